@@ -1,0 +1,63 @@
+# Strata — set-up, build, test and benchmark entry points.
+# `make test` and `make bench` install the Debian packages they need first.
+
+SWIFT ?= swift
+DEB_PACKAGES := libzstd-dev libjemalloc-dev pkg-config
+# pkg-config modules that prove the -dev packages are usable.
+PKG_MODULES := libzstd jemalloc
+
+.PHONY: all deps build test bench lint format perf-gate perf-thresholds clean
+
+all: build
+
+# Installs the system libraries only when one is missing; runs as root
+# without prompting (uses sudo when not root and sudo exists).
+deps:
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+	    for m in $(PKG_MODULES); do \
+	        pkg-config --exists $$m || { echo "make deps: install $$m first (macOS: brew install zstd jemalloc pkg-config)" >&2; exit 1; }; \
+	    done; \
+	    exit 0; \
+	fi; \
+	missing=""; \
+	for p in $(DEB_PACKAGES); do \
+	    dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	    echo "make deps: installing$$missing"; \
+	    if [ "$$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi; \
+	    $$SUDO apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi; \
+	for m in $(PKG_MODULES); do \
+	    pkg-config --exists $$m || { echo "make deps: pkg-config cannot find $$m" >&2; exit 1; }; \
+	done
+
+build: deps
+	$(SWIFT) build
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: deps
+	$(SWIFT) run -c release bench $(BENCH_ARGS)
+
+lint:
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+
+format:
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+
+# Performance gates: malloc-count thresholds (ordo-one/benchmark) and
+# same-run ratio floors from the bench runner. No absolute wall-clock limits.
+perf-gate: deps
+	./perf/gate.sh
+
+clean:
+	rm -rf .build Benchmarks/.build
+
+# Re-records the malloc-count thresholds after an intended change.
+perf-thresholds:
+	cd Benchmarks && SWIFT_DETERMINISTIC_HASHING=1 swift package --allow-writing-to-package-directory \
+	    benchmark thresholds update --no-progress

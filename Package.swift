@@ -1,0 +1,67 @@
+// swift-tools-version: 6.1
+//
+// Strata: an embedded database for Swift in which the whole database is an
+// immutable value. Layers import downward only:
+//
+//   bench (executable) ──► Strata ──► PersistentCollections
+//                            │
+//                            └──► CZstd, CChecksum (C)
+//
+// Micro-benchmarks that need ordo-one/benchmark live in the nested package
+// `Benchmarks/` so that this build stays lean.
+
+import PackageDescription
+
+let package = Package(
+    name: "Strata",
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
+    products: [
+        .library(name: "PersistentCollections", targets: ["PersistentCollections"]),
+        .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "bench", targets: ["bench"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+    ],
+    targets: [
+        // MARK: C libraries
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"]), .brew(["zstd"])]
+        ),
+        .systemLibrary(
+            name: "CJemalloc",
+            pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"]), .brew(["jemalloc"])]
+        ),
+        .target(name: "CChecksum"),
+        .target(name: "CBenchmarkSink"),
+
+        // MARK: Libraries
+        .target(name: "PersistentCollections"),
+        .target(
+            name: "Strata",
+            dependencies: ["PersistentCollections", "CZstd", "CChecksum"]
+        ),
+
+        // MARK: Executables
+        .executableTarget(
+            name: "bench",
+            dependencies: [
+                "Strata",
+                "PersistentCollections",
+                "CJemalloc",
+                "CBenchmarkSink",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ]
+        ),
+
+        // MARK: Tests
+        .testTarget(name: "PersistentCollectionsTests", dependencies: ["PersistentCollections"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+// PersistentCollections: persistent (structurally shared) collections with
+// value semantics. Knows nothing about databases.

@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+
+/// Why a bench run stopped.
+enum BenchError: Error, CustomStringConvertible {
+    case unknownScenario(String, known: [String])
+    case verificationFailed(String)
+    case gatesFailed([String])
+
+    var description: String {
+        switch self {
+        case .unknownScenario(let name, let known):
+            return "unknown scenario '\(name)'; known: \(known.joined(separator: ", "))"
+        case .verificationFailed(let message):
+            return "verification failed: \(message)"
+        case .gatesFailed(let names):
+            return "perf gates failed: \(names.joined(separator: "; "))"
+        }
+    }
+}
+
+/// What every scenario gets: options, the seed, the report and progress.
+struct BenchContext {
+    var quick: Bool
+    var seed: UInt64
+    var report: Report
+    var progress: Progress
+}
+
+@main
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Strata's benchmark runner: every figure beside a baseline measured in the same run."
+    )
+
+    static let scenarios: [String] = [CodecScenario.name]
+
+    @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
+    var scenario: String = BenchCommand.scenarios.joined(separator: ",")
+
+    @Flag(help: "Smaller inputs and fewer samples, for CI and quick checks.")
+    var quick = false
+
+    @Option(help: "Seed for every generated workload.")
+    var seed: UInt64 = 42
+
+    @Flag(help: "Check the same-run ratio floors after the run and exit non-zero when one fails.")
+    var gate = false
+
+    @Option(help: "Where to write the figures as JSON (default perf/results/latest.json; 'none' to skip).")
+    var json: String = "perf/results/latest.json"
+
+    func run() throws {
+        let selected = scenario.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        for name in selected where !Self.scenarios.contains(name) {
+            throw BenchError.unknownScenario(name, known: Self.scenarios)
+        }
+        let report = Report()
+        let context = BenchContext(
+            quick: quick,
+            seed: seed,
+            report: report,
+            progress: Progress(enabled: isatty(STDERR_FILENO) != 0)
+        )
+        print("# Strata bench — seed \(seed)\(quick ? ", quick" : "")")
+        if !MemoryProbe.hasAllocatorStatistics {
+            print("  (jemalloc statistics unavailable: memory figures will read -1)")
+        }
+        for name in selected {
+            switch name {
+            case CodecScenario.name: try CodecScenario().run(context)
+            default: throw BenchError.unknownScenario(name, known: Self.scenarios)
+            }
+        }
+        if json != "none" {
+            let url = URL(fileURLWithPath: json)
+            try report.writeJSON(
+                to: url,
+                metadata: ["seed": String(seed), "quick": String(quick), "scenarios": selected.joined(separator: ",")]
+            )
+            print("\nfigures written to \(url.path)")
+        }
+        if gate && !report.printGates() {
+            throw BenchError.gatesFailed(report.gates.filter { !$0.passed }.map(\.name))
+        }
+    }
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Performance gates for CI. Nothing here compares absolute wall-clock time:
+#  1. malloc-count thresholds of the micro-benchmarks in Benchmarks/
+#     (ordo-one/benchmark, deterministic hashing, committed Thresholds/);
+#  2. ratio floors from the bench runner, each ratio measured against a
+#     baseline in the same process (`bench --quick --gate`).
+# Exits non-zero when any gate fails; prints what it compared either way.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export SWIFT_DETERMINISTIC_HASHING=1
+failed=0
+
+echo "== perf gate 1/2: malloc-count thresholds (Benchmarks/Thresholds)"
+log=$(mktemp)
+(cd Benchmarks && swift package benchmark thresholds check --no-progress) >"$log" 2>&1
+status=$?
+grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Building|^Build |^Write |^Linking' "$log" | tail -n 60
+if grep -q "is EQUAL to the defined thresholds" "$log"; then
+    echo "gate 1: PASS (every malloc count equals its threshold)"
+elif grep -q "is WORSE than the defined thresholds" "$log"; then
+    echo "gate 1: FAIL (malloc counts above their thresholds; see the table above)"
+    failed=1
+elif grep -q "is BETTER than the defined thresholds" "$log"; then
+    # ordo-one/benchmark exits non-zero for improvements too; they pass here.
+    echo "gate 1: PASS (fewer mallocs than the thresholds: run 'make perf-thresholds' to lock them in)"
+else
+    echo "gate 1: FAIL (benchmark run did not complete, exit $status)"
+    failed=1
+fi
+rm -f "$log"
+
+echo
+echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
+if ! swift run -c release bench --quick --gate --json perf/results/gate.json; then
+    failed=1
+fi
+
+if [ "$failed" -ne 0 ]; then
+    echo "perf-gate: FAILED"
+    exit 1
+fi
+echo "perf-gate: passed"
