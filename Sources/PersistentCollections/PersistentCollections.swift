@@ -1,2 +1,0 @@
-// PersistentCollections: persistent (structurally shared) collections with
-// value semantics. Knows nothing about databases.

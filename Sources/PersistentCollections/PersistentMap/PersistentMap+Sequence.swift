@@ -1,0 +1,100 @@
+extension PersistentMap: Sequence {
+    /// A key-value pair of the map.
+    public typealias Element = (key: Key, value: Value)
+
+    /// Walks the trie depth-first, items of a node before its children,
+    /// with an explicit stack of unretained node references (the iterator
+    /// keeps the root alive, which keeps every node alive).
+    @frozen
+    public struct Iterator: IteratorProtocol {
+        @usableFromInline let _root: _Node?
+        @usableFromInline var _items: UnsafeMutablePointer<_MapItem<Key, Value>>?
+        @usableFromInline var _itemIndex: Int
+        @usableFromInline var _itemCount: Int
+        @usableFromInline var _stack: [(node: Unmanaged<_Node>, next: Int, count: Int)]
+
+        @inlinable
+        init(_root: _Node?) {
+            self._root = _root
+            self._stack = []
+            self._itemIndex = 0
+            if let root = _root {
+                _items = root._items
+                _itemCount = root.itemCount
+                let children = root.childCount
+                if children > 0 {
+                    _stack.reserveCapacity(8)
+                    _stack.append((Unmanaged.passUnretained(root), 0, children))
+                }
+            } else {
+                _items = nil
+                _itemCount = 0
+            }
+        }
+
+        /// The next entry, or nil at the end. O(1) amortized.
+        @inlinable
+        public mutating func next() -> Element? {
+            if _itemIndex < _itemCount {
+                let item = _items.unsafelyUnwrapped + _itemIndex
+                _itemIndex &+= 1
+                return (item.pointee.key, item.pointee.value)
+            }
+            return _advanceToNextNode()
+        }
+
+        @inlinable
+        mutating func _advanceToNextNode() -> Element? {
+            while let top = _stack.last {
+                guard top.next < top.count else {
+                    _stack.removeLast()
+                    continue
+                }
+                _stack[_stack.count - 1].next = top.next &+ 1
+                let child = top.node._withUnsafeGuaranteedRef { $0._children[top.next] }
+                let children = child.childCount
+                if children > 0 {
+                    _stack.append((Unmanaged.passUnretained(child), 0, children))
+                }
+                let count = child.itemCount
+                if count > 0 {
+                    _items = child._items
+                    _itemCount = count
+                    _itemIndex = 1
+                    let item = child._items
+                    return (item.pointee.key, item.pointee.value)
+                }
+            }
+            return nil
+        }
+    }
+
+    /// An iterator over the entries in trie order (arbitrary but stable for
+    /// a given map value). O(1).
+    @inlinable
+    public func makeIterator() -> Iterator {
+        Iterator(_root: _root)
+    }
+
+    /// The number of entries. O(1).
+    @inlinable
+    public var underestimatedCount: Int { _count }
+
+    /// Calls `body` on each entry. Faster than a `for` loop over the map
+    /// for large maps: it recurses over nodes without an explicit stack.
+    @inlinable
+    public func forEach(_ body: (Element) throws -> Void) rethrows {
+        try _root?.forEachItem { try body(($0.key, $0.value)) }
+    }
+}
+
+extension _MapNode {
+    /// Calls `body` on every item of the subtree, depth-first.
+    @inlinable
+    func forEachItem(_ body: (Item) throws -> Void) rethrows {
+        let items = _items
+        for i in 0..<itemCount { try body(items[i]) }
+        let children = _children
+        for i in 0..<childCount { try children[i].forEachItem(body) }
+    }
+}

@@ -1,0 +1,164 @@
+/// An unordered collection of unique keys and their values with value
+/// semantics and structural sharing: a compressed hash-array mapped prefix
+/// trie (CHAMP).
+///
+/// Copying a `PersistentMap` is O(1). Mutating a copy copies only the
+/// O(log32 n) nodes on the path to the change, so a thousand versions of a
+/// million-entry map that differ by one key each cost a few hundred KB, not
+/// a thousand full copies. A map that is not shared is mutated in place.
+///
+///     var library: PersistentMap<Int, String> = [1: "Blue River", 2: "Echo"]
+///     let before = library
+///     library[3] = "Velvet"              // `before` is unchanged
+///     library.difference(from: before)   // inserted: [3]
+///
+/// Shapes are canonical (equal contents give equal tries), so `==` and
+/// ``difference(from:)`` skip shared subtrees by identity and take time
+/// proportional to what differs.
+///
+/// Hashing uses `Key.hashValue` (the standard library's seeded hasher), so
+/// iteration order is arbitrary and varies between processes unless
+/// `SWIFT_DETERMINISTIC_HASHING` is set.
+@frozen
+public struct PersistentMap<Key: Hashable, Value> {
+    @usableFromInline typealias _Node = _MapNode<Key, Value>
+
+    /// The trie, or nil for an empty map (so empty maps allocate nothing).
+    @usableFromInline var _root: _Node?
+    @usableFromInline var _count: Int
+
+    @inlinable
+    init(_root: _Node?, count: Int) {
+        self._root = _root
+        self._count = count
+    }
+
+    /// Creates an empty map. O(1); allocates nothing.
+    @inlinable
+    public init() {
+        self.init(_root: nil, count: 0)
+    }
+
+    /// The number of entries. O(1).
+    @inlinable public var count: Int { _count }
+
+    /// Whether the map has no entries. O(1).
+    @inlinable public var isEmpty: Bool { _count == 0 }
+}
+
+extension PersistentMap: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+
+// MARK: Reading
+
+extension PersistentMap {
+    /// The value for `key`, or nil. O(log32 n) expected.
+    @inlinable
+    public func value(forKey key: Key) -> Value? {
+        _root?.find(key, _hash(key))
+    }
+
+    /// Whether `key` has a value. O(log32 n) expected.
+    @inlinable
+    public func contains(_ key: Key) -> Bool {
+        _root?.contains(key, _hash(key), shift: 0) ?? false
+    }
+}
+
+// MARK: Writing
+
+extension PersistentMap {
+    /// Sets the value for `key`, returning the value it replaced, or nil if
+    /// the key was new. O(log32 n): in place when this map is the only owner
+    /// of the path, else copying the shared nodes on it.
+    @inlinable
+    @discardableResult
+    public mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        let hash = _hash(key)
+        guard _root != nil else {
+            _root = _Node.single(_MapItem(key: key, value: value), hash: hash, shift: 0)
+            _count = 1
+            return nil
+        }
+        let old = _Node.update(&_root!, key, value, hash, 0)
+        if old == nil { _count += 1 }
+        return old
+    }
+
+    /// Removes `key` and returns its value, or nil if it was absent (then
+    /// nothing is copied). O(log32 n).
+    @inlinable
+    @discardableResult
+    public mutating func removeValue(forKey key: Key) -> Value? {
+        let hash = _hash(key)
+        guard let root = _root, root.contains(key, hash, shift: 0) else { return nil }
+        let removed = _Node.remove(&_root!, key, hash, 0)
+        _didRemove()
+        return removed
+    }
+
+    @inlinable
+    mutating func _didRemove() {
+        _count -= 1
+        if _count == 0 { _root = nil }
+    }
+
+    /// Removes every entry. O(1) when the storage is shared, else O(n) to
+    /// release it.
+    @inlinable
+    public mutating func removeAll() {
+        self = PersistentMap()
+    }
+
+    /// Accesses the value for `key`; nil means absent. Setting nil removes
+    /// the key. Mutating through this subscript (`map[k]?.append(x)`)
+    /// works on the stored value in place. O(log32 n).
+    @inlinable
+    public subscript(key: Key) -> Value? {
+        get { value(forKey: key) }
+        set {
+            if let newValue {
+                updateValue(newValue, forKey: key)
+            } else {
+                removeValue(forKey: key)
+            }
+        }
+        _modify {
+            let hash = _hash(key)
+            guard _root != nil, let pointer = _Node.uniqueValuePointer(&_root!, key, hash, 0) else {
+                var value: Value? = nil
+                defer {
+                    if let value { updateValue(value, forKey: key) }
+                }
+                yield &value
+                return
+            }
+            var value: Value? = pointer.move()
+            defer {
+                if let value {
+                    pointer.initialize(to: value)
+                } else {
+                    _ = _Node.remove(&_root!, key, hash, 0, valueIsMoved: true)
+                    _didRemove()
+                }
+            }
+            yield &value
+        }
+    }
+
+    /// Accesses the value for `key`, using `defaultValue` when it is absent;
+    /// mutating inserts the key first, then changes its value in place.
+    /// O(log32 n).
+    @inlinable
+    public subscript(key: Key, default defaultValue: @autoclosure () -> Value) -> Value {
+        get { value(forKey: key) ?? defaultValue() }
+        set { updateValue(newValue, forKey: key) }
+        _modify {
+            let hash = _hash(key)
+            if _root == nil || !_root!.contains(key, hash, shift: 0) {
+                updateValue(defaultValue(), forKey: key)
+            }
+            let pointer = _Node.uniqueValuePointerOfPresentKey(&_root!, key, hash, 0)
+            yield &pointer.pointee
+        }
+    }
+}

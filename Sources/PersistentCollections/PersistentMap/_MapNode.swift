@@ -1,0 +1,214 @@
+/// The fixed part of every trie node.
+@usableFromInline
+struct _MapNodeHeader {
+    /// Which of the 32 hash slots hold an item inline. In a collision node:
+    /// the number of items instead.
+    @usableFromInline var dataMap: UInt32
+    /// Which of the 32 hash slots hold a child node.
+    @usableFromInline var nodeMap: UInt32
+    /// How many items fit before the node must be reallocated.
+    @usableFromInline var itemCapacity: UInt32
+    /// How many children fit before the node must be reallocated.
+    @usableFromInline var childCapacity: UInt16
+    /// Whether this node holds keys whose 64-bit hashes are all equal.
+    @usableFromInline var isCollision: Bool
+
+    @inlinable
+    init(dataMap: UInt32, nodeMap: UInt32, itemCapacity: UInt32, childCapacity: UInt16, isCollision: Bool) {
+        self.dataMap = dataMap
+        self.nodeMap = nodeMap
+        self.itemCapacity = itemCapacity
+        self.childCapacity = childCapacity
+        self.isCollision = isCollision
+    }
+}
+
+/// One key-value pair as stored inline in a node.
+@usableFromInline
+struct _MapItem<Key, Value> {
+    @usableFromInline var key: Key
+    @usableFromInline var value: Value
+
+    @inlinable
+    init(key: Key, value: Value) {
+        self.key = key
+        self.value = value
+    }
+}
+
+/// A node of the CHAMP trie behind ``PersistentMap``: one allocation holding
+/// the header, then the items, then the child references.
+///
+/// Layout of the tail allocation (bytes, from the start of the elements):
+///
+///     [ items: itemCapacity × stride(Item) ][ pad to 8 ][ children: childCapacity × 8 ]
+///
+/// Invariants (checked by `_invariantCheck`):
+/// - Items are ordered by the rank of their hash slot in `dataMap`, children
+///   by the rank of their slot in `nodeMap`; the two maps are disjoint.
+/// - Exactly `popcount(dataMap)` items and `popcount(nodeMap)` children are
+///   initialized (collision nodes: `dataMap` items and no children).
+/// - Canonical shape: no node except the root is empty or holds a single item
+///   and no children; such a node is inlined into its parent. So two maps
+///   with equal contents have equal shapes, and shared subtrees can be
+///   skipped by identity.
+/// - Collision nodes appear only below the last hash level and hold ≥ 2 items.
+///
+/// The element pointers below are derived from the node's own storage and are
+/// only valid while the node is alive; every caller holds a reference to the
+/// node for as long as it uses them.
+@usableFromInline
+final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, UInt8> {
+    @usableFromInline typealias Item = _MapItem<Key, Value>
+
+    @inlinable
+    deinit {
+        let count = itemCount
+        let children = childCount
+        _items.deinitialize(count: count)
+        _children.deinitialize(count: children)
+    }
+}
+
+// MARK: Layout
+
+extension _MapNode {
+    /// Bits of hash consumed per level.
+    @inlinable static var bitsPerLevel: Int { 5 }
+
+    /// The first shift at which no hash bits remain: nodes there are collision nodes.
+    @inlinable static var maximumShift: Int { 64 }
+
+    @inlinable
+    static func childOffset(itemCapacity: Int) -> Int {
+        let itemBytes = itemCapacity * MemoryLayout<Item>.stride
+        return (itemBytes + 7) & ~7
+    }
+
+    /// Allocates a node with room for the given counts; its maps are empty.
+    @inlinable
+    static func allocate(itemCapacity: Int, childCapacity: Int, isCollision: Bool = false) -> _MapNode {
+        precondition(MemoryLayout<Item>.alignment <= 16, "PersistentMap supports element alignment up to 16")
+        let bytes = childOffset(itemCapacity: itemCapacity) + childCapacity * MemoryLayout<_MapNode>.stride
+        let buffer = _MapNode.create(minimumCapacity: max(bytes, 1)) { _ in
+            _MapNodeHeader(
+                dataMap: 0,
+                nodeMap: 0,
+                itemCapacity: UInt32(itemCapacity),
+                childCapacity: UInt16(childCapacity),
+                isCollision: isCollision
+            )
+        }
+        let node = unsafeDowncast(buffer, to: _MapNode.self)
+        node.withUnsafeMutablePointerToElements { base in
+            let raw = UnsafeMutableRawPointer(base)
+            raw.bindMemory(to: Item.self, capacity: itemCapacity)
+            (raw + childOffset(itemCapacity: itemCapacity)).bindMemory(to: _MapNode.self, capacity: childCapacity)
+        }
+        return node
+    }
+
+    @inlinable
+    var _items: UnsafeMutablePointer<Item> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: Item.self) }
+    }
+
+    @inlinable
+    var _children: UnsafeMutablePointer<_MapNode> {
+        let offset = Self.childOffset(itemCapacity: Int(header.itemCapacity))
+        return withUnsafeMutablePointerToElements {
+            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: _MapNode.self)
+        }
+    }
+
+    @inlinable var dataMap: UInt32 { header.dataMap }
+    @inlinable var nodeMap: UInt32 { header.nodeMap }
+    @inlinable var isCollision: Bool { header.isCollision }
+
+    @inlinable
+    var itemCount: Int {
+        let h = header
+        return h.isCollision ? Int(h.dataMap) : h.dataMap.nonzeroBitCount
+    }
+
+    @inlinable var childCount: Int { header.nodeMap.nonzeroBitCount }
+    @inlinable var itemCapacity: Int { Int(header.itemCapacity) }
+    @inlinable var childCapacity: Int { Int(header.childCapacity) }
+}
+
+// MARK: Hash slots
+
+@inlinable @inline(__always)
+func _slotBit(_ hash: UInt64, _ shift: Int) -> UInt32 {
+    UInt32(1) &<< UInt32(truncatingIfNeeded: (hash &>> UInt64(shift)) & 31)
+}
+
+@inlinable @inline(__always)
+func _rank(_ map: UInt32, _ bit: UInt32) -> Int {
+    (map & (bit &- 1)).nonzeroBitCount
+}
+
+@inlinable @inline(__always)
+func _hash<Key: Hashable>(_ key: Key) -> UInt64 {
+    UInt64(bitPattern: Int64(key.hashValue))
+}
+
+// MARK: Copies
+
+extension _MapNode {
+    /// An exact-size copy sharing every child (each gains a reference).
+    @inlinable
+    func copy(itemCapacity newItemCapacity: Int? = nil, childCapacity newChildCapacity: Int? = nil) -> _MapNode {
+        let items = itemCount
+        let children = childCount
+        let node = _MapNode.allocate(
+            itemCapacity: newItemCapacity ?? items,
+            childCapacity: newChildCapacity ?? children,
+            isCollision: isCollision
+        )
+        node.header.dataMap = dataMap
+        node.header.nodeMap = nodeMap
+        node._items.initialize(from: _items, count: items)
+        node._children.initialize(from: _children, count: children)
+        return node
+    }
+
+    /// A node holding exactly one item (used for the root of a one-entry map).
+    @inlinable
+    static func single(_ item: Item, hash: UInt64, shift: Int) -> _MapNode {
+        let node = allocate(itemCapacity: 1, childCapacity: 0)
+        node.header.dataMap = _slotBit(hash, shift)
+        node._items.initialize(to: item)
+        return node
+    }
+
+    /// The smallest subtree holding two items whose hashes agree below `shift`.
+    @inlinable
+    static func pair(_ a: Item, _ hashA: UInt64, _ b: Item, _ hashB: UInt64, shift: Int) -> _MapNode {
+        if shift >= maximumShift {
+            let node = allocate(itemCapacity: 2, childCapacity: 0, isCollision: true)
+            node.header.dataMap = 2
+            node._items.initialize(to: a)
+            (node._items + 1).initialize(to: b)
+            return node
+        }
+        let bitA = _slotBit(hashA, shift)
+        let bitB = _slotBit(hashB, shift)
+        if bitA == bitB {
+            let node = allocate(itemCapacity: 0, childCapacity: 1)
+            node.header.nodeMap = bitA
+            node._children.initialize(to: pair(a, hashA, b, hashB, shift: shift + bitsPerLevel))
+            return node
+        }
+        let node = allocate(itemCapacity: 2, childCapacity: 0)
+        node.header.dataMap = bitA | bitB
+        if bitA < bitB {
+            node._items.initialize(to: a)
+            (node._items + 1).initialize(to: b)
+        } else {
+            node._items.initialize(to: b)
+            (node._items + 1).initialize(to: a)
+        }
+        return node
+    }
+}
