@@ -34,10 +34,13 @@ struct BenchCommand: ParsableCommand {
         abstract: "Strata's benchmark runner: every figure beside a baseline measured in the same run."
     )
 
-    static let scenarios: [String] = [CodecScenario.name]
+    static let scenarios: [String] = [CodecScenario.name, MapScenario.name]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
     var scenario: String = BenchCommand.scenarios.joined(separator: ",")
+
+    @Option(help: "Comma-separated record counts for the collection scenarios (10k, 100k, 1M).")
+    var records: String?
 
     @Flag(help: "Smaller inputs and fewer samples, for CI and quick checks.")
     var quick = false
@@ -50,6 +53,19 @@ struct BenchCommand: ParsableCommand {
 
     @Option(help: "Where to write the figures as JSON (default perf/results/latest.json; 'none' to skip).")
     var json: String = "perf/results/latest.json"
+
+    /// The record counts to run: `--records`, else 10k/100k/1M (quick: 100k).
+    func sizes() throws -> [Int] {
+        guard let records else { return quick ? [100_000] : [10_000, 100_000, 1_000_000] }
+        return try records.split(separator: ",").map { text in
+            let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
+            let scale = lower.hasSuffix("m") ? 1_000_000 : (lower.hasSuffix("k") ? 1_000 : 1)
+            guard let number = Int(lower.trimmingCharacters(in: CharacterSet(charactersIn: "km"))) else {
+                throw ValidationError("--records: cannot read '\(text)' (use 10k, 100k, 1M or a number)")
+            }
+            return number * scale
+        }
+    }
 
     func run() throws {
         let selected = scenario.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -70,6 +86,7 @@ struct BenchCommand: ParsableCommand {
         for name in selected {
             switch name {
             case CodecScenario.name: try CodecScenario().run(context)
+            case MapScenario.name: try MapScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

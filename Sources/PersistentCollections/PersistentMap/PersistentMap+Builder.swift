@@ -101,12 +101,12 @@ extension _MapNode {
             for (offset, position) in range.enumerated() {
                 let item = items[Int(order[position])]
                 for j in 0..<offset where node._items[j].key == item.key {
-                    node.header.dataMap = UInt32(offset)
+                    node._header.pointee.dataMap = UInt32(offset)
                     return nil
                 }
                 (node._items + offset).initialize(to: item)
             }
-            node.header.dataMap = UInt32(range.count)
+            node._header.pointee.dataMap = UInt32(range.count)
             return node
         }
         // Counting sort of the range by this level's slot.
@@ -140,7 +140,7 @@ extension _MapNode {
             if end - start == 1 {
                 (node._items + itemCount).initialize(to: items[Int(order[start])])
                 itemCount += 1
-                node.header.dataMap |= 1 << UInt32(slot)
+                node._header.pointee.dataMap |= 1 << UInt32(slot)
             } else if end - start > 1 {
                 guard
                     let child = build(items, hashes, order, scratch, range: start..<end, shift: shift + bitsPerLevel)
@@ -149,7 +149,7 @@ extension _MapNode {
                 }
                 (node._children + childCount).initialize(to: child)
                 childCount += 1
-                node.header.nodeMap |= 1 << UInt32(slot)
+                node._header.pointee.nodeMap |= 1 << UInt32(slot)
             }
         }
         return node

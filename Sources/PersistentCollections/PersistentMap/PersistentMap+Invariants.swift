@@ -19,6 +19,11 @@ extension PersistentMap {
 extension _MapNode {
     /// Checks this subtree; returns its number of items.
     func _invariantCheck(shift: Int, prefix: UInt64, isRoot: Bool) -> Int {
+        precondition(
+            Int(bitPattern: _items) % MemoryLayout<Item>.alignment == 0
+                && Int(bitPattern: _children) % MemoryLayout<_MapNode>.alignment == 0,
+            "node storage misaligned"
+        )
         let prefixMask: UInt64 = shift >= 64 ? ~0 : (1 << UInt64(shift)) - 1
         if isCollision {
             precondition(shift >= Self.maximumShift, "collision node above the last hash level (shift \(shift))")

@@ -101,9 +101,9 @@ extension _MapNode {
         var done = 0
         defer {
             if isCollision {
-                node.header.dataMap = UInt32(done)
+                node._header.pointee.dataMap = UInt32(done)
             } else {
-                node.header.dataMap = Self.firstBits(dataMap, done)
+                node._header.pointee.dataMap = Self.firstBits(dataMap, done)
             }
         }
         for i in 0..<items {
@@ -112,7 +112,7 @@ extension _MapNode {
             done += 1
         }
         var childrenDone = 0
-        defer { node.header.nodeMap = Self.firstBits(nodeMap, childrenDone) }
+        defer { node._header.pointee.nodeMap = Self.firstBits(nodeMap, childrenDone) }
         for i in 0..<children {
             (node._children + i).initialize(to: try _children[i].mapValues(transform))
             childrenDone += 1

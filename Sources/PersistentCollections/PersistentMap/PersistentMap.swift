@@ -90,7 +90,9 @@ extension PersistentMap {
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
         let hash = _hash(key)
-        guard let root = _root, root.contains(key, hash, shift: 0) else { return nil }
+        // No `let root = _root` binding here: a second reference would make
+        // the root look shared and force a copy of the whole path.
+        guard _root?.contains(key, hash, shift: 0) == true else { return nil }
         let removed = _Node.remove(&_root!, key, hash, 0)
         _didRemove()
         return removed

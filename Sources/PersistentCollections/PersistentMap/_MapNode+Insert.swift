@@ -16,7 +16,7 @@ extension _MapNode {
             return updateCollision(&slot, isUnique, key, value)
         }
         let bit = _slotBit(hash, shift)
-        let header = slot.header
+        let header = slot._header.pointee
         if header.dataMap & bit != 0 {
             let index = _rank(header.dataMap, bit)
             if slot._items[index].key == key {
@@ -62,7 +62,7 @@ extension _MapNode {
             slot = slot.copy(itemCapacity: isUnique ? max(2 * count, 4) : count + 1)
         }
         (slot._items + count).initialize(to: Item(key: key, value: value))
-        slot.header.dataMap = UInt32(count + 1)
+        slot._header.pointee.dataMap = UInt32(count + 1)
         return nil
     }
 
@@ -86,14 +86,14 @@ extension _MapNode {
         } else {
             let capacity = isUnique ? Self.grownCapacity(count + 1) : count + 1
             node = _MapNode.allocate(itemCapacity: capacity, childCapacity: isUnique ? childCapacity : childCount)
-            node.header.nodeMap = nodeMap
+            node._header.pointee.nodeMap = nodeMap
             if isUnique {
                 // Move everything out of self, leaving it empty for its deinit.
                 node._items.moveInitialize(from: _items, count: index)
                 (node._items + index + 1).moveInitialize(from: _items + index, count: count - index)
                 node._children.moveInitialize(from: _children, count: childCount)
-                header.dataMap = 0
-                header.nodeMap = 0
+                _header.pointee.dataMap = 0
+                _header.pointee.nodeMap = 0
             } else {
                 node._items.initialize(from: _items, count: index)
                 (node._items + index + 1).initialize(from: _items + index, count: count - index)
@@ -101,7 +101,7 @@ extension _MapNode {
             }
         }
         (node._items + index).initialize(to: item)
-        node.header.dataMap = oldDataMap | bit
+        node._header.pointee.dataMap = oldDataMap | bit
         return node
     }
 
@@ -118,8 +118,8 @@ extension _MapNode {
             (_items + index).moveInitialize(from: _items + index + 1, count: items - index - 1)
             (_children + childIndex + 1).moveInitialize(from: _children + childIndex, count: children - childIndex)
             (_children + childIndex).initialize(to: child)
-            header.dataMap = oldDataMap ^ bit
-            header.nodeMap = oldNodeMap | bit
+            _header.pointee.dataMap = oldDataMap ^ bit
+            _header.pointee.nodeMap = oldNodeMap | bit
             return self
         }
         let node = _MapNode.allocate(
@@ -132,8 +132,8 @@ extension _MapNode {
             (node._items + index).moveInitialize(from: _items + index + 1, count: items - index - 1)
             node._children.moveInitialize(from: _children, count: childIndex)
             (node._children + childIndex + 1).moveInitialize(from: _children + childIndex, count: children - childIndex)
-            header.dataMap = 0
-            header.nodeMap = 0
+            _header.pointee.dataMap = 0
+            _header.pointee.nodeMap = 0
         } else {
             node._items.initialize(from: _items, count: index)
             (node._items + index).initialize(from: _items + index + 1, count: items - index - 1)
@@ -141,8 +141,8 @@ extension _MapNode {
             (node._children + childIndex + 1).initialize(from: _children + childIndex, count: children - childIndex)
         }
         (node._children + childIndex).initialize(to: child)
-        node.header.dataMap = oldDataMap ^ bit
-        node.header.nodeMap = oldNodeMap | bit
+        node._header.pointee.dataMap = oldDataMap ^ bit
+        node._header.pointee.nodeMap = oldNodeMap | bit
         return node
     }
 }

@@ -1,27 +1,65 @@
 extension _MapNode {
     /// The value for `key`, descending one level per 5 hash bits. O(log32 n).
+    ///
+    /// Walks with unretained references: the caller holds the root, which
+    /// keeps every node below it alive, so no retain/release per level.
     @inlinable
     func find(_ key: Key, _ hash: UInt64) -> Value? {
-        var node = self
+        var node = Unmanaged.passUnretained(self)
         var shift = 0
         while true {
-            if node.isCollision {
-                let items = node._items
-                for i in 0..<node.itemCount where items[i].key == key {
-                    return items[i].value
-                }
-                return nil
+            let step = node._withUnsafeGuaranteedRef { $0._step(key, hash, shift) }
+            switch step {
+            case .found(let item): return item.pointee.value
+            case .absent: return nil
+            case .descend(let child):
+                node = child
+                shift &+= Self.bitsPerLevel
             }
-            let bit = _slotBit(hash, shift)
-            let header = node.header
-            if header.dataMap & bit != 0 {
-                let item = node._items + _rank(header.dataMap, bit)
-                return item.pointee.key == key ? item.pointee.value : nil
-            }
-            guard header.nodeMap & bit != 0 else { return nil }
-            node = node._children[_rank(header.nodeMap, bit)]
-            shift &+= Self.bitsPerLevel
         }
+    }
+
+    /// Whether `key` is in the subtree whose top consumes hash bits from `shift`.
+    @inlinable
+    func contains(_ key: Key, _ hash: UInt64, shift: Int) -> Bool {
+        var node = Unmanaged.passUnretained(self)
+        var shift = shift
+        while true {
+            let step = node._withUnsafeGuaranteedRef { $0._step(key, hash, shift) }
+            switch step {
+            case .found: return true
+            case .absent: return false
+            case .descend(let child):
+                node = child
+                shift &+= Self.bitsPerLevel
+            }
+        }
+    }
+
+    /// One level of a lookup.
+    @usableFromInline
+    enum _Step {
+        case found(UnsafeMutablePointer<Item>)
+        case absent
+        case descend(Unmanaged<_MapNode>)
+    }
+
+    @inlinable @inline(__always)
+    func _step(_ key: Key, _ hash: UInt64, _ shift: Int) -> _Step {
+        if isCollision {
+            let items = _items
+            for i in 0..<itemCount where items[i].key == key { return .found(items + i) }
+            return .absent
+        }
+        let bit = _slotBit(hash, shift)
+        let header = _header.pointee
+        if header.dataMap & bit != 0 {
+            let item = _items + _rank(header.dataMap, bit)
+            return item.pointee.key == key ? .found(item) : .absent
+        }
+        guard header.nodeMap & bit != 0 else { return .absent }
+        let children = UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_MapNode>.self)
+        return .descend(children[_rank(header.nodeMap, bit)])
     }
 }
 
@@ -66,23 +104,5 @@ extension _MapNode {
     static func valuePointer(_ item: UnsafeMutablePointer<Item>) -> UnsafeMutablePointer<Value> {
         (UnsafeMutableRawPointer(item) + MemoryLayout<Item>.offset(of: \Item.value)!)
             .assumingMemoryBound(to: Value.self)
-    }
-
-    /// Whether `key` is in the subtree whose top consumes hash bits from `shift`.
-    @inlinable
-    func contains(_ key: Key, _ hash: UInt64, shift: Int) -> Bool {
-        var node = self
-        var shift = shift
-        while true {
-            if node.isCollision {
-                for i in 0..<node.itemCount where node._items[i].key == key { return true }
-                return false
-            }
-            let bit = _slotBit(hash, shift)
-            if node.dataMap & bit != 0 { return node._items[_rank(node.dataMap, bit)].key == key }
-            guard node.nodeMap & bit != 0 else { return false }
-            node = node._children[_rank(node.nodeMap, bit)]
-            shift &+= Self.bitsPerLevel
-        }
     }
 }

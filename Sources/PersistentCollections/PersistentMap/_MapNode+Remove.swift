@@ -25,7 +25,7 @@ extension _MapNode {
             return removed
         }
         let bit = _slotBit(hash, shift)
-        let header = slot.header
+        let header = slot._header.pointee
         if header.dataMap & bit != 0 {
             let (node, removed) = slot.removingItem(
                 at: _rank(header.dataMap, bit),
@@ -69,7 +69,7 @@ extension _MapNode {
         if isUnique {
             let removed = Self.take(_items + index, valueIsMoved)
             (_items + index).moveInitialize(from: _items + index + 1, count: count - index - 1)
-            header.dataMap = newDataMap
+            _header.pointee.dataMap = newDataMap
             return (self, removed)
         }
         precondition(!valueIsMoved, "a moved-out value implies a uniquely referenced path")
@@ -78,8 +78,8 @@ extension _MapNode {
         node._items.initialize(from: _items, count: index)
         (node._items + index).initialize(from: _items + index + 1, count: count - index - 1)
         node._children.initialize(from: _children, count: children)
-        node.header.dataMap = newDataMap
-        node.header.nodeMap = nodeMap
+        node._header.pointee.dataMap = newDataMap
+        node._header.pointee.nodeMap = nodeMap
         return (node, _items[index].value)
     }
 
@@ -116,12 +116,12 @@ extension _MapNode {
             node._items.moveInitialize(from: _items, count: index)
             (node._items + index + 1).moveInitialize(from: _items + index, count: items - index)
             node._children.moveInitialize(from: _children, count: children - 1)
-            header.dataMap = 0
-            header.nodeMap = 0
+            _header.pointee.dataMap = 0
+            _header.pointee.nodeMap = 0
         }
         (node._items + index).initialize(to: item)
-        node.header.dataMap = newDataMap
-        node.header.nodeMap = newNodeMap
+        node._header.pointee.dataMap = newDataMap
+        node._header.pointee.nodeMap = newNodeMap
         return node
     }
 }

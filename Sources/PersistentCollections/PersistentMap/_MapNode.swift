@@ -12,6 +12,8 @@ struct _MapNodeHeader {
     @usableFromInline var childCapacity: UInt16
     /// Whether this node holds keys whose 64-bit hashes are all equal.
     @usableFromInline var isCollision: Bool
+    /// Pads the header to 16 bytes so the tail starts 16-byte aligned.
+    @usableFromInline var _padding: UInt8 = 0
 
     @inlinable
     init(dataMap: UInt32, nodeMap: UInt32, itemCapacity: UInt32, childCapacity: UInt16, isCollision: Bool) {
@@ -21,6 +23,12 @@ struct _MapNodeHeader {
         self.childCapacity = childCapacity
         self.isCollision = isCollision
     }
+}
+
+/// The unit of a node's tail allocation; only its size and alignment matter.
+@usableFromInline
+struct _MapNodeWord {
+    @usableFromInline var bits: UInt64
 }
 
 /// One key-value pair as stored inline in a node.
@@ -54,11 +62,16 @@ struct _MapItem<Key, Value> {
 ///   skipped by identity.
 /// - Collision nodes appear only below the last hash level and hold ≥ 2 items.
 ///
+/// The tail is declared as 8-byte words so that it starts 8-byte aligned
+/// (a byte-typed tail would start right after the 15 header bytes); with the
+/// 16-byte object header and the padded 16-byte node header it starts at
+/// offset 32, which also serves 16-byte-aligned items.
+///
 /// The element pointers below are derived from the node's own storage and are
 /// only valid while the node is alive; every caller holds a reference to the
 /// node for as long as it uses them.
 @usableFromInline
-final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, UInt8> {
+final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNodeWord> {
     @usableFromInline typealias Item = _MapItem<Key, Value>
 
     @inlinable
@@ -90,7 +103,8 @@ extension _MapNode {
     static func allocate(itemCapacity: Int, childCapacity: Int, isCollision: Bool = false) -> _MapNode {
         precondition(MemoryLayout<Item>.alignment <= 16, "PersistentMap supports element alignment up to 16")
         let bytes = childOffset(itemCapacity: itemCapacity) + childCapacity * MemoryLayout<_MapNode>.stride
-        let buffer = _MapNode.create(minimumCapacity: max(bytes, 1)) { _ in
+        let words = (bytes + 7) / 8
+        let buffer = _MapNode.create(minimumCapacity: max(words, 1)) { _ in
             _MapNodeHeader(
                 dataMap: 0,
                 nodeMap: 0,
@@ -108,6 +122,14 @@ extension _MapNode {
         return node
     }
 
+    /// The header, read and written through a pointer: the `header`
+    /// property of `ManagedBuffer` is a class stored property, whose every
+    /// access pays a dynamic exclusivity check.
+    @inlinable
+    var _header: UnsafeMutablePointer<_MapNodeHeader> {
+        withUnsafeMutablePointerToHeader { $0 }
+    }
+
     @inlinable
     var _items: UnsafeMutablePointer<Item> {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: Item.self) }
@@ -115,25 +137,25 @@ extension _MapNode {
 
     @inlinable
     var _children: UnsafeMutablePointer<_MapNode> {
-        let offset = Self.childOffset(itemCapacity: Int(header.itemCapacity))
+        let offset = Self.childOffset(itemCapacity: Int(_header.pointee.itemCapacity))
         return withUnsafeMutablePointerToElements {
             (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: _MapNode.self)
         }
     }
 
-    @inlinable var dataMap: UInt32 { header.dataMap }
-    @inlinable var nodeMap: UInt32 { header.nodeMap }
-    @inlinable var isCollision: Bool { header.isCollision }
+    @inlinable var dataMap: UInt32 { _header.pointee.dataMap }
+    @inlinable var nodeMap: UInt32 { _header.pointee.nodeMap }
+    @inlinable var isCollision: Bool { _header.pointee.isCollision }
 
     @inlinable
     var itemCount: Int {
-        let h = header
+        let h = _header.pointee
         return h.isCollision ? Int(h.dataMap) : h.dataMap.nonzeroBitCount
     }
 
-    @inlinable var childCount: Int { header.nodeMap.nonzeroBitCount }
-    @inlinable var itemCapacity: Int { Int(header.itemCapacity) }
-    @inlinable var childCapacity: Int { Int(header.childCapacity) }
+    @inlinable var childCount: Int { _header.pointee.nodeMap.nonzeroBitCount }
+    @inlinable var itemCapacity: Int { Int(_header.pointee.itemCapacity) }
+    @inlinable var childCapacity: Int { Int(_header.pointee.childCapacity) }
 }
 
 // MARK: Hash slots
@@ -166,8 +188,8 @@ extension _MapNode {
             childCapacity: newChildCapacity ?? children,
             isCollision: isCollision
         )
-        node.header.dataMap = dataMap
-        node.header.nodeMap = nodeMap
+        node._header.pointee.dataMap = dataMap
+        node._header.pointee.nodeMap = nodeMap
         node._items.initialize(from: _items, count: items)
         node._children.initialize(from: _children, count: children)
         return node
@@ -177,7 +199,7 @@ extension _MapNode {
     @inlinable
     static func single(_ item: Item, hash: UInt64, shift: Int) -> _MapNode {
         let node = allocate(itemCapacity: 1, childCapacity: 0)
-        node.header.dataMap = _slotBit(hash, shift)
+        node._header.pointee.dataMap = _slotBit(hash, shift)
         node._items.initialize(to: item)
         return node
     }
@@ -187,7 +209,7 @@ extension _MapNode {
     static func pair(_ a: Item, _ hashA: UInt64, _ b: Item, _ hashB: UInt64, shift: Int) -> _MapNode {
         if shift >= maximumShift {
             let node = allocate(itemCapacity: 2, childCapacity: 0, isCollision: true)
-            node.header.dataMap = 2
+            node._header.pointee.dataMap = 2
             node._items.initialize(to: a)
             (node._items + 1).initialize(to: b)
             return node
@@ -196,12 +218,12 @@ extension _MapNode {
         let bitB = _slotBit(hashB, shift)
         if bitA == bitB {
             let node = allocate(itemCapacity: 0, childCapacity: 1)
-            node.header.nodeMap = bitA
+            node._header.pointee.nodeMap = bitA
             node._children.initialize(to: pair(a, hashA, b, hashB, shift: shift + bitsPerLevel))
             return node
         }
         let node = allocate(itemCapacity: 2, childCapacity: 0)
-        node.header.dataMap = bitA | bitB
+        node._header.pointee.dataMap = bitA | bitB
         if bitA < bitB {
             node._items.initialize(to: a)
             (node._items + 1).initialize(to: b)
