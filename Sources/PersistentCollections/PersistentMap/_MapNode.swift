@@ -49,7 +49,10 @@ struct _MapItem<Key, Value> {
 ///
 /// Layout of the tail allocation (bytes, from the start of the elements):
 ///
-///     [ items: itemCapacity × stride(Item) ][ pad to 8 ][ children: childCapacity × 8 ]
+///     [ children: childCapacity × 8 ][ pad to align(Item) ][ items: itemCapacity × stride(Item) ]
+///
+/// Children come first so that a lookup descending through a node reads the
+/// header and the child pointers from the same cache lines.
 ///
 /// Invariants (checked by `_invariantCheck`):
 /// - Items are ordered by the rank of their hash slot in `dataMap`, children
@@ -92,17 +95,18 @@ extension _MapNode {
     /// The first shift at which no hash bits remain: nodes there are collision nodes.
     @inlinable static var maximumShift: Int { 64 }
 
+    /// Where the items start, in bytes from the start of the tail.
     @inlinable
-    static func childOffset(itemCapacity: Int) -> Int {
-        let itemBytes = itemCapacity * MemoryLayout<Item>.stride
-        return (itemBytes + 7) & ~7
+    static func itemOffset(childCapacity: Int) -> Int {
+        let alignment = MemoryLayout<Item>.alignment
+        return (childCapacity * MemoryLayout<_MapNode>.stride + alignment - 1) & ~(alignment - 1)
     }
 
     /// Allocates a node with room for the given counts; its maps are empty.
     @inlinable
     static func allocate(itemCapacity: Int, childCapacity: Int, isCollision: Bool = false) -> _MapNode {
         precondition(MemoryLayout<Item>.alignment <= 16, "PersistentMap supports element alignment up to 16")
-        let bytes = childOffset(itemCapacity: itemCapacity) + childCapacity * MemoryLayout<_MapNode>.stride
+        let bytes = itemOffset(childCapacity: childCapacity) + itemCapacity * MemoryLayout<Item>.stride
         let words = (bytes + 7) / 8
         let buffer = _MapNode.create(minimumCapacity: max(words, 1)) { _ in
             _MapNodeHeader(
@@ -116,8 +120,8 @@ extension _MapNode {
         let node = unsafeDowncast(buffer, to: _MapNode.self)
         node.withUnsafeMutablePointerToElements { base in
             let raw = UnsafeMutableRawPointer(base)
-            raw.bindMemory(to: Item.self, capacity: itemCapacity)
-            (raw + childOffset(itemCapacity: itemCapacity)).bindMemory(to: _MapNode.self, capacity: childCapacity)
+            raw.bindMemory(to: _MapNode.self, capacity: childCapacity)
+            (raw + itemOffset(childCapacity: childCapacity)).bindMemory(to: Item.self, capacity: itemCapacity)
         }
         return node
     }
@@ -131,15 +135,15 @@ extension _MapNode {
     }
 
     @inlinable
-    var _items: UnsafeMutablePointer<Item> {
-        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: Item.self) }
+    var _children: UnsafeMutablePointer<_MapNode> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: _MapNode.self) }
     }
 
     @inlinable
-    var _children: UnsafeMutablePointer<_MapNode> {
-        let offset = Self.childOffset(itemCapacity: Int(_header.pointee.itemCapacity))
+    var _items: UnsafeMutablePointer<Item> {
+        let offset = Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
         return withUnsafeMutablePointerToElements {
-            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: _MapNode.self)
+            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: Item.self)
         }
     }
 
