@@ -23,6 +23,15 @@ let package = Package(
             ],
             path: "Benchmarks/CodecBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        )
+        ),
+        .executableTarget(
+            name: "PersistentMapBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PersistentCollections", package: "Strata"),
+            ],
+            path: "Benchmarks/PersistentMapBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )

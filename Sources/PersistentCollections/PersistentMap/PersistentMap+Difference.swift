@@ -61,13 +61,35 @@ extension _MapNode where Value: Equatable {
             differenceBySearch(old, new, into: &result)
             return
         }
-        let slots = old.dataMap | old.nodeMap | new.dataMap | new.nodeMap
-        var remaining = slots
+        let oldItems = old._items
+        let newItems = new._items
+        if old.dataMap == new.dataMap && old.nodeMap == new.nodeMap {
+            // Same shape at this level (the common case between versions):
+            // compare items pairwise and recurse only into replaced children.
+            for i in 0..<old.itemCount {
+                if oldItems[i].key == newItems[i].key {
+                    if oldItems[i].value != newItems[i].value { result.changed.append(oldItems[i].key) }
+                } else {
+                    result.removed.append(oldItems[i].key)
+                    result.inserted.append(newItems[i].key)
+                }
+            }
+            for i in 0..<old.childCount {
+                let a = old._unretainedChild(i)
+                let b = new._unretainedChild(i)
+                if a.toOpaque() == b.toOpaque() { continue }
+                a._withUnsafeGuaranteedRef { a in
+                    b._withUnsafeGuaranteedRef { b in difference(a, b, into: &result) }
+                }
+            }
+            return
+        }
+        var remaining = old.dataMap | old.nodeMap | new.dataMap | new.nodeMap
         while remaining != 0 {
             let bit = remaining & (0 &- remaining)
             remaining ^= bit
-            let oldItem = old.dataMap & bit != 0 ? old._items + _rank(old.dataMap, bit) : nil
-            let newItem = new.dataMap & bit != 0 ? new._items + _rank(new.dataMap, bit) : nil
+            let oldItem = old.dataMap & bit != 0 ? oldItems + _rank(old.dataMap, bit) : nil
+            let newItem = new.dataMap & bit != 0 ? newItems + _rank(new.dataMap, bit) : nil
             let oldChild = old.nodeMap & bit != 0 ? old._children[_rank(old.nodeMap, bit)] : nil
             let newChild = new.nodeMap & bit != 0 ? new._children[_rank(new.nodeMap, bit)] : nil
             switch (oldItem, oldChild, newItem, newChild) {

@@ -39,10 +39,12 @@ extension _MapNode where Value: Equatable {
         for i in 0..<itemCount {
             guard items[i].key == otherItems[i].key, items[i].value == otherItems[i].value else { return false }
         }
-        let children = _children
-        let otherChildren = other._children
-        for i in 0..<childCount where !children[i].isEqual(to: otherChildren[i]) {
-            return false
+        for i in 0..<childCount {
+            let a = _unretainedChild(i)
+            let b = other._unretainedChild(i)
+            if a.toOpaque() == b.toOpaque() { continue }
+            let equal = a._withUnsafeGuaranteedRef { a in b._withUnsafeGuaranteedRef { b in a.isEqual(to: b) } }
+            if !equal { return false }
         }
         return true
     }

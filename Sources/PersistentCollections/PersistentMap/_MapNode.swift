@@ -147,6 +147,12 @@ extension _MapNode {
         }
     }
 
+    /// The child at `index` without retaining it; valid while `self` is alive.
+    @inlinable
+    func _unretainedChild(_ index: Int) -> Unmanaged<_MapNode> {
+        UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_MapNode>.self)[index]
+    }
+
     @inlinable var dataMap: UInt32 { _header.pointee.dataMap }
     @inlinable var nodeMap: UInt32 { _header.pointee.nodeMap }
     @inlinable var isCollision: Bool { _header.pointee.isCollision }
