@@ -8,7 +8,8 @@ extension PersistentMap: Sequence {
     @frozen
     public struct Iterator: IteratorProtocol {
         @usableFromInline let _root: _Node?
-        @usableFromInline var _items: UnsafeMutablePointer<_MapItem<Key, Value>>?
+        /// The current node's items; only read while `_itemIndex < _itemCount`.
+        @usableFromInline var _items: UnsafeMutablePointer<_MapItem<Key, Value>>
         @usableFromInline var _itemIndex: Int
         @usableFromInline var _itemCount: Int
         @usableFromInline var _stack: [(node: Unmanaged<_Node>, next: Int, count: Int)]
@@ -27,7 +28,8 @@ extension PersistentMap: Sequence {
                     _stack.append((Unmanaged.passUnretained(root), 0, children))
                 }
             } else {
-                _items = nil
+                // Never read: `_itemCount` is 0.
+                _items = UnsafeMutablePointer(bitPattern: MemoryLayout<_MapItem<Key, Value>>.alignment)!
                 _itemCount = 0
             }
         }
@@ -36,7 +38,7 @@ extension PersistentMap: Sequence {
         @inlinable
         public mutating func next() -> Element? {
             if _itemIndex < _itemCount {
-                let item = _items.unsafelyUnwrapped + _itemIndex
+                let item = _items + _itemIndex
                 _itemIndex &+= 1
                 return (item.pointee.key, item.pointee.value)
             }
@@ -51,18 +53,18 @@ extension PersistentMap: Sequence {
                     continue
                 }
                 _stack[_stack.count - 1].next = top.next &+ 1
-                let child = top.node._withUnsafeGuaranteedRef { $0._children[top.next] }
-                let children = child.childCount
-                if children > 0 {
-                    _stack.append((Unmanaged.passUnretained(child), 0, children))
+                let child = top.node._withUnsafeGuaranteedRef { $0._unretainedChild(top.next) }
+                let (items, count, children) = child._withUnsafeGuaranteedRef {
+                    ($0._items, $0.itemCount, $0.childCount)
                 }
-                let count = child.itemCount
+                if children > 0 {
+                    _stack.append((child, 0, children))
+                }
                 if count > 0 {
-                    _items = child._items
+                    _items = items
                     _itemCount = count
                     _itemIndex = 1
-                    let item = child._items
-                    return (item.pointee.key, item.pointee.value)
+                    return (items.pointee.key, items.pointee.value)
                 }
             }
             return nil
