@@ -1,0 +1,79 @@
+extension PersistentVector: Equatable where Element: Equatable {
+    /// Whether both hold equal elements in the same order. Leaves the two
+    /// vectors share at the same positions are skipped without comparing
+    /// their elements. O(n) at worst.
+    @inlinable
+    public static func == (lhs: PersistentVector, rhs: PersistentVector) -> Bool {
+        guard lhs._count == rhs._count else { return false }
+        if lhs._root === rhs._root && lhs._tail === rhs._tail { return true }
+        var position = 0
+        while position < lhs._count {
+            let (a, aOffset, aStart) = lhs._leaf(containing: position)
+            let (b, bOffset, bStart) = rhs._leaf(containing: position)
+            let aCount = a._withUnsafeGuaranteedRef { $0.count } - aOffset
+            let bCount = b._withUnsafeGuaranteedRef { $0.count } - bOffset
+            let run = Swift.min(aCount, bCount)
+            let sameLeaf = a.toOpaque() == b.toOpaque() && aOffset == bOffset && aStart == bStart
+            if !sameLeaf {
+                let equal = a._withUnsafeGuaranteedRef { a in
+                    b._withUnsafeGuaranteedRef { b in
+                        UnsafeBufferPointer(start: a._elements + aOffset, count: run)
+                            .elementsEqual(UnsafeBufferPointer(start: b._elements + bOffset, count: run))
+                    }
+                }
+                if !equal { return false }
+            }
+            position += run
+        }
+        return true
+    }
+}
+
+extension PersistentVector: Hashable where Element: Hashable {
+    /// Hashes the count and the elements in order. O(n).
+    @inlinable
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(_count)
+        forEachChunk { chunk in
+            for element in chunk { hasher.combine(element) }
+        }
+    }
+}
+
+extension PersistentVector: Encodable where Element: Encodable {
+    /// Encodes the elements as an unkeyed list. O(n).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        for element in self { try container.encode(element) }
+    }
+}
+
+extension PersistentVector: Decodable where Element: Decodable {
+    /// Decodes an unkeyed list of elements. O(n).
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        self.init()
+        while !container.isAtEnd {
+            append(try container.decode(Element.self))
+        }
+    }
+}
+
+extension PersistentVector: CustomStringConvertible {
+    /// The elements as an array literal. O(n).
+    public var description: String {
+        var text = "["
+        var first = true
+        for element in self {
+            if !first { text += ", " }
+            first = false
+            debugPrint(element, terminator: "", to: &text)
+        }
+        return text + "]"
+    }
+}
+
+extension PersistentVector: CustomDebugStringConvertible {
+    /// The type name and elements. O(n).
+    public var debugDescription: String { "PersistentVector<\(Element.self)>(\(description))" }
+}

@@ -1,0 +1,250 @@
+/// An ordered, random-access collection with value semantics and structural
+/// sharing: a relaxed radix balanced (RRB) tree of 32-way nodes with a tail
+/// buffer.
+///
+/// Copying is O(1); changing one element of a copy copies the O(log32 n)
+/// nodes on its path, not the whole vector. Appends go to a tail buffer and
+/// are amortized O(1). Concatenation (`+`, `append(contentsOf:)`), slicing
+/// (`prefix`, `suffix`, `subrange`) and insertion or removal in the middle are
+/// O(log n): concatenation rebalances only the seam, keeping at most two
+/// extra nodes per level, so indexing stays O(log32 n) however the vector was
+/// built.
+///
+///     var playlist: PersistentVector = ["Blue River", "Echo"]
+///     let saved = playlist                 // O(1)
+///     playlist.append("Velvet")            // `saved` is unchanged
+///     let both = saved + playlist          // O(log n)
+///
+/// A vector that is not shared is mutated in place.
+@frozen
+public struct PersistentVector<Element> {
+    @usableFromInline typealias _Node = _VectorNode<Element>
+
+    /// The tree holding elements `0 ..< count - tailCount`, or nil.
+    @usableFromInline var _root: _Node?
+    /// Height of `_root` (0: the root is a leaf).
+    @usableFromInline var _height: Int
+    /// A leaf of capacity 32 holding the last elements, or nil.
+    @usableFromInline var _tail: _Node?
+    @usableFromInline var _count: Int
+
+    @inlinable
+    init(_root: _Node?, height: Int, tail: _Node?, count: Int) {
+        self._root = _root
+        self._height = height
+        self._tail = tail
+        self._count = count
+    }
+
+    /// An empty vector. O(1); allocates nothing.
+    @inlinable
+    public init() {
+        self.init(_root: nil, height: 0, tail: nil, count: 0)
+    }
+
+    /// The number of elements. O(1).
+    @inlinable public var count: Int { _count }
+
+    /// Whether the vector is empty. O(1).
+    @inlinable public var isEmpty: Bool { _count == 0 }
+
+    @inlinable var _tailCount: Int { _tail?.count ?? 0 }
+    @inlinable var _treeCount: Int { _count - _tailCount }
+}
+
+extension PersistentVector: @unchecked Sendable where Element: Sendable {}
+
+// MARK: Reading
+
+extension PersistentVector {
+    /// The leaf holding `index` and the offset of `index` in it, unretained.
+    @inlinable
+    func _leaf(containing index: Int) -> (leaf: Unmanaged<_Node>, offset: Int, leafStart: Int) {
+        let treeCount = _treeCount
+        if index >= treeCount {
+            return (Unmanaged.passUnretained(_tail.unsafelyUnwrapped), index - treeCount, treeCount)
+        }
+        var node = Unmanaged.passUnretained(_root.unsafelyUnwrapped)
+        var height = _height
+        var relative = index
+        while height > 0 {
+            let shift = _Node.bits &* height
+            let (child, consumed) = node._withUnsafeGuaranteedRef { node -> (Unmanaged<_Node>, Int) in
+                if node.isRelaxed {
+                    let sizes = node._sizes
+                    var slot = relative &>> shift
+                    while sizes[slot] <= relative { slot &+= 1 }
+                    return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
+                }
+                let slot = (relative &>> shift) & 31
+                return (node._unretainedChild(slot), slot &<< shift)
+            }
+            relative &-= consumed
+            node = child
+            height &-= 1
+        }
+        return (node, relative, index - relative)
+    }
+
+    /// The element at `index`. O(log32 n); O(1) in the tail.
+    @inlinable
+    public func element(at index: Int) -> Element {
+        precondition(index >= 0 && index < _count, "PersistentVector index \(index) out of range 0..<\(_count)")
+        let (leaf, offset, _) = _leaf(containing: index)
+        return leaf._withUnsafeGuaranteedRef { $0._elements[offset] }
+    }
+}
+
+// MARK: Writing
+
+extension PersistentVector {
+    /// Appends `element`. Amortized O(1): the tail absorbs 32 appends, then
+    /// joins the tree as one leaf. In place when the vector is not shared.
+    @inlinable
+    public mutating func append(_ element: Element) {
+        if _tail == nil {
+            _tail = _Node.allocateLeaf(capacity: _Node.branching)
+        } else if _tail!.count == _Node.branching {
+            _pushTail()
+            _tail = _Node.allocateLeaf(capacity: _Node.branching)
+        } else if !isKnownUniquelyReferenced(&_tail!) || _tail!.slotCapacity < _Node.branching {
+            _tail = _tail!.copy(capacity: _Node.branching)
+        }
+        let tail = _tail.unsafelyUnwrapped
+        let n = tail.count
+        (tail._elements + n).initialize(to: element)
+        tail._header.pointee.count = UInt32(n + 1)
+        _count += 1
+    }
+
+    /// Moves the tail into the tree as its last leaf.
+    @inlinable
+    mutating func _pushTail() {
+        guard let tail = _tail, tail.count > 0 else { return }
+        _tail = nil
+        _pushLeaf(tail)
+    }
+
+    /// Adds `leaf` after the tree's last element (the tail must be empty).
+    @inlinable
+    mutating func _pushLeaf(_ leaf: _Node) {
+        guard _root != nil else {
+            _root = leaf
+            _height = 0
+            return
+        }
+        if _height == 0 {
+            _root = _Node.branch([_root!, leaf], height: 1)
+            _height = 1
+            return
+        }
+        if _root!.canAcceptLeaf(height: _height) {
+            _Node.pushLeaf(&_root!, height: _height, leaf)
+        } else {
+            _root = _Node.branch([_root!, _Node.path(to: leaf, height: _height)], height: _height + 1)
+            _height += 1
+        }
+    }
+
+    /// Replaces the element at `index`, copying the shared nodes on its path.
+    /// O(log32 n).
+    @inlinable
+    mutating func _set(_ index: Int, _ element: Element) {
+        precondition(index >= 0 && index < _count, "PersistentVector index \(index) out of range 0..<\(_count)")
+        let treeCount = _treeCount
+        if index >= treeCount {
+            if !isKnownUniquelyReferenced(&_tail!) { _tail = _tail!.copy() }
+            _tail!._elements[index - treeCount] = element
+            return
+        }
+        _Node.set(&_root!, height: _height, index, element)
+    }
+}
+
+extension _VectorNode {
+    /// Whether a leaf can be added at the right edge of this subtree (a node
+    /// at `height` ≥ 1) without growing the tree. O(height).
+    @inlinable
+    func canAcceptLeaf(height: Int) -> Bool {
+        if count < Self.branching { return true }
+        return height > 1 && _children[count - 1].canAcceptLeaf(height: height - 1)
+    }
+
+    /// `leaf` under single-child branches up to `height`.
+    @inlinable
+    static func path(to leaf: _VectorNode, height: Int) -> _VectorNode {
+        height == 0 ? leaf : branch([path(to: leaf, height: height - 1)], height: height)
+    }
+
+    /// Appends `leaf` at the right edge of the subtree at `slot` (height ≥ 1),
+    /// copying shared nodes on the right edge.
+    ///
+    /// - Precondition: `slot.canAcceptLeaf(height:)`.
+    @inlinable
+    static func pushLeaf(_ slot: inout _VectorNode, height: Int, _ leaf: _VectorNode) {
+        if !isKnownUniquelyReferenced(&slot) { slot = slot.copy() }
+        let last = slot.count - 1
+        if height > 1 && slot._children[last].canAcceptLeaf(height: height - 1) {
+            let children = slot._children
+            pushLeaf(&children[last], height: height - 1, leaf)
+            if slot.isRelaxed { slot._sizes[last] += leaf.count }
+            return
+        }
+        slot = slot.appendingChild(path(to: leaf, height: height - 1), height: height)
+    }
+
+    /// This uniquely referenced node at `height` with `child` added last.
+    /// Reallocates when out of capacity, or when the previous last child is
+    /// not complete (the node then needs a size table).
+    @inlinable
+    func appendingChild(_ child: _VectorNode, height: Int) -> _VectorNode {
+        let n = count
+        precondition(n < Self.branching, "appendingChild on a full node")
+        let needsSizes =
+            !isRelaxed && n > 0 && _children[n - 1].size(height: height - 1) != Self.capacity(height: height - 1)
+        var node = self
+        if needsSizes || slotCapacity == n {
+            let relaxed = isRelaxed || needsSizes
+            node = _VectorNode.allocateBranch(capacity: Self.branching, relaxed: relaxed)
+            if relaxed {
+                var total = 0
+                for i in 0..<n {
+                    total = isRelaxed ? _sizes[i] : total + _children[i].size(height: height - 1)
+                    (node._sizes + i).initialize(to: total)
+                }
+            }
+            node._children.moveInitialize(from: _children, count: n)
+            _header.pointee.count = 0
+            node._header.pointee.count = UInt32(n)
+        }
+        (node._children + n).initialize(to: child)
+        if node.isRelaxed {
+            (node._sizes + n).initialize(to: (n == 0 ? 0 : node._sizes[n - 1]) + child.size(height: height - 1))
+        }
+        node._header.pointee.count = UInt32(n + 1)
+        return node
+    }
+
+    /// Sets element `index` of the subtree at `slot`, copying shared nodes.
+    @inlinable
+    static func set(_ slot: inout _VectorNode, height: Int, _ index: Int, _ element: Element) {
+        if !isKnownUniquelyReferenced(&slot) { slot = slot.copy() }
+        if height == 0 {
+            slot._elements[index] = element
+            return
+        }
+        let shift = bits * height
+        var slotIndex: Int
+        var relative = index
+        if slot.isRelaxed {
+            slotIndex = index >> shift
+            while slot._sizes[slotIndex] <= index { slotIndex += 1 }
+            if slotIndex > 0 { relative -= slot._sizes[slotIndex - 1] }
+        } else {
+            slotIndex = (index >> shift) & 31
+            relative &= (1 << shift) - 1
+        }
+        let children = slot._children
+        set(&children[slotIndex], height: height - 1, relative, element)
+    }
+}

@@ -1,0 +1,47 @@
+extension _VectorNode {
+    /// The first `count` elements of this subtree (at `height`), sharing every
+    /// node left of the cut. 1 ≤ count ≤ size. O(log n).
+    @inlinable
+    func prefix(_ count: Int, height: Int) -> _VectorNode {
+        if isLeaf {
+            if count == self.count { return self }
+            return Self.leaf(UnsafeBufferPointer(start: _elements, count: count))
+        }
+        let (slot, before) = locate(count - 1, height: height)
+        let child = _children[slot]
+        let newLast = child.prefix(count - before, height: height - 1)
+        if slot == self.count - 1 && newLast === child { return self }
+        var children = Array(UnsafeBufferPointer(start: _children, count: slot))
+        children.append(newLast)
+        return Self.branch(children, height: height)
+    }
+
+    /// This subtree (at `height`) without its first `count` elements.
+    /// 0 ≤ count < size. O(log n).
+    @inlinable
+    func dropping(_ count: Int, height: Int) -> _VectorNode {
+        if count == 0 { return self }
+        if isLeaf {
+            return Self.leaf(UnsafeBufferPointer(start: _elements + count, count: self.count - count))
+        }
+        let (slot, before) = locate(count, height: height)
+        let newFirst = _children[slot].dropping(count - before, height: height - 1)
+        var children = [newFirst]
+        children.append(contentsOf: UnsafeBufferPointer(start: _children + slot + 1, count: self.count - slot - 1))
+        return Self.branch(children, height: height)
+    }
+
+    /// The child holding element `index` of this branch and the number of
+    /// elements before that child.
+    @inlinable
+    func locate(_ index: Int, height: Int) -> (slot: Int, before: Int) {
+        let shift = Self.bits * height
+        if isRelaxed {
+            var slot = index >> shift
+            while _sizes[slot] <= index { slot += 1 }
+            return (slot, slot == 0 ? 0 : _sizes[slot - 1])
+        }
+        let slot = index >> shift
+        return (slot, slot << shift)
+    }
+}

@@ -1,0 +1,210 @@
+/// The fixed part of every vector node (16 bytes, so the tail that follows
+/// the 16-byte object header starts 16-byte aligned).
+@usableFromInline
+struct _VectorNodeHeader {
+    /// Slots in use: elements in a leaf, children in a branch.
+    @usableFromInline var count: UInt32
+    /// Slots allocated.
+    @usableFromInline var capacity: UInt32
+    @usableFromInline var isLeaf: Bool
+    /// Whether this branch carries a size table (its children are not all
+    /// complete except the last, so radix indexing does not apply).
+    @usableFromInline var isRelaxed: Bool
+    @usableFromInline var _padding1: UInt16 = 0
+    @usableFromInline var _padding2: UInt32 = 0
+
+    @inlinable
+    init(count: UInt32, capacity: UInt32, isLeaf: Bool, isRelaxed: Bool) {
+        self.count = count
+        self.capacity = capacity
+        self.isLeaf = isLeaf
+        self.isRelaxed = isRelaxed
+    }
+}
+
+/// The unit of a vector node's tail allocation; only size and alignment matter.
+@usableFromInline
+struct _VectorNodeWord {
+    @usableFromInline var bits: UInt64
+}
+
+/// A node of the relaxed radix balanced tree behind ``PersistentVector``.
+///
+/// Leaves hold up to 32 elements; branches hold up to 32 children and, when
+/// relaxed, a size table right after the children:
+///
+///     leaf:    [ elements: capacity × stride(Element) ]
+///     branch:  [ children: capacity × 8 ][ sizes: capacity × 8, relaxed only ]
+///
+/// `sizes[i]` is the number of elements in children 0...i (cumulative).
+///
+/// Invariants (checked by `PersistentVector._invariantCheck`):
+/// - Exactly `count` slots are initialized; 1 ≤ count ≤ capacity ≤ 32,
+///   except an empty leaf used as a fresh tail.
+/// - A node at height 0 is a leaf, above that a branch.
+/// - A regular (non-relaxed) branch: every child but the last is complete
+///   (holds 32^height elements), so the child of index i is i >> (5·height).
+/// - A relaxed branch's size table is strictly increasing and equals the
+///   children's sizes.
+///
+/// Element and child pointers derive from the node's own storage and are
+/// valid only while the node is alive; callers hold a reference meanwhile.
+@usableFromInline
+final class _VectorNode<Element>: ManagedBuffer<_VectorNodeHeader, _VectorNodeWord> {
+    @inlinable
+    deinit {
+        let h = _header.pointee
+        if h.isLeaf {
+            _elements.deinitialize(count: Int(h.count))
+        } else {
+            _children.deinitialize(count: Int(h.count))
+        }
+    }
+}
+
+extension _VectorNode {
+    @inlinable static var bits: Int { 5 }
+    @inlinable static var branching: Int { 32 }
+
+    @inlinable
+    static func allocateLeaf(capacity: Int) -> _VectorNode {
+        precondition(MemoryLayout<Element>.alignment <= 16, "PersistentVector supports alignment up to 16")
+        let words = (capacity * MemoryLayout<Element>.stride + 7) / 8
+        let node = unsafeDowncast(
+            _VectorNode.create(minimumCapacity: max(words, 1)) { _ in
+                _VectorNodeHeader(count: 0, capacity: UInt32(capacity), isLeaf: true, isRelaxed: false)
+            },
+            to: _VectorNode.self
+        )
+        _ = node.withUnsafeMutablePointerToElements {
+            UnsafeMutableRawPointer($0).bindMemory(to: Element.self, capacity: capacity)
+        }
+        return node
+    }
+
+    @inlinable
+    static func allocateBranch(capacity: Int, relaxed: Bool) -> _VectorNode {
+        let words = capacity * (relaxed ? 2 : 1)
+        let node = unsafeDowncast(
+            _VectorNode.create(minimumCapacity: max(words, 1)) { _ in
+                _VectorNodeHeader(count: 0, capacity: UInt32(capacity), isLeaf: false, isRelaxed: relaxed)
+            },
+            to: _VectorNode.self
+        )
+        node.withUnsafeMutablePointerToElements {
+            let raw = UnsafeMutableRawPointer($0)
+            raw.bindMemory(to: _VectorNode.self, capacity: capacity)
+            if relaxed {
+                (raw + capacity * 8).bindMemory(to: Int.self, capacity: capacity)
+            }
+        }
+        return node
+    }
+
+    /// The header through a pointer (no exclusivity check, unlike `header`).
+    @inlinable
+    var _header: UnsafeMutablePointer<_VectorNodeHeader> { withUnsafeMutablePointerToHeader { $0 } }
+
+    @inlinable
+    var _elements: UnsafeMutablePointer<Element> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: Element.self) }
+    }
+
+    @inlinable
+    var _children: UnsafeMutablePointer<_VectorNode> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: _VectorNode.self) }
+    }
+
+    @inlinable
+    var _sizes: UnsafeMutablePointer<Int> {
+        let offset = Int(_header.pointee.capacity) * 8
+        return withUnsafeMutablePointerToElements {
+            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: Int.self)
+        }
+    }
+
+    @inlinable var count: Int { Int(_header.pointee.count) }
+    @inlinable var slotCapacity: Int { Int(_header.pointee.capacity) }
+    @inlinable var isRelaxed: Bool { _header.pointee.isRelaxed }
+    @inlinable var isLeaf: Bool { _header.pointee.isLeaf }
+
+    /// The child at `index` without retaining it; valid while `self` is alive.
+    @inlinable
+    func _unretainedChild(_ index: Int) -> Unmanaged<_VectorNode> {
+        UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_VectorNode>.self)[index]
+    }
+
+    /// Elements in the subtree rooted here, a node at `height`. O(log n) for
+    /// a regular node (it follows the last child), O(1) otherwise.
+    @inlinable
+    func size(height: Int) -> Int {
+        if isLeaf { return count }
+        if isRelaxed { return _sizes[count - 1] }
+        return ((count - 1) << (Self.bits * height)) + _children[count - 1].size(height: height - 1)
+    }
+
+    /// Elements a complete subtree at `height` holds.
+    @inlinable
+    static func capacity(height: Int) -> Int { 1 << (bits * (height + 1)) }
+
+    // MARK: Copies
+
+    /// A copy sharing every child or copying every element; `capacity`
+    /// defaults to the current one.
+    @inlinable
+    func copy(capacity newCapacity: Int? = nil) -> _VectorNode {
+        let n = count
+        let cap = newCapacity ?? slotCapacity
+        if isLeaf {
+            let node = _VectorNode.allocateLeaf(capacity: cap)
+            node._elements.initialize(from: _elements, count: n)
+            node._header.pointee.count = UInt32(n)
+            return node
+        }
+        let node = _VectorNode.allocateBranch(capacity: cap, relaxed: isRelaxed)
+        node._children.initialize(from: _children, count: n)
+        if isRelaxed { node._sizes.initialize(from: _sizes, count: n) }
+        node._header.pointee.count = UInt32(n)
+        return node
+    }
+
+    /// A leaf holding `elements`.
+    @inlinable
+    static func leaf(_ elements: UnsafeBufferPointer<Element>, capacity: Int? = nil) -> _VectorNode {
+        let node = allocateLeaf(capacity: capacity ?? elements.count)
+        if let base = elements.baseAddress {
+            node._elements.initialize(from: base, count: elements.count)
+        }
+        node._header.pointee.count = UInt32(elements.count)
+        return node
+    }
+
+    /// A branch at `height` over `children`, regular when every child but the
+    /// last is complete, relaxed (with a size table) otherwise.
+    @inlinable
+    static func branch(_ children: [_VectorNode], height: Int) -> _VectorNode {
+        precondition(!children.isEmpty && children.count <= branching)
+        let complete = capacity(height: height - 1)
+        var regular = true
+        var sizes: [Int] = []
+        sizes.reserveCapacity(children.count)
+        var total = 0
+        for (i, child) in children.enumerated() {
+            let size = child.size(height: height - 1)
+            if i < children.count - 1 && size != complete { regular = false }
+            total += size
+            sizes.append(total)
+        }
+        let node = allocateBranch(capacity: children.count, relaxed: !regular)
+        children.withUnsafeBufferPointer { node._children.initialize(from: $0.baseAddress!, count: children.count) }
+        if !regular {
+            sizes.withUnsafeBufferPointer { node._sizes.initialize(from: $0.baseAddress!, count: children.count) }
+        }
+        node._header.pointee.count = UInt32(children.count)
+        return node
+    }
+
+    /// The children as an array (retained).
+    @inlinable
+    var childArray: [_VectorNode] { Array(UnsafeBufferPointer(start: _children, count: count)) }
+}
