@@ -6,6 +6,8 @@ DEB_PACKAGES := libzstd-dev libjemalloc-dev pkg-config
 # pkg-config modules that prove the -dev packages are usable.
 PKG_MODULES := libzstd jemalloc
 
+
+.PHONY: test-optimized
 .PHONY: all deps build test bench lint format perf-gate perf-thresholds clean
 
 all: build
@@ -39,6 +41,14 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	$(MAKE) test-optimized
+
+# The collections' unsafe node storage, tested as it ships: optimized, under
+# AddressSanitizer. Lifetime bugs (a node freed while a pointer into it is
+# still in use) appear only once the optimizer shortens lifetimes.
+test-optimized: deps
+	$(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter PersistentCollectionsTests
 
 bench: deps
 	$(SWIFT) run -c release bench $(BENCH_ARGS)
@@ -55,7 +65,7 @@ perf-gate: deps
 	./perf/gate.sh
 
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-asan Benchmarks/.build
 
 # Re-records the malloc-count thresholds after an intended change.
 perf-thresholds:

@@ -25,10 +25,16 @@ struct _MapNodeHeader {
     }
 }
 
-/// The unit of a node's tail allocation; only its size and alignment matter.
+/// The unit of the node's tail allocation: 8 bytes, 8-aligned.
+///
+/// It is declared as holding a reference on purpose: the tail stores
+/// elements and child references through typed pointers, and a tail typed
+/// as trivial words lets the optimizer conclude that nothing stored there
+/// escapes — it then promotes stored class instances to the stack
+/// (observed under AddressSanitizer as frees of stack addresses).
 @usableFromInline
 struct _MapNodeWord {
-    @usableFromInline var bits: UInt64
+    @usableFromInline var reference: AnyObject?
 }
 
 /// One key-value pair as stored inline in a node.

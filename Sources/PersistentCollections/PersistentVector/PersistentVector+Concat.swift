@@ -28,7 +28,7 @@ extension PersistentVector {
         var root = _Node.concat(left, leftHeight, right, rightHeight)
         var height = Swift.max(leftHeight, rightHeight) + 1
         while !root.isLeaf && root.count == 1 {
-            root = root._children[0]
+            root = root.child(at: 0)
             height -= 1
         }
         return (root, height)
@@ -68,7 +68,7 @@ extension PersistentVector {
             if upper < treeCount { root = root.prefix(upper, height: height) }
             root = root.dropping(range.lowerBound, height: height)
             while !root.isLeaf && root.count == 1 {
-                root = root._children[0]
+                root = root.child(at: 0)
                 height -= 1
             }
             result._root = root

@@ -22,10 +22,16 @@ struct _VectorNodeHeader {
     }
 }
 
-/// The unit of a vector node's tail allocation; only size and alignment matter.
+/// The unit of the node's tail allocation: 8 bytes, 8-aligned.
+///
+/// It is declared as holding a reference on purpose: the tail stores
+/// elements and child references through typed pointers, and a tail typed
+/// as trivial words lets the optimizer conclude that nothing stored there
+/// escapes — it then promotes stored class instances to the stack
+/// (observed under AddressSanitizer as frees of stack addresses).
 @usableFromInline
 struct _VectorNodeWord {
-    @usableFromInline var bits: UInt64
+    @usableFromInline var reference: AnyObject?
 }
 
 /// A node of the relaxed radix balanced tree behind ``PersistentVector``.
@@ -48,7 +54,9 @@ struct _VectorNodeWord {
 ///   children's sizes.
 ///
 /// Element and child pointers derive from the node's own storage and are
-/// valid only while the node is alive; callers hold a reference meanwhile.
+/// valid only while the node is alive. A local variable does not guarantee
+/// that past its last use, so a node held only by a local is read through
+/// `child(at:)` / `childArray`, which load inside the storage closure.
 @usableFromInline
 final class _VectorNode<Element>: ManagedBuffer<_VectorNodeHeader, _VectorNodeWord> {
     @inlinable
@@ -204,7 +212,23 @@ extension _VectorNode {
         return node
     }
 
-    /// The children as an array (retained).
+    /// The children as an array (retained). Reads inside the storage
+    /// closure, so `self` stays alive even when the caller's reference to it
+    /// is the last one.
     @inlinable
-    var childArray: [_VectorNode] { Array(UnsafeBufferPointer(start: _children, count: count)) }
+    var childArray: [_VectorNode] {
+        let n = count
+        return withUnsafeMutablePointerToElements {
+            Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: _VectorNode.self), count: n))
+        }
+    }
+
+    /// The child at `index`, retained, read while `self` is guaranteed alive:
+    /// `node = node.child(at: 0)` is safe even when `node` held the last
+    /// reference to the parent (`node._children[0]` is not: the optimizer
+    /// may free the parent before the load).
+    @inlinable
+    func child(at index: Int) -> _VectorNode {
+        withUnsafeMutablePointerToElements { UnsafeRawPointer($0).assumingMemoryBound(to: _VectorNode.self)[index] }
+    }
 }

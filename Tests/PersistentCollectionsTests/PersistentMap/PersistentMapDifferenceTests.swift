@@ -1,6 +1,5 @@
+import PersistentCollections
 import Testing
-
-@testable import PersistentCollections
 
 @Suite("PersistentMap difference")
 struct PersistentMapDifferenceTests {

@@ -1,6 +1,5 @@
+import PersistentCollections
 import Testing
-
-@testable import PersistentCollections
 
 /// Random operation sequences against `Dictionary`, keeping earlier versions
 /// to check that no mutation leaks into a kept copy.

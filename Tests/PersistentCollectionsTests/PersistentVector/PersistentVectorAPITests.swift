@@ -1,7 +1,6 @@
 import Foundation
+import PersistentCollections
 import Testing
-
-@testable import PersistentCollections
 
 @Suite("PersistentVector API")
 struct PersistentVectorAPITests {

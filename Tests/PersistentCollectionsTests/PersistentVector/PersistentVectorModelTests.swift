@@ -1,6 +1,5 @@
+import PersistentCollections
 import Testing
-
-@testable import PersistentCollections
 
 /// Random operation sequences against `Array`, keeping earlier versions to
 /// check that no mutation leaks into a kept copy.
@@ -160,5 +159,27 @@ struct PersistentVectorModelTests {
         var grown = before
         grown.append(contentsOf: before)
         Self.check(grown, Array(0..<count) + Array(0..<count), "doubled \(count)")
+    }
+}
+
+@Suite("PersistentVector concatenation plan")
+struct PersistentVectorConcatPlanTests {
+    @Test("the plan keeps slot order and totals, fills to at most 32, and ends within 2 nodes of optimal")
+    func planBound() {
+        var random = SeededRandom(seed: 9)
+        for trial in 0..<5_000 {
+            let n = 1 + random.int(below: 64)
+            let counts = (0..<n).map { _ in 1 + random.int(below: 32) }
+            let plan = PersistentVector<Int>._concatenationPlan(counts)
+            let total = counts.reduce(0, +)
+            let optimal = (total + 31) / 32
+            #expect(plan.reduce(0, +) == total, "trial \(trial): \(counts)")
+            #expect(plan.allSatisfy { $0 >= 1 && $0 <= 32 }, "trial \(trial): \(counts) -> \(plan)")
+            #expect(plan.count <= n, "trial \(trial): the plan never adds nodes")
+            #expect(
+                plan.count <= Swift.max(n <= optimal + 2 ? n : 0, optimal + 2),
+                "trial \(trial): \(counts) -> \(plan)"
+            )
+        }
     }
 }

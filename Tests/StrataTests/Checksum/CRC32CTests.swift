@@ -1,7 +1,6 @@
 import CChecksum
+import Strata
 import Testing
-
-@testable import Strata
 
 @Suite("CRC32C")
 struct CRC32CTests {

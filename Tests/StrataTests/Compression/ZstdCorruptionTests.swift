@@ -1,6 +1,5 @@
+import Strata
 import Testing
-
-@testable import Strata
 
 /// Decompression is total: whatever the bytes, it returns the original data
 /// or throws a CompressionError. These tests feed it everything else.
