@@ -102,12 +102,29 @@ extension PersistentVector {
     /// joins the tree as one leaf. In place when the vector is not shared.
     @inlinable
     public mutating func append(_ element: Element) {
+        if _tail != nil && isKnownUniquelyReferenced(&_tail!) {
+            let tail = _tail.unsafelyUnwrapped
+            let header = tail._header
+            let n = Int(header.pointee.count)
+            if n < Int(header.pointee.capacity) {
+                (tail._elements + n).initialize(to: element)
+                header.pointee.count = UInt32(n &+ 1)
+                _count &+= 1
+                return
+            }
+        }
+        _appendStartingTail(element)
+    }
+
+    /// The slow path of `append`: no tail yet, a full tail, or a shared one.
+    @inlinable
+    mutating func _appendStartingTail(_ element: Element) {
         if _tail == nil {
             _tail = _Node.allocateLeaf(capacity: _Node.branching)
         } else if _tail!.count == _Node.branching {
             _pushTail()
             _tail = _Node.allocateLeaf(capacity: _Node.branching)
-        } else if !isKnownUniquelyReferenced(&_tail!) || _tail!.slotCapacity < _Node.branching {
+        } else {
             _tail = _tail!.copy(capacity: _Node.branching)
         }
         let tail = _tail.unsafelyUnwrapped
@@ -190,18 +207,27 @@ extension _VectorNode {
             if slot.isRelaxed { slot._sizes[last] += leaf.count }
             return
         }
-        slot = slot.appendingChild(path(to: leaf, height: height - 1), height: height)
+        slot = slot.appendingChild(path(to: leaf, height: height - 1), size: leaf.count, height: height)
+    }
+
+    /// Whether this subtree at `height` holds 32^(height+1) elements; reads
+    /// counts along the right edge only. O(height).
+    @inlinable
+    func isComplete(height: Int) -> Bool {
+        if isLeaf { return count == Self.branching }
+        if count < Self.branching { return false }
+        if isRelaxed { return _sizes[count - 1] == Self.capacity(height: height) }
+        return _children[count - 1].isComplete(height: height - 1)
     }
 
     /// This uniquely referenced node at `height` with `child` added last.
     /// Reallocates when out of capacity, or when the previous last child is
     /// not complete (the node then needs a size table).
     @inlinable
-    func appendingChild(_ child: _VectorNode, height: Int) -> _VectorNode {
+    func appendingChild(_ child: _VectorNode, size childSize: Int, height: Int) -> _VectorNode {
         let n = count
         precondition(n < Self.branching, "appendingChild on a full node")
-        let needsSizes =
-            !isRelaxed && n > 0 && _children[n - 1].size(height: height - 1) != Self.capacity(height: height - 1)
+        let needsSizes = !isRelaxed && n > 0 && !_children[n - 1].isComplete(height: height - 1)
         var node = self
         if needsSizes || slotCapacity == n {
             let relaxed = isRelaxed || needsSizes
@@ -219,7 +245,7 @@ extension _VectorNode {
         }
         (node._children + n).initialize(to: child)
         if node.isRelaxed {
-            (node._sizes + n).initialize(to: (n == 0 ? 0 : node._sizes[n - 1]) + child.size(height: height - 1))
+            (node._sizes + n).initialize(to: (n == 0 ? 0 : node._sizes[n - 1]) + childSize)
         }
         node._header.pointee.count = UInt32(n + 1)
         return node

@@ -10,7 +10,9 @@ extension _VectorNode {
     ///
     /// Only the nodes along the seam (the right edge of `left`, the left
     /// edge of `right`) are rebuilt, and only where the RRB invariant needs
-    /// it: O(log n) nodes of O(32) slots.
+    /// it: O(log n) nodes of O(32) slots. Children are gathered unretained
+    /// (the caller's trees and the local `centre` keep them alive) and
+    /// retained once, when placed in a new node.
     @inlinable
     static func concat(
         _ left: _VectorNode,
@@ -18,28 +20,72 @@ extension _VectorNode {
         _ right: _VectorNode,
         _ rightHeight: Int
     ) -> _VectorNode {
-        if leftHeight > rightHeight {
-            let centre = concat(left._children[left.count - 1], leftHeight - 1, right, rightHeight)
-            return rebalance(
-                Array(left.childArray.dropLast()) + centre.childArray,
-                childHeight: leftHeight - 1
-            )
-        }
-        if leftHeight < rightHeight {
-            let centre = concat(left, leftHeight, right._children[0], rightHeight - 1)
-            return rebalance(centre.childArray + Array(right.childArray.dropFirst()), childHeight: rightHeight - 1)
-        }
-        if leftHeight == 0 {
+        if leftHeight == 0 && rightHeight == 0 {
             if left.count + right.count <= branching {
                 return branch([merged(left, right)], height: 1)
             }
             return branch([left, right], height: 1)
         }
-        let centre = concat(left._children[left.count - 1], leftHeight - 1, right._children[0], rightHeight - 1)
-        return rebalance(
-            Array(left.childArray.dropLast()) + centre.childArray + Array(right.childArray.dropFirst()),
-            childHeight: leftHeight - 1
-        )
+        let centre: _VectorNode
+        var gathered: [(node: Unmanaged<_VectorNode>, size: Int)] = []
+        gathered.reserveCapacity(2 * branching + 2)
+        if leftHeight > rightHeight {
+            centre = concat(left.child(at: left.count - 1), leftHeight - 1, right, rightHeight)
+            left.appendUnretainedChildren(to: &gathered, from: 0, count: left.count - 1, height: leftHeight)
+            centre.appendUnretainedChildren(
+                to: &gathered,
+                from: 0,
+                count: centre.count,
+                height: Swift.max(leftHeight, rightHeight)
+            )
+        } else if leftHeight < rightHeight {
+            centre = concat(left, leftHeight, right.child(at: 0), rightHeight - 1)
+            centre.appendUnretainedChildren(
+                to: &gathered,
+                from: 0,
+                count: centre.count,
+                height: Swift.max(leftHeight, rightHeight)
+            )
+            right.appendUnretainedChildren(to: &gathered, from: 1, count: right.count - 1, height: rightHeight)
+        } else {
+            centre = concat(left.child(at: left.count - 1), leftHeight - 1, right.child(at: 0), rightHeight - 1)
+            left.appendUnretainedChildren(to: &gathered, from: 0, count: left.count - 1, height: leftHeight)
+            centre.appendUnretainedChildren(
+                to: &gathered,
+                from: 0,
+                count: centre.count,
+                height: Swift.max(leftHeight, rightHeight)
+            )
+            right.appendUnretainedChildren(to: &gathered, from: 1, count: right.count - 1, height: rightHeight)
+        }
+        return withExtendedLifetime(centre) {
+            rebalance(gathered, childHeight: Swift.max(leftHeight, rightHeight) - 1)
+        }
+    }
+
+    /// Appends `count` children from `start`, unretained, with their sizes,
+    /// read from this node (at `height`) without walking the children: every
+    /// child of a regular node but the last is complete, and a relaxed node
+    /// has its size table.
+    @inlinable
+    func appendUnretainedChildren(
+        to list: inout [(node: Unmanaged<_VectorNode>, size: Int)],
+        from start: Int,
+        count: Int,
+        height: Int
+    ) {
+        guard count > 0 else { return }
+        for i in start..<(start + count) {
+            list.append((_unretainedChild(i), childSize(i, height: height)))
+        }
+    }
+
+    /// The number of elements under child `index` of this branch at `height`.
+    @inlinable
+    func childSize(_ index: Int, height: Int) -> Int {
+        if isRelaxed { return _sizes[index] - (index == 0 ? 0 : _sizes[index - 1]) }
+        if index < count - 1 { return Self.capacity(height: height - 1) }
+        return _children[index].size(height: height - 1)
     }
 
     /// One leaf holding the elements of two leaves.
@@ -52,20 +98,29 @@ extension _VectorNode {
         return node
     }
 
-    /// Redistributes the slots of `nodes` (all at `childHeight`) so that the
-    /// level holds at most `extraSearchSteps` nodes more than the minimum,
-    /// then groups them under one or two parents at `childHeight + 1`, and
-    /// returns those under a node at `childHeight + 2`.
+    /// Redistributes the slots of `nodes` (all at `childHeight`, unretained)
+    /// so that the level holds at most `extraSearchSteps` nodes more than the
+    /// minimum, then groups them under one or two parents at
+    /// `childHeight + 1`, returned under a node at `childHeight + 2`.
     @inlinable
-    static func rebalance(_ nodes: [_VectorNode], childHeight: Int) -> _VectorNode {
-        let plan = concatPlan(nodes.map(\.count))
-        let packed = execute(plan, nodes, height: childHeight)
-        if packed.count <= branching {
-            return branch([branch(packed, height: childHeight + 1)], height: childHeight + 2)
+    static func rebalance(_ nodes: [(node: Unmanaged<_VectorNode>, size: Int)], childHeight: Int) -> _VectorNode {
+        var counts: [Int] = []
+        counts.reserveCapacity(nodes.count)
+        for entry in nodes { counts.append(entry.node._withUnsafeGuaranteedRef { $0.count }) }
+        let plan = concatPlan(counts)
+        // `packed` owns the nodes `execute` creates; reused nodes stay owned
+        // by their old parents until the new parents retain them.
+        let (packed, created) = execute(plan, nodes, counts, height: childHeight)
+        return withExtendedLifetime(created) {
+            // The wrappers hold their children strongly: a node only referenced
+            // through `Unmanaged` could be freed before its parent retains it.
+            if packed.count <= branching {
+                return branch([branch(unretained: packed, height: childHeight + 1)], height: childHeight + 2)
+            }
+            let left = branch(unretained: Array(packed[..<branching]), height: childHeight + 1)
+            let right = branch(unretained: Array(packed[branching...]), height: childHeight + 1)
+            return branch([left, right], height: childHeight + 2)
         }
-        let left = branch(Array(packed[..<branching]), height: childHeight + 1)
-        let right = branch(Array(packed[branching...]), height: childHeight + 1)
-        return branch([left, right], height: childHeight + 2)
     }
 
     /// Target slot counts for packing `counts` in order: nodes that are
@@ -92,55 +147,96 @@ extension _VectorNode {
             n -= 1
             i -= 1
         }
+        if n == sizes.count { return sizes }
         return Array(sizes[..<n])
     }
 
     /// Packs the slots of `nodes`, in order, into nodes of the planned sizes,
-    /// reusing every source node whose slots stay together.
+    /// reusing every source node whose slots stay together. Returns the
+    /// level, unretained, and the nodes it created (which own themselves
+    /// through that array).
     @inlinable
-    static func execute(_ plan: [Int], _ nodes: [_VectorNode], height: Int) -> [_VectorNode] {
-        var result: [_VectorNode] = []
-        result.reserveCapacity(plan.count)
+    static func execute(
+        _ plan: [Int],
+        _ nodes: [(node: Unmanaged<_VectorNode>, size: Int)],
+        _ counts: [Int],
+        height: Int
+    ) -> (level: [(node: Unmanaged<_VectorNode>, size: Int)], created: [_VectorNode]) {
+        if plan == counts { return (nodes, []) }
+        var level: [(node: Unmanaged<_VectorNode>, size: Int)] = []
+        level.reserveCapacity(plan.count)
+        var created: [_VectorNode] = []
         var source = 0
         var offset = 0
+        var gathered: [(node: Unmanaged<_VectorNode>, size: Int)] = []
         for target in plan {
-            if offset == 0 && nodes[source].count == target {
-                result.append(nodes[source])
+            if offset == 0 && counts[source] == target {
+                level.append(nodes[source])
                 source += 1
                 continue
             }
+            let node: _VectorNode
             if height == 0 {
-                let leaf = allocateLeaf(capacity: target)
+                node = allocateLeaf(capacity: target)
                 var filled = 0
                 while filled < target {
-                    let node = nodes[source]
-                    let take = min(target - filled, node.count - offset)
-                    (leaf._elements + filled).initialize(from: node._elements + offset, count: take)
+                    let take = min(target - filled, counts[source] - offset)
+                    nodes[source].node._withUnsafeGuaranteedRef {
+                        (node._elements + filled).initialize(from: $0._elements + offset, count: take)
+                    }
                     filled += take
                     offset += take
-                    if offset == node.count {
+                    if offset == counts[source] {
                         source += 1
                         offset = 0
                     }
                 }
-                leaf._header.pointee.count = UInt32(target)
-                result.append(leaf)
+                node._header.pointee.count = UInt32(target)
             } else {
-                var children: [_VectorNode] = []
-                children.reserveCapacity(target)
-                while children.count < target {
-                    let node = nodes[source]
-                    let take = min(target - children.count, node.count - offset)
-                    children.append(contentsOf: UnsafeBufferPointer(start: node._children + offset, count: take))
+                gathered.removeAll(keepingCapacity: true)
+                while gathered.count < target {
+                    let take = min(target - gathered.count, counts[source] - offset)
+                    nodes[source].node._withUnsafeGuaranteedRef {
+                        $0.appendUnretainedChildren(to: &gathered, from: offset, count: take, height: height)
+                    }
                     offset += take
-                    if offset == node.count {
+                    if offset == counts[source] {
                         source += 1
                         offset = 0
                     }
                 }
-                result.append(branch(children, height: height))
+                node = branch(unretained: gathered, height: height)
+            }
+            created.append(node)
+            level.append((.passUnretained(node), height == 0 ? target : gathered.reduce(0) { $0 + $1.size }))
+        }
+        return (level, created)
+    }
+
+    /// A branch at `height` over unretained `children` of known sizes (each
+    /// retained once here; the caller keeps them alive until then), regular
+    /// when every child but the last is complete, relaxed otherwise.
+    @inlinable
+    static func branch(unretained children: [(node: Unmanaged<_VectorNode>, size: Int)], height: Int) -> _VectorNode {
+        let n = children.count
+        precondition(n > 0 && n <= branching)
+        let complete = capacity(height: height - 1)
+        var regular = true
+        for i in 0..<(n - 1) where children[i].size != complete {
+            regular = false
+            break
+        }
+        let node = allocateBranch(capacity: n, relaxed: !regular)
+        let slots = node._children
+        var total = 0
+        for i in 0..<n {
+            (slots + i).initialize(to: children[i].node.takeUnretainedValue())
+            if !regular {
+                total += children[i].size
+                (node._sizes + i).initialize(to: total)
             }
         }
-        return result
+        node._header.pointee.count = UInt32(n)
+        return node
     }
 }

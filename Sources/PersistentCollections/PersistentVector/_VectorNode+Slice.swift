@@ -11,9 +11,11 @@ extension _VectorNode {
         let child = _children[slot]
         let newLast = child.prefix(count - before, height: height - 1)
         if slot == self.count - 1 && newLast === child { return self }
-        var children = Array(UnsafeBufferPointer(start: _children, count: slot))
-        children.append(newLast)
-        return Self.branch(children, height: height)
+        var children: [(node: Unmanaged<_VectorNode>, size: Int)] = []
+        children.reserveCapacity(slot + 1)
+        appendUnretainedChildren(to: &children, from: 0, count: slot, height: height)
+        children.append((.passUnretained(newLast), count - before))
+        return withExtendedLifetime(newLast) { Self.branch(unretained: children, height: height) }
     }
 
     /// This subtree (at `height`) without its first `count` elements.
@@ -25,10 +27,13 @@ extension _VectorNode {
             return Self.leaf(UnsafeBufferPointer(start: _elements + count, count: self.count - count))
         }
         let (slot, before) = locate(count, height: height)
+        let firstSize = childSize(slot, height: height)
         let newFirst = _children[slot].dropping(count - before, height: height - 1)
-        var children = [newFirst]
-        children.append(contentsOf: UnsafeBufferPointer(start: _children + slot + 1, count: self.count - slot - 1))
-        return Self.branch(children, height: height)
+        var children: [(node: Unmanaged<_VectorNode>, size: Int)] = [
+            (.passUnretained(newFirst), firstSize - (count - before))
+        ]
+        appendUnretainedChildren(to: &children, from: slot + 1, count: self.count - slot - 1, height: height)
+        return withExtendedLifetime(newFirst) { Self.branch(unretained: children, height: height) }
     }
 
     /// The child holding element `index` of this branch and the number of
