@@ -33,5 +33,14 @@ let package = Package(
             path: "Benchmarks/PersistentMapBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
+        .executableTarget(
+            name: "PersistentVectorBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PersistentCollections", package: "Strata"),
+            ],
+            path: "Benchmarks/PersistentVectorBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
     ]
 )
