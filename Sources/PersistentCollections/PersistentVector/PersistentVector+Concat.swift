@@ -25,8 +25,13 @@ extension PersistentVector {
     @inlinable
     static func _joined(_ left: _Node?, _ leftHeight: Int, _ right: _Node, _ rightHeight: Int) -> (_Node, Int) {
         guard let left else { return (right, rightHeight) }
-        var root = _Node.concat(left, leftHeight, right, rightHeight)
-        var height = Swift.max(leftHeight, rightHeight) + 1
+        let pair = _Node.concat(left, leftHeight, right, rightHeight)
+        var height = Swift.max(leftHeight, rightHeight)
+        var root = pair.first
+        if let second = pair.second {
+            root = _Node.branch([root, second], height: height + 1)
+            height += 1
+        }
         while !root.isLeaf && root.count == 1 {
             root = root.child(at: 0)
             height -= 1

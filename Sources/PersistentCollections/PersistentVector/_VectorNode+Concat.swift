@@ -4,9 +4,13 @@ extension _VectorNode {
     /// most this many slots past its radix guess.
     @inlinable static var extraSearchSteps: Int { 2 }
 
+    /// The one or two nodes a concatenation leaves at a level.
+    @usableFromInline
+    typealias _Pair = (first: _VectorNode, second: _VectorNode?)
+
     /// Concatenates the subtree `left` (at height `leftHeight`) with `right`
-    /// (at `rightHeight`). Returns a node at height max + 1 holding one or
-    /// two children; the caller unwraps single-child roots.
+    /// (at `rightHeight`). Returns one or two nodes at height max(leftHeight,
+    /// rightHeight) holding all their elements, in order.
     ///
     /// Only the nodes along the seam (the right edge of `left`, the left
     /// edge of `right`) are rebuilt, and only where the RRB invariant needs
@@ -19,47 +23,33 @@ extension _VectorNode {
         _ leftHeight: Int,
         _ right: _VectorNode,
         _ rightHeight: Int
-    ) -> _VectorNode {
+    ) -> _Pair {
         if leftHeight == 0 && rightHeight == 0 {
-            if left.count + right.count <= branching {
-                return branch([merged(left, right)], height: 1)
-            }
-            return branch([left, right], height: 1)
+            if left.count + right.count <= branching { return (merged(left, right), nil) }
+            return (left, right)
         }
-        let centre: _VectorNode
+        let centre: _Pair
+        let height = Swift.max(leftHeight, rightHeight)
         var gathered: [(node: Unmanaged<_VectorNode>, size: Int)] = []
         gathered.reserveCapacity(2 * branching + 2)
         if leftHeight > rightHeight {
             centre = concat(left.child(at: left.count - 1), leftHeight - 1, right, rightHeight)
             left.appendUnretainedChildren(to: &gathered, from: 0, count: left.count - 1, height: leftHeight)
-            centre.appendUnretainedChildren(
-                to: &gathered,
-                from: 0,
-                count: centre.count,
-                height: Swift.max(leftHeight, rightHeight)
-            )
         } else if leftHeight < rightHeight {
             centre = concat(left, leftHeight, right.child(at: 0), rightHeight - 1)
-            centre.appendUnretainedChildren(
-                to: &gathered,
-                from: 0,
-                count: centre.count,
-                height: Swift.max(leftHeight, rightHeight)
-            )
-            right.appendUnretainedChildren(to: &gathered, from: 1, count: right.count - 1, height: rightHeight)
         } else {
             centre = concat(left.child(at: left.count - 1), leftHeight - 1, right.child(at: 0), rightHeight - 1)
             left.appendUnretainedChildren(to: &gathered, from: 0, count: left.count - 1, height: leftHeight)
-            centre.appendUnretainedChildren(
-                to: &gathered,
-                from: 0,
-                count: centre.count,
-                height: Swift.max(leftHeight, rightHeight)
-            )
+        }
+        gathered.append((.passUnretained(centre.first), centre.first.size(height: height - 1)))
+        if let second = centre.second {
+            gathered.append((.passUnretained(second), second.size(height: height - 1)))
+        }
+        if leftHeight <= rightHeight {
             right.appendUnretainedChildren(to: &gathered, from: 1, count: right.count - 1, height: rightHeight)
         }
         return withExtendedLifetime(centre) {
-            rebalance(gathered, childHeight: Swift.max(leftHeight, rightHeight) - 1)
+            rebalance(gathered, childHeight: height - 1)
         }
     }
 
@@ -101,25 +91,24 @@ extension _VectorNode {
     /// Redistributes the slots of `nodes` (all at `childHeight`, unretained)
     /// so that the level holds at most `extraSearchSteps` nodes more than the
     /// minimum, then groups them under one or two parents at
-    /// `childHeight + 1`, returned under a node at `childHeight + 2`.
+    /// `childHeight + 1`.
     @inlinable
-    static func rebalance(_ nodes: [(node: Unmanaged<_VectorNode>, size: Int)], childHeight: Int) -> _VectorNode {
+    static func rebalance(_ nodes: [(node: Unmanaged<_VectorNode>, size: Int)], childHeight: Int) -> _Pair {
         var counts: [Int] = []
         counts.reserveCapacity(nodes.count)
         for entry in nodes { counts.append(entry.node._withUnsafeGuaranteedRef { $0.count }) }
         let plan = concatPlan(counts)
-        // `packed` owns the nodes `execute` creates; reused nodes stay owned
+        // `created` owns the nodes `execute` makes; reused nodes stay owned
         // by their old parents until the new parents retain them.
         let (packed, created) = execute(plan, nodes, counts, height: childHeight)
         return withExtendedLifetime(created) {
-            // The wrappers hold their children strongly: a node only referenced
-            // through `Unmanaged` could be freed before its parent retains it.
             if packed.count <= branching {
-                return branch([branch(unretained: packed, height: childHeight + 1)], height: childHeight + 2)
+                return (branch(unretained: packed, height: childHeight + 1), nil)
             }
-            let left = branch(unretained: Array(packed[..<branching]), height: childHeight + 1)
-            let right = branch(unretained: Array(packed[branching...]), height: childHeight + 1)
-            return branch([left, right], height: childHeight + 2)
+            return (
+                branch(unretained: Array(packed[..<branching]), height: childHeight + 1),
+                branch(unretained: Array(packed[branching...]), height: childHeight + 1)
+            )
         }
     }
 

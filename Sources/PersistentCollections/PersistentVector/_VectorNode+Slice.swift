@@ -1,6 +1,9 @@
 extension _VectorNode {
     /// The first `count` elements of this subtree (at `height`), sharing every
     /// node left of the cut. 1 ≤ count ≤ size. O(log n).
+    ///
+    /// Only the right edge is rebuilt. A prefix of a regular node is regular
+    /// (every child left of the cut is complete), so it needs no size table.
     @inlinable
     func prefix(_ count: Int, height: Int) -> _VectorNode {
         if isLeaf {
@@ -11,15 +14,22 @@ extension _VectorNode {
         let child = _children[slot]
         let newLast = child.prefix(count - before, height: height - 1)
         if slot == self.count - 1 && newLast === child { return self }
-        var children: [(node: Unmanaged<_VectorNode>, size: Int)] = []
-        children.reserveCapacity(slot + 1)
-        appendUnretainedChildren(to: &children, from: 0, count: slot, height: height)
-        children.append((.passUnretained(newLast), count - before))
-        return withExtendedLifetime(newLast) { Self.branch(unretained: children, height: height) }
+        let node = Self.allocateBranch(capacity: slot + 1, relaxed: isRelaxed)
+        node._children.initialize(from: _children, count: slot)
+        (node._children + slot).initialize(to: newLast)
+        if isRelaxed {
+            node._sizes.initialize(from: _sizes, count: slot)
+            (node._sizes + slot).initialize(to: count)
+        }
+        node._header.pointee.count = UInt32(slot + 1)
+        return node
     }
 
     /// This subtree (at `height`) without its first `count` elements.
     /// 0 ≤ count < size. O(log n).
+    ///
+    /// Only the left edge is rebuilt; the result is relaxed unless its first
+    /// child is complete or alone.
     @inlinable
     func dropping(_ count: Int, height: Int) -> _VectorNode {
         if count == 0 { return self }
@@ -27,13 +37,22 @@ extension _VectorNode {
             return Self.leaf(UnsafeBufferPointer(start: _elements + count, count: self.count - count))
         }
         let (slot, before) = locate(count, height: height)
-        let firstSize = childSize(slot, height: height)
         let newFirst = _children[slot].dropping(count - before, height: height - 1)
-        var children: [(node: Unmanaged<_VectorNode>, size: Int)] = [
-            (.passUnretained(newFirst), firstSize - (count - before))
-        ]
-        appendUnretainedChildren(to: &children, from: slot + 1, count: self.count - slot - 1, height: height)
-        return withExtendedLifetime(newFirst) { Self.branch(unretained: children, height: height) }
+        let kept = self.count - slot
+        let relaxed = kept > 1
+        let node = Self.allocateBranch(capacity: kept, relaxed: relaxed)
+        node._children.initialize(to: newFirst)
+        (node._children + 1).initialize(from: _children + slot + 1, count: kept - 1)
+        if relaxed {
+            // Cumulative sizes shift down by the elements dropped.
+            let total = isRelaxed ? 0 : size(height: height)
+            for i in 0..<kept {
+                let end = isRelaxed ? _sizes[slot + i] : Swift.min((slot + i + 1) << (Self.bits * height), total)
+                (node._sizes + i).initialize(to: end - count)
+            }
+        }
+        node._header.pointee.count = UInt32(kept)
+        return node
     }
 
     /// The child holding element `index` of this branch and the number of

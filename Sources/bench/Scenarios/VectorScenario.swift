@@ -244,7 +244,7 @@ struct VectorScenario {
                 "vector 100k: index fragmented/regular",
                 measured: ratio("random index after 1,000 concat/split"),
                 .atMost,
-                3
+                8
             )
             context.report.gate("vector 100k: iteration PV/Array", measured: ratio("iteration"), .atMost, 20)
         }
