@@ -39,6 +39,10 @@ let package = Package(
         .target(name: "CChecksum"),
         .target(name: "CBenchmarkSink"),
 
+        // MARK: Support
+        // Seeded generator shared by the bench workloads and the property tests.
+        .target(name: "DeterministicRandom"),
+
         // MARK: Libraries
         .target(name: "PersistentCollections"),
         .target(
@@ -54,14 +58,18 @@ let package = Package(
                 "PersistentCollections",
                 "CJemalloc",
                 "CBenchmarkSink",
+                "DeterministicRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
             ]
         ),
 
         // MARK: Tests
-        .testTarget(name: "PersistentCollectionsTests", dependencies: ["PersistentCollections"]),
-        .testTarget(name: "StrataTests", dependencies: ["Strata"]),
+        .testTarget(
+            name: "PersistentCollectionsTests",
+            dependencies: ["PersistentCollections", "DeterministicRandom"]
+        ),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "DeterministicRandom"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import DeterministicRandom
 import PersistentCollections
 
 /// `map`: PersistentMap beside TreeDictionary (swift-collections' CHAMP) and

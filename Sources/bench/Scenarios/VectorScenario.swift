@@ -1,3 +1,4 @@
+import DeterministicRandom
 import PersistentCollections
 
 /// `vector`: PersistentVector<Int64> beside Array<Int64>, measured in this

@@ -1,3 +1,5 @@
+import DeterministicRandom
+
 /// The state and timed operations for one map type of the `map` scenario,
 /// measured one sample at a time so that the scenario can interleave
 /// subjects.

@@ -1,25 +1,4 @@
-/// A seedable generator for property tests: a failure prints its seed, and
-/// the same seed replays the same case.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+import DeterministicRandom
 
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func int(below bound: Int) -> Int {
-        Int(next() % UInt64(bound))
-    }
-
-    mutating func chance(_ percent: Int) -> Bool {
-        int(below: 100) < percent
-    }
-}
+/// The tests' seeded generator: a failure prints its seed and replays.
+typealias SeededRandom = SplitMix64

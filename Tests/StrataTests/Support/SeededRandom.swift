@@ -1,37 +1,16 @@
-/// A seedable generator for property tests: a failure prints its seed, and
-/// the same seed replays the same case.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
+import DeterministicRandom
 
-    init(seed: UInt64) {
-        state = seed
-    }
+/// The tests' seeded generator: a failure prints its seed and replays.
+typealias SeededRandom = SplitMix64
 
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func bytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8]()
-        out.reserveCapacity(count + 8)
-        while out.count < count {
-            withUnsafeBytes(of: next()) { out.append(contentsOf: $0) }
-        }
-        out.removeLast(out.count - count)
-        return out
-    }
-
-    /// Text shaped like database records: repeated field names, words, numbers.
+extension SplitMix64 {
+    /// Text shaped like database records: repeated field names and numbers.
     mutating func recordLikeBytes(_ count: Int) -> [UInt8] {
         var out = [UInt8]()
         out.reserveCapacity(count + 64)
         while out.count < count {
-            out.append(contentsOf: Self.recordWords[Int(next() % UInt64(Self.recordWords.count))])
-            out.append(contentsOf: Self.numbers[Int(next() % UInt64(Self.numbers.count))])
+            out.append(contentsOf: Self.recordWords[int(below: Self.recordWords.count)])
+            out.append(contentsOf: Self.numbers[int(below: Self.numbers.count)])
         }
         out.removeLast(out.count - count)
         return out
