@@ -1,0 +1,45 @@
+import PersistentCollections
+
+/// The whole database as an immutable value: tables by name, and the basis
+/// `t`, the number of the last transaction it contains (0 for an empty
+/// database).
+///
+/// A `Database` never changes; applying a transaction gives a new value
+/// that shares every untouched table and record with this one, so keeping
+/// many past values costs only what differs between them. Reads are
+/// synchronous and safe from any thread.
+public struct Database: Hashable, Sendable {
+    /// The tables by name. A table with no records is absent.
+    public internal(set) var tables: PersistentMap<String, Table>
+    /// The number of the last transaction applied.
+    public internal(set) var basis: Int64
+
+    /// An empty database at basis 0. O(1).
+    public init() {
+        tables = PersistentMap()
+        basis = 0
+    }
+
+    /// A database with the given tables and basis. Empty tables are dropped.
+    public init(tables: PersistentMap<String, Table>, basis: Int64) {
+        self.tables = tables.filter { !$0.value.isEmpty }
+        self.basis = basis
+    }
+
+    /// The table `name`; an empty table when there is none. O(log32 t).
+    public subscript(table name: String) -> Table { tables[name] ?? Table() }
+
+    /// The record `id` of table `table`, or nil. O(log32 n).
+    public func record(_ id: RecordID, in table: String) -> Record? { tables[table]?[id] }
+
+    /// The value at `path` in record `id` of `table`, or nil.
+    public func value(at path: FieldPath, of id: RecordID, in table: String) -> Value? {
+        record(id, in: table)?[path: path]
+    }
+
+    /// The names of the non-empty tables, sorted.
+    public var tableNames: [String] { tables.keys.sorted() }
+
+    /// The number of records across all tables. O(t).
+    public var recordCount: Int { tables.values.reduce(0) { $0 + $1.count } }
+}

@@ -1,0 +1,45 @@
+/// A field of a record, optionally followed by keys into nested maps:
+/// `FieldPath("rss", "feeds", "42", "editedName")` names the value at
+/// `record["rss"]["feeds"]["42"]["editedName"]`.
+public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
+    /// The record field the path starts at.
+    public var field: String
+    /// Keys into nested maps below the field; empty for the field itself.
+    public var keys: [String]
+
+    /// A path from a field and nested keys.
+    public init(_ field: String, _ keys: String...) {
+        self.field = field
+        self.keys = keys
+    }
+
+    /// A path from a field and nested keys.
+    public init(field: String, keys: [String]) {
+        self.field = field
+        self.keys = keys
+    }
+
+    /// Parses `a.b.c` (no escaping: names containing dots need the other
+    /// initializers). Nil for an empty string or an empty component.
+    public init?(dotted text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard let first = parts.first, !parts.contains(where: \.isEmpty) else { return nil }
+        self.init(field: first, keys: Array(parts.dropFirst()))
+    }
+
+    /// Whether the path names a whole field.
+    public var isField: Bool { keys.isEmpty }
+
+    /// The dotted form, `a.b.c`.
+    public var description: String { ([field] + keys).joined(separator: ".") }
+}
+
+extension FieldPath: ExpressibleByStringLiteral {
+    /// A path from a dotted literal, `"rss.feeds"`.
+    public init(stringLiteral value: String) {
+        guard let path = FieldPath(dotted: value) else {
+            preconditionFailure("invalid field path literal '\(value)'")
+        }
+        self = path
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// The identity of a record within its table: an integer, a string or a UUID.
+///
+/// IDs of different kinds never compare equal (`RecordID(1)` is not
+/// `RecordID("1")`). Hashing an ID costs one hash of its payload.
+public struct RecordID: Hashable, Sendable, Comparable {
+    /// The ID's payload.
+    public enum Kind: Hashable, Sendable {
+        case integer(Int64)
+        case string(String)
+        case uuid(UUID)
+    }
+
+    /// The payload.
+    public let kind: Kind
+
+    /// An integer ID.
+    public init(_ value: Int64) {
+        kind = .integer(value)
+    }
+
+    /// An integer ID.
+    public init(_ value: Int) {
+        kind = .integer(Int64(value))
+    }
+
+    /// A string ID.
+    public init(_ value: String) {
+        kind = .string(value)
+    }
+
+    /// A UUID ID.
+    public init(_ value: UUID) {
+        kind = .uuid(value)
+    }
+
+    /// Orders integers before strings before UUIDs, then by value, so that
+    /// listings and encodings are deterministic.
+    public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
+        switch (lhs.kind, rhs.kind) {
+        case let (.integer(a), .integer(b)): return a < b
+        case let (.string(a), .string(b)): return a < b
+        case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
+        case (.integer, _): return true
+        case (.string, .uuid): return true
+        default: return false
+        }
+    }
+}
+
+extension RecordID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
+    /// An integer ID from a literal.
+    public init(integerLiteral value: Int64) {
+        self.init(value)
+    }
+
+    /// A string ID from a literal.
+    public init(stringLiteral value: String) {
+        self.init(value)
+    }
+}
+
+extension RecordID: CustomStringConvertible {
+    /// `42`, `"song-7"` or the UUID string.
+    public var description: String {
+        switch kind {
+        case .integer(let value): return String(value)
+        case .string(let value): return "\"\(value)\""
+        case .uuid(let value): return value.uuidString
+        }
+    }
+}
+
+/// A reference from one record to another: the table and the ID.
+public struct RecordReference: Hashable, Sendable, CustomStringConvertible {
+    /// The referenced record's table.
+    public var table: String
+    /// The referenced record's ID.
+    public var id: RecordID
+
+    /// A reference to record `id` of `table`.
+    public init(table: String, id: RecordID) {
+        self.table = table
+        self.id = id
+    }
+
+    /// `table/id`.
+    public var description: String { "\(table)/\(id)" }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import PersistentCollections
+
+/// A schema-less field value.
+///
+/// Scalars are stored inline; lists, nested maps and references are boxed so
+/// that a `Value` stays 17 bytes (a `String` is the largest inline payload)
+/// and a record of 20 fields is one small allocation.
+///
+/// Equality is exact: doubles compare by bit pattern, so `.double(.nan)`
+/// equals itself (the database algebra needs `==` to be reflexive) and
+/// `0.0` and `-0.0` differ; dates compare by their `timeIntervalSinceReferenceDate` bits.
+public enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case bytes([UInt8])
+    case date(Date)
+    indirect case reference(RecordReference)
+    indirect case list(PersistentVector<Value>)
+    indirect case map(PersistentMap<String, Value>)
+}
+
+extension Value: Hashable {
+    /// Exact equality (doubles and dates by bit pattern). O(size) for lists
+    /// and maps, with shared structure skipped.
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
+        case let (.string(a), .string(b)): return a == b
+        case let (.bytes(a), .bytes(b)): return a == b
+        case let (.date(a), .date(b)):
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+        case let (.reference(a), .reference(b)): return a == b
+        case let (.list(a), .list(b)): return a == b
+        case let (.map(a), .map(b)): return a == b
+        default: return false
+        }
+    }
+
+    /// Hashes consistently with `==`. O(size) for lists and maps.
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0 as UInt8)
+        case .bool(let value): hasher.combine(1 as UInt8); hasher.combine(value)
+        case .int(let value): hasher.combine(2 as UInt8); hasher.combine(value)
+        case .double(let value): hasher.combine(3 as UInt8); hasher.combine(value.bitPattern)
+        case .string(let value): hasher.combine(4 as UInt8); hasher.combine(value)
+        case .bytes(let value): hasher.combine(5 as UInt8); hasher.combine(value)
+        case .date(let value):
+            hasher.combine(6 as UInt8)
+            hasher.combine(value.timeIntervalSinceReferenceDate.bitPattern)
+        case .reference(let value): hasher.combine(7 as UInt8); hasher.combine(value)
+        case .list(let value): hasher.combine(8 as UInt8); hasher.combine(value)
+        case .map(let value): hasher.combine(9 as UInt8); hasher.combine(value)
+        }
+    }
+}
+
+// MARK: Literals
+
+// Deliberately not `ExpressibleByNilLiteral`: with `Value?` everywhere (a
+// missing field), `nil` must always mean absent, never `.null`.
+extension Value: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
+    ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
+    ExpressibleByDictionaryLiteral
+{
+    /// `.bool`.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `.int`.
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    /// `.double`.
+    public init(floatLiteral value: Double) { self = .double(value) }
+    /// `.string`.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// `.list`.
+    public init(arrayLiteral elements: Value...) { self = .list(PersistentVector(elements)) }
+    /// `.map`; a repeated key keeps its last value.
+    public init(dictionaryLiteral elements: (String, Value)...) {
+        self = .map(PersistentMap(elements, uniquingKeysWith: { _, new in new }))
+    }
+}
+
+// MARK: Reading
+
+extension Value {
+    /// The boolean, or nil for another kind.
+    public var boolValue: Bool? { if case .bool(let v) = self { return v } else { return nil } }
+    /// The integer, or nil for another kind.
+    public var intValue: Int64? { if case .int(let v) = self { return v } else { return nil } }
+    /// The double (integers widen), or nil for another kind.
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let v): return v
+        case .int(let v): return Double(v)
+        default: return nil
+        }
+    }
+    /// The string, or nil for another kind.
+    public var stringValue: String? { if case .string(let v) = self { return v } else { return nil } }
+    /// The bytes, or nil for another kind.
+    public var bytesValue: [UInt8]? { if case .bytes(let v) = self { return v } else { return nil } }
+    /// The date, or nil for another kind.
+    public var dateValue: Date? { if case .date(let v) = self { return v } else { return nil } }
+    /// The reference, or nil for another kind.
+    public var referenceValue: RecordReference? { if case .reference(let v) = self { return v } else { return nil } }
+    /// The list, or nil for another kind.
+    public var listValue: PersistentVector<Value>? { if case .list(let v) = self { return v } else { return nil } }
+    /// The nested map, or nil for another kind.
+    public var mapValue: PersistentMap<String, Value>? { if case .map(let v) = self { return v } else { return nil } }
+    /// Whether this is `.null`.
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    /// The value at a nested path of map keys, or nil where the path leaves
+    /// the maps. An empty path is the value itself. O(depth · log32 n).
+    public subscript(path path: some Collection<String>) -> Value? {
+        var current = self
+        for key in path {
+            guard case .map(let map) = current, let next = map[key] else { return nil }
+            current = next
+        }
+        return current
+    }
+}
+
+extension Value: CustomStringConvertible {
+    /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`, `["a": 1]`.
+    public var description: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let v): return String(v)
+        case .int(let v): return String(v)
+        case .double(let v): return String(v)
+        case .string(let v): return String(reflecting: v)
+        case .bytes(let v): return "<\(v.count) bytes>"
+        case .date(let v): return v.formatted(.iso8601)
+        case .reference(let v): return "@\(v)"
+        case .list(let v): return v.description
+        case .map(let v): return v.description
+        }
+    }
+}
