@@ -1,0 +1,126 @@
+/// Why two changes of one record cannot be combined.
+public enum ChangeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// `next` cannot follow `first` on the same record (for example an
+    /// insert after an insert).
+    case cannotFollow(first: String, next: String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case let .cannotFollow(first, next): return "a record's \(next) cannot follow its \(first)"
+        }
+    }
+}
+
+/// One field's value before and after a change; nil means absent.
+public struct FieldChange: Hashable, Sendable {
+    /// The value before, or nil when the field was absent.
+    public var old: Value?
+    /// The value after, or nil when the field is removed.
+    public var new: Value?
+
+    /// A change of one field from `old` to `new`.
+    public init(old: Value?, new: Value?) {
+        self.old = old
+        self.new = new
+    }
+}
+
+/// What a transaction did to one record, with what it replaced, so that the
+/// change can be undone and combined without looking at a database.
+///
+/// A transaction holds at most one `Change` per record: several edits of
+/// one record within a transaction are combined into one.
+public enum Change: Hashable, Sendable {
+    /// The record did not exist and now holds this.
+    case insert(Record)
+    /// The record existed with these fields and is removed.
+    case delete(Record)
+    /// The record existed before and after; these fields changed (old and
+    /// new values, nil for absent). Fields not listed are untouched.
+    case update([String: FieldChange])
+
+    /// The record before the change, given the record after it (nil when
+    /// absent). Nil when the change leaves no record before it.
+    func before(after: Record?) -> Record? {
+        switch self {
+        case .insert: return nil
+        case .delete(let record): return record
+        case .update(let fields):
+            guard var record = after else { return nil }
+            for (name, field) in fields { record[name] = field.old }
+            return record
+        }
+    }
+
+    /// The change that undoes this one. O(fields).
+    public var inverse: Change {
+        switch self {
+        case .insert(let record): return .delete(record)
+        case .delete(let record): return .insert(record)
+        case .update(let fields): return .update(fields.mapValues { FieldChange(old: $0.new, new: $0.old) })
+        }
+    }
+
+    /// The change equivalent to this one followed by `next` on the same
+    /// record, or nil when together they leave the record as it was (for
+    /// example an insert then a delete).
+    ///
+    /// - Throws: `ChangeError.cannotFollow` when `next` cannot follow this
+    ///   change (an insert after an insert, an update or delete after a
+    ///   delete). A run of transactions that applied in order never does.
+    public func then(_ next: Change) throws -> Change? {
+        switch (self, next) {
+        case (.insert(let record), .update(let fields)):
+            return .insert(Change.applying(fields, to: record))
+        case (.insert, .delete):
+            return nil
+        case (.delete(let old), .insert(let new)):
+            return Change.between(old, new)
+        case (.update(let fields), .delete(let record)):
+            var original = record
+            for (name, field) in fields { original[name] = field.old }
+            return .delete(original)
+        case (.update(let first), .update(let second)):
+            var merged = first
+            for (name, field) in second {
+                if let earlier = first[name] {
+                    merged[name] = FieldChange(old: earlier.old, new: field.new)
+                } else {
+                    merged[name] = field
+                }
+            }
+            merged = merged.filter { $0.value.old != $0.value.new }
+            return merged.isEmpty ? nil : .update(merged)
+        default:
+            throw ChangeError.cannotFollow(first: kind, next: next.kind)
+        }
+    }
+
+    /// The change that turns `old` into `new`: field-level, or nil when equal.
+    public static func between(_ old: Record, _ new: Record) -> Change? {
+        var fields: [String: FieldChange] = [:]
+        for field in old where new[field.name] != field.value {
+            fields[field.name] = FieldChange(old: field.value, new: new[field.name])
+        }
+        for field in new where old[field.name] == nil {
+            fields[field.name] = FieldChange(old: nil, new: field.value)
+        }
+        return fields.isEmpty ? nil : .update(fields)
+    }
+
+    static func applying(_ fields: [String: FieldChange], to record: Record) -> Record {
+        var result = record
+        for (name, field) in fields { result[name] = field.new }
+        return result
+    }
+
+    /// "insert", "delete" or "update", for messages.
+    public var kind: String {
+        switch self {
+        case .insert: return "insert"
+        case .delete: return "delete"
+        case .update: return "update"
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import PersistentCollections
+
+/// Why a run of transactions could not be combined.
+public enum FlattenError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The run has no transactions.
+    case emptyRun
+    /// Two changes of one record in the run cannot follow each other (the
+    /// run did not apply in order).
+    case incompatibleChanges(table: String, id: RecordID, ChangeError)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .emptyRun: return "cannot combine an empty run of transactions"
+        case let .incompatibleChanges(table, id, error): return "cannot combine changes of \(table)/\(id): \(error)"
+        }
+    }
+}
+
+/// One transaction with the effect of the whole run, in order:
+///
+///     apply(P, flatten(run)) == run.reduce(P, apply)
+///
+/// Each record's changes are combined into one (an insert then updates is
+/// an insert of the final record; an insert then a delete is nothing), so
+/// the result is as large as the set of records touched, not the run.
+/// Associative: runs can be combined in pieces and the pieces combined.
+/// The result keeps the summary (ID, t, time, message) of every transaction
+/// it covers; its basis is the first one's, its `t` the last one's.
+///
+/// - Throws: ``FlattenError`` for an empty run, or for changes that could
+///   not have applied in that order.
+public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
+    guard let first = run.first else { throw FlattenError.emptyRun }
+    if run.count == 1 { return first }
+    var changes = first.changes
+    var covers = first.coveredSummaries
+    var significance = first.significance
+    var last = first
+    for transaction in run.dropFirst() {
+        for (name, tableChanges) in transaction.changes {
+            var combined = changes.removeValue(forKey: name) ?? PersistentMap()
+            for (id, change) in tableChanges {
+                if let earlier = combined[id] {
+                    do {
+                        combined[id] = try earlier.then(change)
+                    } catch let error as ChangeError {
+                        throw FlattenError.incompatibleChanges(table: name, id: id, error)
+                    }
+                } else {
+                    combined[id] = change
+                }
+            }
+            if !combined.isEmpty { changes[name] = combined }
+        }
+        covers += transaction.coveredSummaries
+        significance = max(significance, transaction.significance)
+        last = transaction
+    }
+    return Transaction(
+        id: last.id,
+        t: last.t,
+        basis: first.basis,
+        timestamp: last.timestamp,
+        message: "\(covers.count) transactions",
+        significance: significance,
+        metadata: [:],
+        changes: changes,
+        covers: covers
+    )
+}
+
+/// The transaction that undoes `transaction`:
+///
+///     apply(apply(P, T), inverse(T)) == P
+///
+/// Inserts become deletes of the same record, deletes re-insert what they
+/// removed, updates swap old and new field values; its basis is `T.t` and
+/// its `t` is `T.basis`. No database is needed. O(changes).
+public func inverse(_ transaction: Transaction) -> Transaction {
+    Transaction(
+        id: UUID(),
+        t: transaction.basis,
+        basis: transaction.t,
+        timestamp: transaction.timestamp,
+        message: "Undo: \(transaction.message)",
+        significance: transaction.significance,
+        metadata: transaction.metadata,
+        changes: transaction.changes.mapValues { $0.mapValues(\.inverse) },
+        reverts: transaction.id
+    )
+}

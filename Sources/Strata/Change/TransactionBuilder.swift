@@ -1,0 +1,104 @@
+import Foundation
+import PersistentCollections
+
+/// Builds a transaction against a database value: each edit is checked and
+/// resolved at once (so errors name the edit that caused them), and reads
+/// through ``database`` see the edits made so far.
+///
+///     var builder = TransactionBuilder(on: store.current)
+///     try builder.insert(["title": "Blue River"], id: 7, into: "songs")
+///     try builder.update(7, in: "songs", [.set("plays", 1)])
+///     let transaction = builder.transaction(t: 43, message: "Import")
+///
+/// Several edits of one record become one ``Change``.
+public struct TransactionBuilder: Sendable {
+    /// The database the transaction applies to.
+    public let base: Database
+    /// `base` with the edits so far applied.
+    public private(set) var database: Database
+    /// The resolved changes so far.
+    public private(set) var changes: PersistentMap<String, PersistentMap<RecordID, Change>>
+
+    /// A builder for a transaction on `base`.
+    public init(on base: Database) {
+        self.base = base
+        self.database = base
+        self.changes = PersistentMap()
+    }
+
+    /// Inserts a new record. O(log32 n).
+    ///
+    /// - Throws: ``ApplyError/recordExists(table:id:)`` when `id` exists.
+    public mutating func insert(_ record: Record, id: RecordID, into table: String) throws {
+        guard database.record(id, in: table) == nil else { throw ApplyError.recordExists(table: table, id: id) }
+        try add(.insert(record), id: id, table: table)
+    }
+
+    /// Inserts the record, or replaces the existing one with `id`. O(log32 n + fields).
+    public mutating func upsert(_ record: Record, id: RecordID, into table: String) throws {
+        if let existing = database.record(id, in: table) {
+            if let change = Change.between(existing, record) { try add(change, id: id, table: table) }
+        } else {
+            try add(.insert(record), id: id, table: table)
+        }
+    }
+
+    /// Applies `patch` to record `id`. O(log32 n + edits).
+    ///
+    /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
+    ///   no such record; `FieldPathError` when a set goes through a non-map.
+    public mutating func update(_ id: RecordID, in table: String, _ patch: Patch) throws {
+        guard let existing = database.record(id, in: table) else {
+            throw ApplyError.recordMissing(table: table, id: id, change: "update")
+        }
+        if let change = Change.between(existing, try patch.applied(to: existing)) {
+            try add(change, id: id, table: table)
+        }
+    }
+
+    /// Deletes record `id`. O(log32 n).
+    ///
+    /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
+    ///   no such record.
+    public mutating func delete(_ id: RecordID, from table: String) throws {
+        guard let existing = database.record(id, in: table) else {
+            throw ApplyError.recordMissing(table: table, id: id, change: "delete")
+        }
+        try add(.delete(existing), id: id, table: table)
+    }
+
+    private mutating func add(_ change: Change, id: RecordID, table: String) throws {
+        var tableChanges = changes.removeValue(forKey: table) ?? PersistentMap()
+        if let earlier = tableChanges[id] {
+            tableChanges[id] = try earlier.then(change)
+        } else {
+            tableChanges[id] = change
+        }
+        if !tableChanges.isEmpty { changes[table] = tableChanges }
+        let single = Transaction(t: database.basis, basis: database.basis, changes: [table: [id: change]])
+        database = try apply(database, single)
+    }
+
+    /// The transaction of the edits so far, numbered `t` (by default the
+    /// base's basis + 1). Applying it to `base` gives ``database`` with its
+    /// basis set to `t`.
+    public func transaction(
+        t: Int64? = nil,
+        id: UUID = UUID(),
+        timestamp: Date = Date(),
+        message: String = "",
+        significance: Significance = .normal,
+        metadata: [String: Value] = [:]
+    ) -> Transaction {
+        Transaction(
+            id: id,
+            t: t ?? base.basis + 1,
+            basis: base.basis,
+            timestamp: timestamp,
+            message: message,
+            significance: significance,
+            metadata: metadata,
+            changes: changes
+        )
+    }
+}

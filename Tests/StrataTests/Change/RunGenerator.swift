@@ -1,0 +1,132 @@
+import Foundation
+import PersistentCollections
+import Strata
+
+/// Random bases and random runs of transactions for the algebra's property
+/// tests. Every transaction is built with `TransactionBuilder` on the value
+/// the previous one produced, so the run applies in order.
+struct RunGenerator {
+    var random: SeededRandom
+    static let tables = ["songs", "albums", "tags"]
+    static let fields = ["title", "plays", "rating", "path", "meta"]
+
+    init(seed: UInt64) {
+        random = SeededRandom(seed: seed)
+    }
+
+    mutating func id() -> RecordID {
+        random.chance(80) ? RecordID(random.int(below: 12)) : RecordID("s\(random.int(below: 4))")
+    }
+
+    mutating func value() -> Value {
+        switch random.int(below: 6) {
+        case 0: return .int(Int64(random.int(below: 5)))
+        case 1: return .string(["a", "b", "Blue River"][random.int(below: 3)])
+        case 2: return ["a": .int(Int64(random.int(below: 3))), "b": "x"]
+        case 3: return .null
+        case 4: return .double(Double(random.int(below: 3)) / 2)
+        default: return [.int(1), .string("two")]
+        }
+    }
+
+    mutating func record() -> Record {
+        var record = Record()
+        for field in Self.fields where random.chance(60) { record[field] = value() }
+        return record
+    }
+
+    mutating func path() -> FieldPath {
+        random.chance(70)
+            ? FieldPath(Self.fields[random.int(below: Self.fields.count)])
+            : FieldPath("meta", ["a", "b", "c"][random.int(below: 3)])
+    }
+
+    mutating func base() -> Database {
+        var builder = TransactionBuilder(on: Database())
+        for table in Self.tables {
+            for _ in 0..<random.int(below: 10) {
+                let id = id()
+                try? builder.upsert(record(), id: id, into: table)
+            }
+        }
+        return (try? apply(Database(), builder.transaction(t: 0))) ?? Database()
+    }
+
+    /// One random edit; throws for edits the database refuses (those are
+    /// simply not part of the transaction).
+    mutating func edit(_ builder: inout TransactionBuilder) throws {
+        let table = Self.tables[random.int(below: Self.tables.count)]
+        let id = id()
+        let exists = builder.database.record(id, in: table) != nil
+        switch random.int(below: 100) {
+        case 0..<20:
+            if exists { try builder.delete(id, from: table) } else { try builder.insert(record(), id: id, into: table) }
+        case 20..<30:
+            try builder.upsert(record(), id: id, into: table)
+        case 30..<45 where exists:
+            // Unset-then-set or set-then-unset of one field.
+            let path = path()
+            if random.chance(50) {
+                try builder.update(id, in: table, [.unset(path), .set(path, value())])
+            } else {
+                try builder.update(id, in: table, [.set(path, value()), .unset(path)])
+            }
+        case 45..<55 where exists:
+            // Two updates unsetting different fields.
+            try builder.update(id, in: table, [.unset(path())])
+            try builder.update(id, in: table, [.unset(path())])
+        case 55..<65 where exists:
+            // Delete then re-insert.
+            try builder.delete(id, from: table)
+            try builder.insert(record(), id: id, into: table)
+        case 65..<72 where !exists:
+            // Insert, update, delete.
+            try builder.insert(record(), id: id, into: table)
+            try builder.update(id, in: table, [.set(path(), value())])
+            try builder.delete(id, from: table)
+        case 72..<80 where exists:
+            // Update then upsert.
+            try builder.update(id, in: table, [.set(path(), value())])
+            try builder.upsert(record(), id: id, into: table)
+        default:
+            if exists {
+                var patch = Patch()
+                for _ in 0..<(1 + random.int(below: 3)) {
+                    if random.chance(70) { patch.set(path(), to: value()) } else { patch.unset(path()) }
+                }
+                try builder.update(id, in: table, patch)
+            } else {
+                try builder.insert(record(), id: id, into: table)
+            }
+        }
+    }
+
+    /// A run of 1...`maxLength` transactions from `base`, with the value
+    /// after each.
+    mutating func run(from base: Database, maxLength: Int) -> (transactions: [Transaction], values: [Database]) {
+        var transactions: [Transaction] = []
+        var values = [base]
+        var current = base
+        for _ in 0..<(1 + random.int(below: maxLength)) {
+            var builder = TransactionBuilder(on: current)
+            let edits = random.chance(10) ? 0 : 1 + random.int(below: 4)  // some empty transactions
+            for _ in 0..<edits {
+                var attempt = builder
+                if (try? edit(&attempt)) != nil { builder = attempt }
+            }
+            let transaction = builder.transaction(
+                t: current.basis + 1,
+                id: UUID(
+                    uuidString: String(format: "00000000-0000-0000-0000-%012llx", random.next() & 0xFFFF_FFFF_FFFF)
+                )!,
+                timestamp: Date(timeIntervalSinceReferenceDate: Double(current.basis + 1)),
+                message: "tx \(current.basis + 1)"
+            )
+            current = builder.database
+            current = (try? apply(values.last!, transaction)) ?? current
+            transactions.append(transaction)
+            values.append(current)
+        }
+        return (transactions, values)
+    }
+}
