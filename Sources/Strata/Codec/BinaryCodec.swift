@@ -1,0 +1,458 @@
+import Foundation
+import PersistentCollections
+
+/// The binary encoding of values, records, transactions and whole databases
+/// (the snapshot payload).
+///
+/// Every top-level encoding starts with the magic `STR`, a kind byte and the
+/// format version, so a reader refuses data from a newer format instead of
+/// misreading it. Integers are varints (zigzag for signed), strings are
+/// length-prefixed UTF-8, field names are interned within one top-level
+/// encoding, and map keys are written sorted so equal values encode to equal
+/// bytes.
+///
+/// Decoding is total: any byte string decodes or throws ``CodecError`` with
+/// the offset. Lengths are checked against the remaining input before
+/// anything is allocated, nesting is bounded, and every loop consumes input,
+/// so a decoder never crashes, never allocates unboundedly and never hangs.
+public enum BinaryCodec {
+    /// The format version this build writes and the newest it reads.
+    public static let formatVersion: UInt64 = 1
+
+    static let magic: [UInt8] = Array("STR".utf8)
+
+    enum Kind: UInt8 {
+        case value = 0x56  // "V"
+        case record = 0x52  // "R"
+        case transaction = 0x54  // "T"
+        case database = 0x44  // "D"
+    }
+
+    // MARK: Top level
+
+    /// The encoding of a value.
+    public static func encode(_ value: Value) -> [UInt8] {
+        var writer = header(.value)
+        writer.value(value)
+        return writer.bytes
+    }
+
+    /// The encoding of a record.
+    public static func encode(_ record: Record) -> [UInt8] {
+        var writer = header(.record)
+        writer.record(record)
+        return writer.bytes
+    }
+
+    /// The encoding of a transaction (a log record's payload).
+    public static func encode(_ transaction: Transaction) -> [UInt8] {
+        var writer = header(.transaction)
+        writer.transaction(transaction)
+        return writer.bytes
+    }
+
+    /// The encoding of a whole database (a snapshot's payload).
+    public static func encode(_ database: Database) -> [UInt8] {
+        var writer = header(.database, capacity: 64 + database.recordCount * 64)
+        writer.database(database)
+        return writer.bytes
+    }
+
+    /// Decodes a value. - Throws: ``CodecError``.
+    public static func decodeValue(_ bytes: [UInt8]) throws -> Value {
+        try decode(bytes, .value) { try $0.value() }
+    }
+
+    /// Decodes a record. - Throws: ``CodecError``.
+    public static func decodeRecord(_ bytes: [UInt8]) throws -> Record {
+        try decode(bytes, .record) { try $0.record() }
+    }
+
+    /// Decodes a transaction. - Throws: ``CodecError``.
+    public static func decodeTransaction(_ bytes: [UInt8]) throws -> Transaction {
+        try decode(bytes, .transaction) { try $0.transaction() }
+    }
+
+    /// Decodes a database. - Throws: ``CodecError``.
+    public static func decodeDatabase(_ bytes: [UInt8]) throws -> Database {
+        try decode(bytes, .database) { try $0.database() }
+    }
+
+    static func header(_ kind: Kind, capacity: Int = 256) -> ByteWriter {
+        var writer = ByteWriter(capacity: capacity)
+        for b in magic { writer.byte(b) }
+        writer.byte(kind.rawValue)
+        writer.varint(formatVersion)
+        return writer
+    }
+
+    static func decode<T>(_ bytes: [UInt8], _ kind: Kind, _ body: (inout ByteReader) throws -> T) throws -> T {
+        var reader = ByteReader(bytes)
+        let found = Array(bytes.prefix(4))
+        let expected = magic + [kind.rawValue]
+        guard found == expected else {
+            if found.count < 4 && found == Array(expected.prefix(found.count)) {
+                throw CodecError.truncated(offset: found.count, needed: 4 - found.count)
+            }
+            throw CodecError.badMagic(expected: expected, found: found)
+        }
+        _ = try reader.take(4)
+        let version = try reader.varint()
+        guard version <= formatVersion, version > 0 else {
+            throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: formatVersion)
+        }
+        let result = try body(&reader)
+        try reader.expectEnd()
+        return result
+    }
+}
+
+// MARK: Writing
+
+extension ByteWriter {
+    mutating func value(_ value: Value) {
+        switch value {
+        case .null: byte(0)
+        case .bool(let v): byte(v ? 2 : 1)
+        case .int(let v):
+            byte(3)
+            zigzag(v)
+        case .double(let v):
+            byte(4)
+            fixed64(v.bitPattern)
+        case .string(let v):
+            byte(5)
+            string(v)
+        case .bytes(let v):
+            byte(6)
+            raw(v)
+        case .date(let v):
+            byte(7)
+            fixed64(v.timeIntervalSinceReferenceDate.bitPattern)
+        case .reference(let v):
+            byte(8)
+            string(v.table)
+            recordID(v.id)
+        case .list(let v):
+            byte(9)
+            varint(v.count)
+            for element in v { self.value(element) }
+        case .map(let v):
+            byte(10)
+            varint(v.count)
+            for key in v.keys.sorted() {
+                fieldName(key)
+                self.value(v[key]!)
+            }
+        }
+    }
+
+    mutating func recordID(_ id: RecordID) {
+        switch id.kind {
+        case .integer(let v):
+            byte(0)
+            zigzag(v)
+        case .string(let v):
+            byte(1)
+            string(v)
+        case .uuid(let v):
+            byte(2)
+            uuid(v)
+        }
+    }
+
+    mutating func record(_ record: Record) {
+        varint(record.count)
+        for field in record {
+            fieldName(field.name)
+            value(field.value)
+        }
+    }
+
+    mutating func change(_ change: Change) {
+        switch change {
+        case .insert(let r):
+            byte(0)
+            record(r)
+        case .delete(let r):
+            byte(1)
+            record(r)
+        case .update(let fields):
+            byte(2)
+            varint(fields.count)
+            for name in fields.keys.sorted() {
+                let field = fields[name]!
+                fieldName(name)
+                byte((field.old == nil ? 0 : 1) | (field.new == nil ? 0 : 2))
+                if let old = field.old { value(old) }
+                if let new = field.new { value(new) }
+            }
+        }
+    }
+
+    mutating func transaction(_ t: Transaction) {
+        uuid(t.id)
+        zigzag(t.t)
+        zigzag(t.basis)
+        fixed64(t.timestamp.timeIntervalSinceReferenceDate.bitPattern)
+        string(t.message)
+        byte(UInt8(t.significance.rawValue))
+        metadata(t.metadata)
+        varint(t.changes.count)
+        for table in t.changes.keys.sorted() {
+            let changes = t.changes[table]!
+            string(table)
+            varint(changes.count)
+            for id in changes.keys.sorted() {
+                recordID(id)
+                change(changes[id]!)
+            }
+        }
+        varint(t.covers.count)
+        for summary in t.covers {
+            uuid(summary.id)
+            zigzag(summary.t)
+            fixed64(summary.timestamp.timeIntervalSinceReferenceDate.bitPattern)
+            string(summary.message)
+            byte(UInt8(summary.significance.rawValue))
+        }
+        if let reverts = t.reverts {
+            byte(1)
+            uuid(reverts)
+        } else {
+            byte(0)
+        }
+    }
+
+    mutating func metadata(_ metadata: [String: Value]) {
+        varint(metadata.count)
+        for key in metadata.keys.sorted() {
+            string(key)
+            value(metadata[key]!)
+        }
+    }
+
+    mutating func database(_ database: Database) {
+        zigzag(database.basis)
+        varint(database.tables.count)
+        for name in database.tables.keys.sorted() {
+            let table = database.tables[name]!
+            string(name)
+            varint(table.count)
+            for (id, record) in table.records {
+                recordID(id)
+                self.record(record)
+            }
+        }
+    }
+}
+
+// MARK: Reading
+
+extension ByteReader {
+    mutating func value() throws -> Value {
+        let start = offset
+        let tag = try byte()
+        switch tag {
+        case 0: return .null
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3: return .int(try zigzag())
+        case 4: return .double(Double(bitPattern: try fixed64()))
+        case 5: return .string(try string())
+        case 6: return .bytes(try raw())
+        case 7: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
+        case 8: return .reference(RecordReference(table: try string(), id: try recordID()))
+        case 9:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count()
+            var list = PersistentVector<Value>()
+            for _ in 0..<count { list.append(try value()) }
+            return .list(list)
+        case 10:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count(minimumSize: 2)
+            var map = PersistentMap<String, Value>.Builder()
+            for _ in 0..<count {
+                let keyOffset = offset
+                let key = try fieldName()
+                if map.updateValue(try value(), forKey: key) != nil {
+                    throw CodecError.duplicateKey(offset: keyOffset, key: key)
+                }
+            }
+            return .map(map.build())
+        default:
+            throw CodecError.invalidTag(offset: start, tag: tag, context: "value")
+        }
+    }
+
+    mutating func enter(at start: Int) throws {
+        depth += 1
+        if depth > Self.maximumDepth {
+            depth -= 1
+            throw CodecError.nestingTooDeep(offset: start, limit: Self.maximumDepth)
+        }
+    }
+
+    mutating func recordID() throws -> RecordID {
+        let start = offset
+        let tag = try byte()
+        switch tag {
+        case 0: return RecordID(try zigzag())
+        case 1: return RecordID(try string())
+        case 2: return RecordID(try uuid())
+        default: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
+        }
+    }
+
+    mutating func record() throws -> Record {
+        let count = try self.count(minimumSize: 2)
+        var record = Record()
+        for _ in 0..<count {
+            let nameOffset = offset
+            let name = try fieldName()
+            guard record[name] == nil else { throw CodecError.duplicateKey(offset: nameOffset, key: name) }
+            record[name] = try value()
+        }
+        return record
+    }
+
+    mutating func change() throws -> Change {
+        let start = offset
+        let tag = try byte()
+        switch tag {
+        case 0: return .insert(try record())
+        case 1: return .delete(try record())
+        case 2:
+            let count = try self.count(minimumSize: 2)
+            var fields: [String: FieldChange] = [:]
+            for _ in 0..<count {
+                let nameOffset = offset
+                let name = try fieldName()
+                let flagsOffset = offset
+                let flags = try byte()
+                guard flags <= 3 else {
+                    throw CodecError.invalidTag(offset: flagsOffset, tag: flags, context: "field change")
+                }
+                let old = flags & 1 != 0 ? try value() : nil
+                let new = flags & 2 != 0 ? try value() : nil
+                guard fields.updateValue(FieldChange(old: old, new: new), forKey: name) == nil else {
+                    throw CodecError.duplicateKey(offset: nameOffset, key: name)
+                }
+            }
+            return .update(fields)
+        default:
+            throw CodecError.invalidTag(offset: start, tag: tag, context: "change")
+        }
+    }
+
+    mutating func significance() throws -> Significance {
+        let start = offset
+        let raw = try byte()
+        guard let value = Significance(rawValue: Int(raw)) else {
+            throw CodecError.invalidTag(offset: start, tag: raw, context: "significance")
+        }
+        return value
+    }
+
+    mutating func date() throws -> Date {
+        Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64()))
+    }
+
+    mutating func transaction() throws -> Transaction {
+        let id = try uuid()
+        let t = try zigzag()
+        let basis = try zigzag()
+        let timestamp = try date()
+        let message = try string()
+        let significance = try self.significance()
+        let metadata = try self.metadata()
+        let tableCount = try count(minimumSize: 2)
+        var changes = PersistentMap<String, PersistentMap<RecordID, Change>>()
+        for _ in 0..<tableCount {
+            let nameOffset = offset
+            let table = try string()
+            let changeCount = try count(minimumSize: 3)
+            var tableChanges = PersistentMap<RecordID, Change>.Builder()
+            for _ in 0..<changeCount {
+                let idOffset = offset
+                let recordID = try recordID()
+                if tableChanges.updateValue(try change(), forKey: recordID) != nil {
+                    throw CodecError.duplicateKey(offset: idOffset, key: "\(table)/\(recordID)")
+                }
+            }
+            guard changes.updateValue(tableChanges.build(), forKey: table) == nil else {
+                throw CodecError.duplicateKey(offset: nameOffset, key: table)
+            }
+        }
+        let coverCount = try count(minimumSize: 28)
+        var covers: [TransactionSummary] = []
+        for _ in 0..<coverCount {
+            covers.append(
+                TransactionSummary(
+                    id: try uuid(),
+                    t: try zigzag(),
+                    timestamp: try date(),
+                    message: try string(),
+                    significance: try self.significance()
+                )
+            )
+        }
+        let revertsOffset = offset
+        let hasReverts = try byte()
+        guard hasReverts <= 1 else {
+            throw CodecError.invalidTag(offset: revertsOffset, tag: hasReverts, context: "flag")
+        }
+        let reverts = hasReverts == 1 ? try uuid() : nil
+        return Transaction(
+            id: id,
+            t: t,
+            basis: basis,
+            timestamp: timestamp,
+            message: message,
+            significance: significance,
+            metadata: metadata,
+            changes: changes,
+            covers: covers,
+            reverts: reverts
+        )
+    }
+
+    mutating func metadata() throws -> [String: Value] {
+        let count = try self.count(minimumSize: 2)
+        var metadata: [String: Value] = [:]
+        for _ in 0..<count {
+            let keyOffset = offset
+            let key = try string()
+            guard metadata.updateValue(try value(), forKey: key) == nil else {
+                throw CodecError.duplicateKey(offset: keyOffset, key: key)
+            }
+        }
+        return metadata
+    }
+
+    mutating func database() throws -> Database {
+        let basis = try zigzag()
+        let tableCount = try count(minimumSize: 2)
+        var tables = PersistentMap<String, Table>()
+        for _ in 0..<tableCount {
+            let nameOffset = offset
+            let name = try string()
+            let recordCount = try count(minimumSize: 3)
+            var records = PersistentMap<RecordID, Record>.Builder()
+            for _ in 0..<recordCount {
+                let idOffset = offset
+                let id = try recordID()
+                if records.updateValue(try record(), forKey: id) != nil {
+                    throw CodecError.duplicateKey(offset: idOffset, key: "\(name)/\(id)")
+                }
+            }
+            guard tables.updateValue(Table(records: records.build()), forKey: name) == nil else {
+                throw CodecError.duplicateKey(offset: nameOffset, key: name)
+            }
+        }
+        return Database(tables: tables, basis: basis)
+    }
+}

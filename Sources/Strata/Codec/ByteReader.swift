@@ -1,0 +1,110 @@
+import Foundation
+
+/// Reads what `ByteWriter` writes, checking every length against the bytes
+/// that remain (so no length field can make it allocate more than the input
+/// could hold) and throwing ``CodecError`` with the offset on anything else.
+struct ByteReader {
+    let bytes: [UInt8]
+    private(set) var offset: Int
+    private var names: [String] = []
+    /// Current nesting depth of lists and maps.
+    var depth = 0
+    static let maximumDepth = 64
+
+    init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    var remaining: Int { bytes.count - offset }
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func byte() throws -> UInt8 {
+        guard offset < bytes.count else { throw CodecError.truncated(offset: offset, needed: 1) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func take(_ count: Int) throws -> ArraySlice<UInt8> {
+        guard count <= remaining else { throw CodecError.truncated(offset: offset, needed: count - remaining) }
+        defer { offset += count }
+        return bytes[offset..<(offset + count)]
+    }
+
+    mutating func varint() throws -> UInt64 {
+        let start = offset
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            if shift == 63 && b > 1 { throw CodecError.malformedInteger(offset: start) }
+            result |= UInt64(b & 0x7F) << shift
+            if b & 0x80 == 0 { return result }
+            shift += 7
+            if shift > 63 { throw CodecError.malformedInteger(offset: start) }
+        }
+    }
+
+    mutating func zigzag() throws -> Int64 {
+        let raw = try varint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    /// A count of items that take at least `minimumSize` bytes each, checked
+    /// against what remains before anything is allocated.
+    mutating func count(minimumSize: Int = 1) throws -> Int {
+        let start = offset
+        let value = try varint()
+        guard value <= UInt64(remaining / Swift.max(minimumSize, 1)) else {
+            throw CodecError.lengthTooLarge(offset: start, length: value, remaining: remaining)
+        }
+        return Int(value)
+    }
+
+    mutating func fixed64() throws -> UInt64 {
+        let slice = try take(8)
+        var value: UInt64 = 0
+        for (i, b) in slice.enumerated() { value |= UInt64(b) << (8 * UInt64(i)) }
+        return value
+    }
+
+    mutating func string() throws -> String {
+        let start = offset
+        let length = try count()
+        let slice = try take(length)
+        guard let text = String(validating: slice, as: UTF8.self) else {
+            throw CodecError.invalidUTF8(offset: start)
+        }
+        return text
+    }
+
+    mutating func raw() throws -> [UInt8] {
+        Array(try take(try count()))
+    }
+
+    mutating func uuid() throws -> UUID {
+        let b = Array(try take(16))
+        return UUID(
+            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
+        )
+    }
+
+    mutating func fieldName() throws -> String {
+        let start = offset
+        let reference = try varint()
+        if reference == 0 {
+            let name = try string()
+            names.append(name)
+            return name
+        }
+        guard reference - 1 < UInt64(names.count) else {
+            throw CodecError.unknownFieldName(offset: start, index: reference - 1)
+        }
+        return names[Int(reference - 1)]
+    }
+
+    /// Throws unless every byte was consumed.
+    func expectEnd() throws {
+        if !isAtEnd { throw CodecError.trailingBytes(offset: offset, count: remaining) }
+    }
+}

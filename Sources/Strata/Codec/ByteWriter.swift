@@ -1,0 +1,63 @@
+import Foundation
+
+/// Appends the primitive encodings: LEB128 varints, zigzag integers,
+/// little-endian doubles, length-prefixed strings and bytes, and field names
+/// interned per top-level encoding.
+struct ByteWriter {
+    var bytes: [UInt8] = []
+    private var names: [String: UInt64] = [:]
+
+    init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    mutating func byte(_ value: UInt8) { bytes.append(value) }
+
+    mutating func varint(_ value: UInt64) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
+    }
+
+    mutating func varint(_ value: Int) { varint(UInt64(value)) }
+
+    /// Signed integers, small magnitudes in few bytes.
+    mutating func zigzag(_ value: Int64) {
+        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    mutating func fixed64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func string(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            varint(utf8.count)
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    mutating func raw(_ value: [UInt8]) {
+        varint(value.count)
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func uuid(_ value: UUID) {
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    /// A field name: `0` then the name the first time; `index + 1` after.
+    mutating func fieldName(_ name: String) {
+        if let index = names[name] {
+            varint(index + 1)
+        } else {
+            names[name] = UInt64(names.count)
+            varint(0 as UInt64)
+            string(name)
+        }
+    }
+}

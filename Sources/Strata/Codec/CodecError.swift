@@ -1,0 +1,46 @@
+/// Why bytes could not be decoded. Every case names the byte offset where
+/// decoding stopped, so a damaged file can be reported precisely.
+public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The input ends at `offset` but `needed` more bytes were expected.
+    case truncated(offset: Int, needed: Int)
+    /// The input does not start with the expected magic bytes.
+    case badMagic(expected: [UInt8], found: [UInt8])
+    /// The encoding's format version is not one this build reads.
+    case unsupportedVersion(kind: String, found: UInt64, supported: UInt64)
+    /// An unknown type tag.
+    case invalidTag(offset: Int, tag: UInt8, context: String)
+    /// A variable-length integer longer than 10 bytes or out of range.
+    case malformedInteger(offset: Int)
+    /// A length or count larger than the bytes that remain could hold.
+    case lengthTooLarge(offset: Int, length: UInt64, remaining: Int)
+    /// A string that is not valid UTF-8.
+    case invalidUTF8(offset: Int)
+    /// Lists and maps nested deeper than the decoder allows.
+    case nestingTooDeep(offset: Int, limit: Int)
+    /// A key that appears twice in one map, record or table.
+    case duplicateKey(offset: Int, key: String)
+    /// A reference to a field name that was not defined earlier.
+    case unknownFieldName(offset: Int, index: UInt64)
+    /// Bytes left after a complete encoding.
+    case trailingBytes(offset: Int, count: Int)
+
+    /// A one-line explanation with the offset.
+    public var description: String {
+        switch self {
+        case let .truncated(offset, needed): return "input ends at offset \(offset); \(needed) more bytes expected"
+        case let .badMagic(expected, found): return "expected magic \(expected), found \(found)"
+        case let .unsupportedVersion(kind, found, supported):
+            return "\(kind) format version \(found) is newer than this build reads (up to \(supported))"
+        case let .invalidTag(offset, tag, context): return "unknown \(context) tag \(tag) at offset \(offset)"
+        case let .malformedInteger(offset): return "malformed integer at offset \(offset)"
+        case let .lengthTooLarge(offset, length, remaining):
+            return "length \(length) at offset \(offset) exceeds the \(remaining) bytes that remain"
+        case let .invalidUTF8(offset): return "invalid UTF-8 in the string at offset \(offset)"
+        case let .nestingTooDeep(offset, limit): return "values nested deeper than \(limit) at offset \(offset)"
+        case let .duplicateKey(offset, key): return "duplicate key \(key) at offset \(offset)"
+        case let .unknownFieldName(offset, index): return "undefined field name #\(index) at offset \(offset)"
+        case let .trailingBytes(offset, count):
+            return "\(count) unexpected bytes after the encoding at offset \(offset)"
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import PersistentCollections
+import Strata
+import Testing
+
+@Suite("Binary codec")
+struct BinaryCodecTests {
+    /// Encodings of random values, records, transactions and databases.
+    static func samples(seed: UInt64) -> (
+        values: [Value], records: [Record], transactions: [Transaction], databases: [Database]
+    ) {
+        var generator = RunGenerator(seed: seed)
+        let base = generator.base()
+        let (run, values) = generator.run(from: base, maxLength: 8)
+        let records = values.flatMap { database in database.tables.values.flatMap { $0.records.values } }
+        var extra: [Value] = [
+            .null, true, false, .int(.min), .int(.max), .int(-1), .double(.nan), .double(-0.0), .double(.infinity),
+            "", "naïve ✓", .bytes([]), .bytes([0, 255]), .date(Date(timeIntervalSinceReferenceDate: -1e9)),
+            .reference(RecordReference(table: "t", id: RecordID(UUID()))), [], [:], [[[["deep": [1]]]]],
+        ]
+        extra += records.flatMap { $0.fields.map(\.value) }
+        var combined = run
+        if let whole = try? flatten(run) { combined.append(whole) }
+        combined.append(inverse(run[0]))
+        var described = run[0]
+        described.metadata = ["author": "ana", "device": ["os": "linux", "build": 7]]
+        described.significance = .significant
+        combined.append(described)
+        return (extra, records, combined, values)
+    }
+
+    @Test("round trips reproduce values, records, transactions and databases exactly", arguments: 0..<20)
+    func roundTrips(seed: Int) throws {
+        let (values, records, transactions, databases) = Self.samples(seed: UInt64(seed))
+        for value in values { #expect(try BinaryCodec.decodeValue(BinaryCodec.encode(value)) == value) }
+        for record in records { #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(record)) == record) }
+        for transaction in transactions {
+            #expect(try BinaryCodec.decodeTransaction(BinaryCodec.encode(transaction)) == transaction)
+        }
+        for database in databases {
+            let bytes = BinaryCodec.encode(database)
+            #expect(try BinaryCodec.decodeDatabase(bytes) == database)
+            // The decoded value was built differently (bulk, in stored order)
+            // but its canonical shape, and so its encoding, is the same.
+            #expect(BinaryCodec.encode(try BinaryCodec.decodeDatabase(bytes)) == bytes)
+        }
+    }
+
+    @Test("a value encodes to the same bytes however its maps were built")
+    func canonical() {
+        let a: Value = ["x": 1, "y": 2, "z": ["b": 1, "a": 2]]
+        var map = PersistentMap<String, Value>()
+        map["z"] = ["a": 2, "b": 1]
+        map["y"] = 2
+        map["x"] = 1
+        #expect(BinaryCodec.encode(a) == BinaryCodec.encode(Value.map(map)))
+    }
+
+    @Test("errors name what and where")
+    func errors() {
+        let record: Record = ["title": "Blue River"]
+        var newer = BinaryCodec.encode(record)
+        newer[4] = 9
+        #expect(throws: CodecError.unsupportedVersion(kind: "record", found: 9, supported: 1)) {
+            try BinaryCodec.decodeRecord(newer)
+        }
+        #expect(throws: CodecError.badMagic(expected: Array("STRR".utf8), found: Array("STRV".utf8))) {
+            try BinaryCodec.decodeRecord(BinaryCodec.encode(Value.null))
+        }
+        // A list claiming a billion elements in a few bytes is refused before allocating.
+        let huge: [UInt8] = Array("STRV".utf8) + [1, 9, 0x80, 0x94, 0xEB, 0xDC, 0x03]
+        #expect(throws: CodecError.lengthTooLarge(offset: 6, length: 1_000_000_000, remaining: 0)) {
+            try BinaryCodec.decodeValue(huge)
+        }
+        // Nesting beyond the limit is refused, not a stack overflow.
+        let deep =
+            Array("STRV".utf8) + [1] + [UInt8](repeating: 9, count: 2)
+            + Array(
+                repeating: [1, 9],
+                count: 200
+            ).flatMap { $0 }
+        #expect(throws: CodecError.self) { try BinaryCodec.decodeValue(deep) }
+        let description = CodecError.trailingBytes(offset: 12, count: 3).description
+        #expect(description.contains("offset 12"))
+        #expect(throws: CodecError.trailingBytes(offset: 6, count: 1)) {
+            try BinaryCodec.decodeValue(BinaryCodec.encode(Value.null) + [0])
+        }
+    }
+
+    /// Decodes `bytes` as every kind; each must give a value or a CodecError.
+    static func decodeAll(_ bytes: [UInt8]) -> Bool {
+        func total<T>(_ body: () throws -> T) -> Bool {
+            do {
+                _ = try body()
+                return true
+            } catch is CodecError {
+                return true
+            } catch {
+                return false
+            }
+        }
+        return total { try BinaryCodec.decodeValue(bytes) } && total { try BinaryCodec.decodeRecord(bytes) }
+            && total { try BinaryCodec.decodeTransaction(bytes) } && total { try BinaryCodec.decodeDatabase(bytes) }
+    }
+
+    /// 4 chunks x (truncations + 6,000 mutations + 2,500 random inputs), each
+    /// decoded four ways: over 100,000 decoder runs in all.
+    @Test("fuzz: random bytes, every truncation, random mutations", arguments: 0..<4)
+    func fuzz(chunk: Int) {
+        var random = SeededRandom(seed: 1_000 + UInt64(chunk))
+        let (values, records, transactions, databases) = Self.samples(seed: 100 + UInt64(chunk))
+        var encodings = values.map { BinaryCodec.encode($0) } + records.map { BinaryCodec.encode($0) }
+        encodings += transactions.map { BinaryCodec.encode($0) } + databases.suffix(2).map { BinaryCodec.encode($0) }
+        var cases = 0
+        for encoding in encodings.prefix(12) {
+            for length in 0..<encoding.count {
+                #expect(Self.decodeAll(Array(encoding[..<length])), "truncation \(length)")
+                cases += 4
+            }
+        }
+        for trial in 0..<6_000 {
+            var bytes = encodings[random.int(below: encodings.count)]
+            for _ in 0..<(1 + random.int(below: 4)) {
+                switch random.int(below: 4) {
+                case 0 where !bytes.isEmpty:
+                    bytes[random.int(below: bytes.count)] = UInt8(truncatingIfNeeded: random.next())
+                case 1 where !bytes.isEmpty: bytes[random.int(below: bytes.count)] ^= UInt8(1 << random.int(below: 8))
+                case 2: bytes.insert(UInt8(truncatingIfNeeded: random.next()), at: random.int(below: bytes.count + 1))
+                default: if !bytes.isEmpty { bytes.remove(at: random.int(below: bytes.count)) }
+                }
+            }
+            #expect(Self.decodeAll(bytes), "chunk \(chunk) mutation \(trial)")
+            cases += 4
+        }
+        for trial in 0..<2_500 {
+            var bytes = random.bytes(random.int(below: 64))
+            if random.chance(70) {
+                bytes = Array("STR".utf8) + [[0x56, 0x52, 0x54, 0x44][random.int(below: 4)], 1] + bytes
+            }
+            #expect(Self.decodeAll(bytes), "chunk \(chunk) random \(trial)")
+            cases += 4
+        }
+        #expect(cases >= 25_000)
+    }
+}
