@@ -34,7 +34,7 @@ struct BenchCommand: ParsableCommand {
         abstract: "Strata's benchmark runner: every figure beside a baseline measured in the same run."
     )
 
-    static let scenarios: [String] = [CodecScenario.name, MapScenario.name, VectorScenario.name]
+    static let scenarios: [String] = [CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
     var scenario: String = BenchCommand.scenarios.joined(separator: ",")
@@ -88,6 +88,7 @@ struct BenchCommand: ParsableCommand {
             case CodecScenario.name: try CodecScenario().run(context)
             case MapScenario.name: try MapScenario().run(context, sizes: try sizes())
             case VectorScenario.name: try VectorScenario().run(context, sizes: try sizes())
+            case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

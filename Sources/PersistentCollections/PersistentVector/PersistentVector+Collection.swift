@@ -92,12 +92,20 @@ extension PersistentVector: RangeReplaceableCollection {
     }
 
     /// A vector of the elements of `elements`, built leaf by leaf. O(n).
+    ///
+    /// A short sequence gets a tail of exactly its length (a two-element
+    /// list costs one small allocation, not a 32-slot leaf); appending to
+    /// it later grows the tail to 32.
     @inlinable
     public init<S: Sequence>(_ elements: S) where S.Element == Element {
         self.init()
         if let vector = elements as? PersistentVector {
             self = vector
             return
+        }
+        let expected = elements.underestimatedCount
+        if expected > 0 && expected < _Node.branching {
+            _tail = _Node.allocateLeaf(capacity: expected)
         }
         for element in elements { append(element) }
     }

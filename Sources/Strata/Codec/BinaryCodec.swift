@@ -267,9 +267,10 @@ extension ByteReader {
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count()
-            var list = PersistentVector<Value>()
-            for _ in 0..<count { list.append(try value()) }
-            return .list(list)
+            var elements: [Value] = []
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.append(try value()) }
+            return .list(PersistentVector(elements))
         case 10:
             try enter(at: start)
             defer { depth -= 1 }
