@@ -7,12 +7,12 @@ import Strata
 /// field sizes (titles, names, file paths, durations, play counts, dates,
 /// tags), drawn from a seed.
 struct MusicLibrary {
-    private static let words = [
+    static let words = [
         "love", "night", "blue", "river", "fire", "heart", "dream", "city", "light", "road", "rain", "gold",
         "shadow", "summer", "electric", "silent", "wild", "paper", "glass", "echo", "ocean", "static", "velvet",
         "northern", "broken", "satellite", "garden", "midnight", "violet", "thunder", "honey", "machine",
     ]
-    private static let genres = ["rock", "jazz", "pop", "folk", "ambient", "hip-hop", "classical", "soul", "live"]
+    static let genres = ["rock", "jazz", "pop", "folk", "ambient", "hip-hop", "classical", "soul", "live"]
 
     var random: SplitMix64
 
