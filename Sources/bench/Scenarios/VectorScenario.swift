@@ -240,7 +240,7 @@ struct VectorScenario {
                 .atMost,
                 0.05
             )
-            context.report.gate("vector 100k: random index PV/Array", measured: ratio("random index"), .atMost, 12)
+            context.report.gate("vector 100k: random index PV/Array", measured: ratio("random index"), .atMost, 16)
             context.report.gate(
                 "vector 100k: index fragmented/regular",
                 measured: ratio("random index after 1,000 concat/split"),
