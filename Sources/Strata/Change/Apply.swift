@@ -57,8 +57,12 @@ extension Table {
     mutating func apply(_ change: Change, to id: RecordID, tableName: String) throws {
         switch change {
         case .insert(let record):
-            guard !records.contains(id) else { throw ApplyError.recordExists(table: tableName, id: id) }
-            records[id] = record
+            // One descent: insert, and put the old record back if there was one
+            // (the caller's copy is discarded on error anyway).
+            if let existing = records.updateValue(record, forKey: id) {
+                records[id] = existing
+                throw ApplyError.recordExists(table: tableName, id: id)
+            }
         case .delete(let expected):
             guard let current = records[id] else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "delete")
