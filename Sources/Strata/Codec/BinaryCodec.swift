@@ -310,14 +310,28 @@ extension ByteReader {
 
     mutating func record() throws -> Record {
         let count = try self.count(minimumSize: 2)
+        // Encoders write fields in name order: append while names strictly
+        // increase (which also rules out duplicates); anything else takes the
+        // checked path.
+        var fields: [Record.Field] = []
+        fields.reserveCapacity(count)
+        var sorted = true
         var record = Record()
         for _ in 0..<count {
             let nameOffset = offset
             let name = try fieldName()
+            if sorted, fields.last.map({ $0.name < name }) ?? true {
+                fields.append(Record.Field(name: name, value: try value()))
+                continue
+            }
+            if sorted {
+                sorted = false
+                record = Record(sortedFields: fields)
+            }
             guard record[name] == nil else { throw CodecError.duplicateKey(offset: nameOffset, key: name) }
             record[name] = try value()
         }
-        return record
+        return sorted ? Record(sortedFields: fields) : record
     }
 
     mutating func change() throws -> Change {

@@ -32,6 +32,11 @@ public struct Record: Sendable {
         _fields = []
     }
 
+    /// A record from fields already sorted by name with unique names.
+    init(sortedFields: [Field]) {
+        _fields = sortedFields
+    }
+
     /// A record with the given fields. O(k log k).
     public init(_ fields: [String: Value]) {
         _fields = fields.map { Field(name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }

@@ -56,6 +56,21 @@ struct BinaryCodecTests {
         #expect(BinaryCodec.encode(a) == BinaryCodec.encode(Value.map(map)))
     }
 
+    @Test("records whose fields arrive out of order decode the same; repeated names are refused")
+    func fieldOrder() throws {
+        let header: [UInt8] = Array("STRR".utf8) + [1]
+        // Two fields, "b" = 1 then "a" = 2: out of order.
+        let unsorted = header + [2, 0, 1, 0x62, 3, 2, 0, 1, 0x61, 3, 4]
+        #expect(try BinaryCodec.decodeRecord(unsorted) == ["a": 2, "b": 1])
+        // "b", then a reference to the first interned name, "b" again.
+        let repeated = header + [2, 0, 1, 0x62, 3, 2, 1, 3, 4]
+        #expect(throws: CodecError.duplicateKey(offset: 11, key: "b")) { try BinaryCodec.decodeRecord(repeated) }
+        // In order: the fast path.
+        let sorted = header + [2, 0, 1, 0x61, 3, 4, 0, 1, 0x62, 3, 2]
+        #expect(try BinaryCodec.decodeRecord(sorted) == ["a": 2, "b": 1])
+        #expect(BinaryCodec.encode(["b": 1, "a": 2] as Record) == sorted)
+    }
+
     @Test("errors name what and where")
     func errors() {
         let record: Record = ["title": "Blue River"]
