@@ -77,23 +77,3 @@ extension PersistentVector {
         _Node.concatPlan(counts)
     }
 }
-
-extension PersistentVector {
-    /// A one-line summary of the tree's shape for diagnostics: height, and
-    /// per level the node count, the relaxed share and the mean fill.
-    public func _debugShape() -> String {
-        guard let root = _root else { return "tail only (\(_tailCount))" }
-        var levels: [(nodes: Int, relaxed: Int, slots: Int)] = Array(repeating: (0, 0, 0), count: _height + 1)
-        func visit(_ node: _Node, _ height: Int) {
-            levels[height].nodes += 1
-            levels[height].slots += node.count
-            if node.isRelaxed { levels[height].relaxed += 1 }
-            if height > 0 { for i in 0..<node.count { visit(node._children[i], height - 1) } }
-        }
-        visit(root, _height)
-        let text = levels.enumerated().reversed().map { height, level in
-            "h\(height): \(level.nodes) nodes, \(level.relaxed) relaxed, fill \(level.slots / Swift.max(level.nodes, 1))"
-        }
-        return "height \(_height); " + text.joined(separator: "; ")
-    }
-}

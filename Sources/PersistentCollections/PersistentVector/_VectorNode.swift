@@ -56,7 +56,7 @@ struct _VectorNodeWord {
 /// Element and child pointers derive from the node's own storage and are
 /// valid only while the node is alive. A local variable does not guarantee
 /// that past its last use, so a node held only by a local is read through
-/// `child(at:)` / `childArray`, which load inside the storage closure.
+/// `child(at:)`, which loads inside the storage closure.
 @usableFromInline
 final class _VectorNode<Element>: ManagedBuffer<_VectorNodeHeader, _VectorNodeWord> {
     @inlinable
@@ -210,17 +210,6 @@ extension _VectorNode {
         }
         node._header.pointee.count = UInt32(children.count)
         return node
-    }
-
-    /// The children as an array (retained). Reads inside the storage
-    /// closure, so `self` stays alive even when the caller's reference to it
-    /// is the last one.
-    @inlinable
-    var childArray: [_VectorNode] {
-        let n = count
-        return withUnsafeMutablePointerToElements {
-            Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: _VectorNode.self), count: n))
-        }
     }
 
     /// The child at `index`, retained, read while `self` is guaranteed alive:

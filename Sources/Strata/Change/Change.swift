@@ -40,19 +40,6 @@ public enum Change: Hashable, Sendable {
     /// new values, nil for absent). Fields not listed are untouched.
     case update([String: FieldChange])
 
-    /// The record before the change, given the record after it (nil when
-    /// absent). Nil when the change leaves no record before it.
-    func before(after: Record?) -> Record? {
-        switch self {
-        case .insert: return nil
-        case .delete(let record): return record
-        case .update(let fields):
-            guard var record = after else { return nil }
-            for (name, field) in fields { record[name] = field.old }
-            return record
-        }
-    }
-
     /// The change that undoes this one. O(fields).
     public var inverse: Change {
         switch self {

@@ -30,7 +30,6 @@ public struct TransactionBuilder: Sendable {
     ///
     /// - Throws: ``ApplyError/recordExists(table:id:)`` when `id` exists.
     public mutating func insert(_ record: Record, id: RecordID, into table: String) throws {
-        guard database.record(id, in: table) == nil else { throw ApplyError.recordExists(table: table, id: id) }
         try add(.insert(record), id: id, table: table)
     }
 
@@ -67,16 +66,19 @@ public struct TransactionBuilder: Sendable {
         try add(.delete(existing), id: id, table: table)
     }
 
+    /// Applies `change` to ``database`` (which checks it), then folds it
+    /// into the record's change so far; on an error neither is touched.
     private mutating func add(_ change: Change, id: RecordID, table: String) throws {
-        var tableChanges = changes.removeValue(forKey: table) ?? PersistentMap()
-        if let earlier = tableChanges[id] {
-            tableChanges[id] = try earlier.then(change)
-        } else {
-            tableChanges[id] = change
-        }
-        if !tableChanges.isEmpty { changes[table] = tableChanges }
         let single = Transaction(t: database.basis, basis: database.basis, changes: [table: [id: change]])
-        database = try apply(database, single)
+        let next = try apply(database, single)
+        var tableChanges = changes[table] ?? PersistentMap()
+        tableChanges[id] = try tableChanges[id].map { try $0.then(change) } ?? change
+        if tableChanges.isEmpty {
+            changes[table] = nil
+        } else {
+            changes[table] = tableChanges
+        }
+        database = next
     }
 
     /// The transaction of the edits so far, numbered `t` (by default the

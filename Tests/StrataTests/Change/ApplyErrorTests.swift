@@ -48,4 +48,21 @@ struct ApplyErrorTests {
         #expect(result.basis == 2 && result.record(2, in: "songs")?["title"] == "Echo")
         #expect(result.record(1, in: "songs") == Self.base.record(1, in: "songs"))
     }
+
+    @Test("a refused builder edit leaves the builder as it was")
+    func builderUnchanged() throws {
+        var builder = TransactionBuilder(on: Self.base)
+        try builder.update(1, in: "songs", [.set("plays", 4)])
+        let before = (builder.changes, builder.database)
+        #expect(throws: ApplyError.recordExists(table: "songs", id: 1)) {
+            try builder.insert(["title": "Echo"], id: 1, into: "songs")
+        }
+        #expect(throws: FieldPathError.self) { try builder.update(1, in: "songs", [.set("title.x", 1)]) }
+        #expect(throws: ApplyError.recordMissing(table: "songs", id: 5, change: "delete")) {
+            try builder.delete(5, from: "songs")
+        }
+        #expect(builder.changes == before.0 && builder.database == before.1)
+        try builder.update(1, in: "songs", [.set("plays", 3)])
+        #expect(builder.changes.isEmpty, "an edit back to the original cancels out")
+    }
 }
