@@ -182,6 +182,27 @@ extension PersistentMap {
         self.init(_root: root, count: items.count)
     }
 
+    /// Creates a map from keys and their values like
+    /// `init(uniqueKeysWithValues:)`, or returns nil when a key repeats
+    /// (for input that is not trusted, such as a decoded file). O(n log32 n).
+    @inlinable
+    public init?(checkingUniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
+        var items: [_MapItem<Key, Value>] = []
+        var hashes: [UInt64] = []
+        items.reserveCapacity(entries.underestimatedCount)
+        hashes.reserveCapacity(entries.underestimatedCount)
+        for (key, value) in entries {
+            items.append(_MapItem(key: key, value: value))
+            hashes.append(_hash(key))
+        }
+        guard !items.isEmpty else {
+            self.init()
+            return
+        }
+        guard let root = _Node.build(items, hashes) else { return nil }
+        self.init(_root: root, count: items.count)
+    }
+
     /// Creates a map from entries that may repeat a key, combining the
     /// values of a repeated key with `combine(old, new)`. O(n log32 n).
     @inlinable

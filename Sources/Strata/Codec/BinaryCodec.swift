@@ -7,9 +7,12 @@ import PersistentCollections
 /// Every top-level encoding starts with the magic `STR`, a kind byte and the
 /// format version, so a reader refuses data from a newer format instead of
 /// misreading it. Integers are varints (zigzag for signed), strings are
-/// length-prefixed UTF-8, field names are interned within one top-level
-/// encoding, and map keys are written sorted so equal values encode to equal
-/// bytes.
+/// length-prefixed UTF-8, field names and the table names of references are
+/// interned within one top-level encoding, and record fields and map keys
+/// are written sorted by their UTF-8 bytes so equal values encode to equal
+/// bytes. A record's encoding is its in-memory packed form with names in
+/// place of process-wide name IDs (see `Record+Storage.swift`), so encoding
+/// and decoding records is a validated copy, not a rebuild.
 ///
 /// Decoding is total: any byte string decodes or throws ``CodecError`` with
 /// the offset. Lengths are checked against the remaining input before
@@ -131,7 +134,7 @@ extension ByteWriter {
             fixed64(v.timeIntervalSinceReferenceDate.bitPattern)
         case .reference(let v):
             byte(8)
-            string(v.table)
+            fieldName(v.table)
             recordID(v.id)
         case .list(let v):
             byte(9)
@@ -140,8 +143,8 @@ extension ByteWriter {
         case .map(let v):
             byte(10)
             varint(v.count)
-            for key in v.keys.sorted() {
-                fieldName(key)
+            for key in v.keys.sorted(by: Record._precedes) {
+                string(key)
                 self.value(v[key]!)
             }
         }
@@ -158,14 +161,6 @@ extension ByteWriter {
         case .uuid(let v):
             byte(2)
             uuid(v)
-        }
-    }
-
-    mutating func record(_ record: Record) {
-        varint(record.count)
-        for field in record {
-            fieldName(field.name)
-            value(field.value)
         }
     }
 
@@ -262,7 +257,7 @@ extension ByteReader {
         case 5: return .string(try string())
         case 6: return .bytes(try raw())
         case 7: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
-        case 8: return .reference(RecordReference(table: try string(), id: try recordID()))
+        case 8: return .reference(RecordReference(table: try fieldName(), id: try recordID()))
         case 9:
             try enter(at: start)
             defer { depth -= 1 }
@@ -278,7 +273,7 @@ extension ByteReader {
             var map = PersistentMap<String, Value>.Builder()
             for _ in 0..<count {
                 let keyOffset = offset
-                let key = try fieldName()
+                let key = try string()
                 if map.updateValue(try value(), forKey: key) != nil {
                     throw CodecError.duplicateKey(offset: keyOffset, key: key)
                 }
@@ -306,32 +301,6 @@ extension ByteReader {
         case 2: return RecordID(try uuid())
         default: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
-    }
-
-    mutating func record() throws -> Record {
-        let count = try self.count(minimumSize: 2)
-        // Encoders write fields in name order: append while names strictly
-        // increase (which also rules out duplicates); anything else takes the
-        // checked path.
-        var fields: [Record.Field] = []
-        fields.reserveCapacity(count)
-        var sorted = true
-        var record = Record()
-        for _ in 0..<count {
-            let nameOffset = offset
-            let name = try fieldName()
-            if sorted, fields.last.map({ $0.name < name }) ?? true {
-                fields.append(Record.Field(name: name, value: try value()))
-                continue
-            }
-            if sorted {
-                sorted = false
-                record = Record(sortedFields: fields)
-            }
-            guard record[name] == nil else { throw CodecError.duplicateKey(offset: nameOffset, key: name) }
-            record[name] = try value()
-        }
-        return sorted ? Record(sortedFields: fields) : record
     }
 
     mutating func change() throws -> Change {
@@ -455,16 +424,28 @@ extension ByteReader {
         for _ in 0..<tableCount {
             let nameOffset = offset
             let name = try string()
+            let recordsStart = offset
             let recordCount = try count(minimumSize: 3)
-            var records = PersistentMap<RecordID, Record>.Builder()
-            for _ in 0..<recordCount {
-                let idOffset = offset
-                let id = try recordID()
-                if records.updateValue(try record(), forKey: id) != nil {
-                    throw CodecError.duplicateKey(offset: idOffset, key: "\(name)/\(id)")
+            var entries: [(RecordID, Record)] = []
+            entries.reserveCapacity(recordCount)
+            for _ in 0..<recordCount { entries.append((try recordID(), try record())) }
+            // Bulk build (each node allocated once at its size); on a repeated
+            // ID, decode the table again one record at a time to report where.
+            guard let records = PersistentMap(checkingUniqueKeysWithValues: entries) else {
+                rewind(to: recordsStart)
+                _ = try count(minimumSize: 3)
+                var seen = Set<RecordID>()
+                for _ in 0..<recordCount {
+                    let idOffset = offset
+                    let id = try recordID()
+                    _ = try record()
+                    if !seen.insert(id).inserted {
+                        throw CodecError.duplicateKey(offset: idOffset, key: "\(name)/\(id)")
+                    }
                 }
+                preconditionFailure("a repeated record ID that a second pass does not find")
             }
-            guard tables.updateValue(Table(records: records.build()), forKey: name) == nil else {
+            guard tables.updateValue(Table(records: records), forKey: name) == nil else {
                 throw CodecError.duplicateKey(offset: nameOffset, key: name)
             }
         }

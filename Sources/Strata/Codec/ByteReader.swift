@@ -6,7 +6,14 @@ import Foundation
 struct ByteReader {
     let bytes: [UInt8]
     private(set) var offset: Int
-    private var names: [String] = []
+    /// Field names seen so far in this encoding, with their process-wide IDs.
+    private(set) var names: [String] = []
+    private(set) var nameIDs: [UInt32] = []
+    /// For each name index, a name index known to sort after it: records
+    /// repeat the same field sequence, so this spares most comparisons.
+    var knownSuccessor: [Int] = []
+    /// Reused buffer for transcoding records into their packed form.
+    var scratch = ByteWriter(capacity: 512)
     /// Current nesting depth of lists and maps.
     var depth = 0
     static let maximumDepth = 64
@@ -90,17 +97,32 @@ struct ByteReader {
     }
 
     mutating func fieldName() throws -> String {
+        let index = try fieldNameIndex()
+        return names[index]
+    }
+
+    /// A field name's index in `names`: `0` then the name the first time,
+    /// `index + 1` after.
+    mutating func fieldNameIndex() throws -> Int {
         let start = offset
         let reference = try varint()
         if reference == 0 {
             let name = try string()
             names.append(name)
-            return name
+            nameIDs.append(FieldNames.id(of: name))
+            knownSuccessor.append(-1)
+            return names.count - 1
         }
         guard reference - 1 < UInt64(names.count) else {
             throw CodecError.unknownFieldName(offset: start, index: reference - 1)
         }
-        return names[Int(reference - 1)]
+        return Int(reference - 1)
+    }
+
+    /// Moves back to `offset`, an offset this reader has been at.
+    mutating func rewind(to offset: Int) {
+        precondition(offset <= self.offset)
+        self.offset = offset
     }
 
     /// Throws unless every byte was consumed.

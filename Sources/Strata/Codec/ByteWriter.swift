@@ -6,6 +6,9 @@ import Foundation
 struct ByteWriter {
     var bytes: [UInt8] = []
     private var names: [String: UInt64] = [:]
+    /// For each process-wide field name ID, its index here plus one (0: not
+    /// written yet), so that records write their names without hashing.
+    private var indexByID: [UInt64] = []
 
     init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
@@ -59,5 +62,18 @@ struct ByteWriter {
             varint(0 as UInt64)
             string(name)
         }
+    }
+
+    /// The field name with process-wide ID `id`, interned like `fieldName(_:)`.
+    mutating func fieldName(id: UInt32) {
+        let slot = Int(id)
+        if slot < indexByID.count, indexByID[slot] != 0 {
+            varint(indexByID[slot])
+            return
+        }
+        let name = FieldNames.name(id)
+        if slot >= indexByID.count { indexByID.append(contentsOf: repeatElement(0, count: slot + 1 - indexByID.count)) }
+        fieldName(name)
+        indexByID[slot] = names[name]! + 1
     }
 }

@@ -19,6 +19,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     case nestingTooDeep(offset: Int, limit: Int)
     /// A key that appears twice in one map, record or table.
     case duplicateKey(offset: Int, key: String)
+    /// Record fields or map keys not in ascending UTF-8 order (the
+    /// encoding is canonical: equal values have equal bytes).
+    case unorderedFields(offset: Int)
     /// A reference to a field name that was not defined earlier.
     case unknownFieldName(offset: Int, index: UInt64)
     /// Bytes left after a complete encoding.
@@ -38,6 +41,7 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .invalidUTF8(offset): return "invalid UTF-8 in the string at offset \(offset)"
         case let .nestingTooDeep(offset, limit): return "values nested deeper than \(limit) at offset \(offset)"
         case let .duplicateKey(offset, key): return "duplicate key \(key) at offset \(offset)"
+        case let .unorderedFields(offset): return "field or key out of order at offset \(offset)"
         case let .unknownFieldName(offset, index): return "undefined field name #\(index) at offset \(offset)"
         case let .trailingBytes(offset, count):
             return "\(count) unexpected bytes after the encoding at offset \(offset)"

@@ -1,14 +1,20 @@
 import PersistentCollections
 
-/// One record's fields: a small sorted array of (name, value) pairs.
+/// One record's fields: a small set of (name, value) pairs, stored packed.
 ///
-/// Records hold 5–30 fields. A sorted array is the compact layout for that
-/// size: one allocation of 32 + 40·k bytes (a `String` field name of up to
-/// 15 UTF-8 bytes is stored inline, a `Value` is 17 bytes padded to 24),
-/// lookups by binary search, iteration and encoding in a canonical (name)
-/// order, and an update copies at most ~1 KB — the same order as a trie's
-/// path copy, without its per-node headers. A per-record hash trie would
-/// spend a node header and hashing on every record for no asymptotic gain.
+/// Records hold 5–30 fields and a database holds up to millions of them, so
+/// the layout is chosen for bytes per record: one exact-size byte array
+/// holding the fields in the codec's compact encoding, each field name
+/// replaced by a process-wide integer ID (one byte for the first 128
+/// names). A song of 10 fields takes ~150 bytes plus the array's 32-byte
+/// header, against ~1,000 for an array of `(String, Value)` pairs with their
+/// out-of-line strings, list and reference boxes. Reading a field scans the
+/// fields (O(k), k ≤ ~30, no allocation but the value's own) and decodes
+/// the value; writing one splices the bytes (O(record size)). Equality and
+/// hashing compare the bytes.
+///
+/// Field names sort by their UTF-8 bytes; iteration and encoding use that
+/// order, so equal records encode to equal bytes in every process.
 public struct Record: Sendable {
     /// A named field.
     public struct Field: Hashable, Sendable {
@@ -24,70 +30,65 @@ public struct Record: Sendable {
         }
     }
 
-    /// Fields sorted by name, names unique.
-    @usableFromInline var _fields: [Field]
+    /// The packed fields (see `Record+Storage.swift`).
+    var _bytes: [UInt8]
 
     /// A record with no fields. O(1).
     public init() {
-        _fields = []
+        _bytes = [0]
     }
 
-    /// A record from fields already sorted by name with unique names.
-    init(sortedFields: [Field]) {
-        _fields = sortedFields
+    /// A record from trusted packed bytes.
+    init(_packed bytes: [UInt8]) {
+        _bytes = bytes
     }
 
     /// A record with the given fields. O(k log k).
     public init(_ fields: [String: Value]) {
-        _fields = fields.map { Field(name: $0.key, value: $0.value) }.sorted { $0.name < $1.name }
+        _bytes = Self._pack(fields.map { (name: $0.key, value: $0.value) })
     }
 
     /// The number of fields. O(1).
-    public var count: Int { _fields.count }
-
-    /// Whether the record has no fields. O(1).
-    public var isEmpty: Bool { _fields.isEmpty }
-
-    /// The fields in name order.
-    public var fields: [Field] { _fields }
-
-    /// The field names in order.
-    public var names: [String] { _fields.map(\.name) }
-
-    /// Where `name` is, or where it would be inserted.
-    @usableFromInline
-    func _search(_ name: String) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = _fields.count
-        while low < high {
-            let mid = (low + high) / 2
-            let candidate = _fields[mid].name
-            if candidate == name { return (mid, true) }
-            if candidate < name { low = mid + 1 } else { high = mid }
-        }
-        return (low, false)
+    public var count: Int {
+        var reader = _PackedReader(_bytes)
+        return Int(reader.varint())
     }
 
-    /// The value of field `name`; setting nil removes the field. O(log k) to
-    /// read, O(k) to write.
+    /// Whether the record has no fields. O(1).
+    public var isEmpty: Bool { count == 0 }
+
+    /// The fields in name order. O(size).
+    public var fields: [Field] { Array(self) }
+
+    /// The field names in order. O(k).
+    public var names: [String] {
+        let all = FieldNames.all
+        var result: [String] = []
+        _forEachField { id, _ in
+            result.append(all[Int(id)])
+            return true
+        }
+        return result
+    }
+
+    /// The number of bytes the packed fields occupy (the record's heap
+    /// footprint is this plus a 32-byte array header). O(1).
+    public var packedSize: Int { _bytes.count }
+
+    /// The value of field `name`; setting nil removes the field. O(k) to
+    /// read, O(record size) to write.
     public subscript(name: String) -> Value? {
         get {
-            let (index, found) = _search(name)
-            return found ? _fields[index].value : nil
+            guard let id = FieldNames.existingID(of: name), let range = _valueRange(of: id) else { return nil }
+            return _value(at: range)
         }
         set {
-            let (index, found) = _search(name)
-            switch (found, newValue) {
-            case (true, let value?): _fields[index].value = value
-            case (true, nil): _fields.remove(at: index)
-            case (false, let value?): _fields.insert(Field(name: name, value: value), at: index)
-            case (false, nil): break
-            }
+            _set(name, newValue)
         }
     }
 
     /// The value at a path: the field `path[0]`, then keys of nested maps.
-    /// Nil where the path does not lead to a value. O(log k + depth · log32 n).
+    /// Nil where the path does not lead to a value. O(k + depth · log32 n).
     public subscript(path path: FieldPath) -> Value? {
         guard let field = self[path.field] else { return nil }
         return field[path: path.keys]
@@ -95,30 +96,55 @@ public struct Record: Sendable {
 }
 
 extension Record: Hashable {
-    /// Equal fields with equal values. O(k).
-    public static func == (lhs: Record, rhs: Record) -> Bool { lhs._fields == rhs._fields }
+    /// Equal fields with equal values. O(size).
+    public static func == (lhs: Record, rhs: Record) -> Bool { lhs._bytes == rhs._bytes }
 
-    /// Hashes the fields in name order. O(k).
-    public func hash(into hasher: inout Hasher) { hasher.combine(_fields) }
+    /// Hashes the packed fields. O(size).
+    public func hash(into hasher: inout Hasher) {
+        _bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension Record: ExpressibleByDictionaryLiteral {
     /// A record from `["title": "Blue River", "plays": 12]`; a repeated name
     /// keeps its last value.
     public init(dictionaryLiteral elements: (String, Value)...) {
-        self.init()
-        for (name, value) in elements { self[name] = value }
+        var latest: [String: Value] = [:]
+        for (name, value) in elements { latest[name] = value }
+        self.init(latest)
     }
 }
 
 extension Record: Sequence {
-    /// Iterates the fields in name order.
-    public func makeIterator() -> IndexingIterator<[Field]> { _fields.makeIterator() }
+    /// Iterates the fields in name order, decoding each value as it goes.
+    public struct Iterator: IteratorProtocol {
+        var _reader: _PackedReader
+        var _remaining: Int
+        let _names: [String]
+
+        /// The next field, or nil after the last.
+        public mutating func next() -> Field? {
+            guard _remaining > 0 else { return nil }
+            _remaining -= 1
+            let name = _names[Int(_reader.varint())]
+            return Field(name: name, value: _reader.value())
+        }
+    }
+
+    /// An iterator over the fields in name order.
+    public func makeIterator() -> Iterator {
+        var reader = _PackedReader(_bytes)
+        let count = Int(reader.varint())
+        return Iterator(_reader: reader, _remaining: count, _names: FieldNames.all)
+    }
+
+    /// The number of fields. O(1).
+    public var underestimatedCount: Int { count }
 }
 
 extension Record: CustomStringConvertible {
     /// `{name: value, ...}` in name order.
     public var description: String {
-        "{" + _fields.map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "}"
+        "{" + map { "\($0.name): \($0.value)" }.joined(separator: ", ") + "}"
     }
 }

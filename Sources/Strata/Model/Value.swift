@@ -9,7 +9,9 @@ import PersistentCollections
 ///
 /// Equality is exact: doubles compare by bit pattern, so `.double(.nan)`
 /// equals itself (the database algebra needs `==` to be reflexive) and
-/// `0.0` and `-0.0` differ; dates compare by their `timeIntervalSinceReferenceDate` bits.
+/// `0.0` and `-0.0` differ; dates compare by their `timeIntervalSinceReferenceDate` bits;
+/// strings compare by their UTF-8 bytes (a database keeps the bytes it was
+/// given, so canonically equivalent but differently encoded strings differ).
 public enum Value: Sendable {
     case null
     case bool(Bool)
@@ -32,7 +34,7 @@ extension Value: Hashable {
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
         case let (.double(a), .double(b)): return a.bitPattern == b.bitPattern
-        case let (.string(a), .string(b)): return a == b
+        case let (.string(a), .string(b)): return a.utf8.elementsEqual(b.utf8)
         case let (.bytes(a), .bytes(b)): return a == b
         case let (.date(a), .date(b)):
             return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
@@ -50,7 +52,10 @@ extension Value: Hashable {
         case .bool(let value): hasher.combine(1 as UInt8); hasher.combine(value)
         case .int(let value): hasher.combine(2 as UInt8); hasher.combine(value)
         case .double(let value): hasher.combine(3 as UInt8); hasher.combine(value.bitPattern)
-        case .string(let value): hasher.combine(4 as UInt8); hasher.combine(value)
+        case .string(let value):
+            hasher.combine(4 as UInt8)
+            hasher.combine(value.utf8.count)
+            for byte in value.utf8 { hasher.combine(byte) }
         case .bytes(let value): hasher.combine(5 as UInt8); hasher.combine(value)
         case .date(let value):
             hasher.combine(6 as UInt8)

@@ -56,19 +56,31 @@ struct BinaryCodecTests {
         #expect(BinaryCodec.encode(a) == BinaryCodec.encode(Value.map(map)))
     }
 
-    @Test("records whose fields arrive out of order decode the same; repeated names are refused")
+    @Test("records whose fields arrive out of order or repeat a name are refused: the encoding is canonical")
     func fieldOrder() throws {
         let header: [UInt8] = Array("STRR".utf8) + [1]
         // Two fields, "b" = 1 then "a" = 2: out of order.
         let unsorted = header + [2, 0, 1, 0x62, 3, 2, 0, 1, 0x61, 3, 4]
-        #expect(try BinaryCodec.decodeRecord(unsorted) == ["a": 2, "b": 1])
+        #expect(throws: CodecError.unorderedFields(offset: 11)) { try BinaryCodec.decodeRecord(unsorted) }
         // "b", then a reference to the first interned name, "b" again.
         let repeated = header + [2, 0, 1, 0x62, 3, 2, 1, 3, 4]
         #expect(throws: CodecError.duplicateKey(offset: 11, key: "b")) { try BinaryCodec.decodeRecord(repeated) }
-        // In order: the fast path.
+        // In order.
         let sorted = header + [2, 0, 1, 0x61, 3, 4, 0, 1, 0x62, 3, 2]
         #expect(try BinaryCodec.decodeRecord(sorted) == ["a": 2, "b": 1])
         #expect(BinaryCodec.encode(["b": 1, "a": 2] as Record) == sorted)
+    }
+
+    @Test("a snapshot that repeats a record ID is refused, naming table, ID and offset")
+    func repeatedRecordID() throws {
+        // Basis 1, one table "t" with two records, both ID 7, no fields.
+        let bytes = Array("STRD".utf8) + [1, 2, 1, 1, 0x74, 2, 0, 14, 0, 0, 14, 0]
+        #expect(throws: CodecError.duplicateKey(offset: 13, key: "t/\(RecordID(7))")) {
+            try BinaryCodec.decodeDatabase(bytes)
+        }
+        var valid = bytes
+        valid[14] = 16  // the second ID becomes 8
+        #expect(try BinaryCodec.decodeDatabase(valid).recordCount == 2)
     }
 
     @Test("errors name what and where")

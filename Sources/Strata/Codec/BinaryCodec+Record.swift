@@ -1,0 +1,166 @@
+import Foundation
+
+// A record's encoding is its packed in-memory bytes with each process-wide
+// name ID replaced by an interned name (`ByteWriter.fieldName`). Encoding
+// copies the value bytes and rewrites the names; decoding validates every
+// byte while copying it into the packed form, so a decoded record never
+// holds bytes that its readers could misread.
+
+extension ByteWriter {
+    mutating func record(_ record: Record) {
+        var reader = _PackedReader(record._bytes)
+        let count = reader.varint()
+        varint(count)
+        for _ in 0..<count {
+            fieldName(id: UInt32(reader.varint()))
+            packedValueToCodec(&reader)
+        }
+    }
+
+    /// Copies one packed value, writing reference table names as names.
+    mutating func packedValueToCodec(_ reader: inout _PackedReader) {
+        let start = reader.offset
+        switch reader.byte() {
+        case 8:
+            byte(8)
+            fieldName(id: UInt32(reader.varint()))
+            let idStart = reader.offset
+            reader.skipRecordID()
+            bytes.append(contentsOf: reader.bytes[idStart..<reader.offset])
+        case 9:
+            byte(9)
+            let count = reader.varint()
+            varint(count)
+            for _ in 0..<count { packedValueToCodec(&reader) }
+        case 10:
+            byte(10)
+            let count = reader.varint()
+            varint(count)
+            for _ in 0..<count {
+                let keyStart = reader.offset
+                reader.offset += Int(reader.varint())
+                bytes.append(contentsOf: reader.bytes[keyStart..<reader.offset])
+                packedValueToCodec(&reader)
+            }
+        default:
+            reader.offset = start
+            reader.skipValue()
+            bytes.append(contentsOf: reader.bytes[start..<reader.offset])
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func record() throws -> Record {
+        let count = try self.count(minimumSize: 2)
+        // The reused buffer moves out for the duration (no copy, no
+        // overlapping access to self).
+        var out = ByteWriter(capacity: 0)
+        swap(&out, &scratch)
+        defer { swap(&out, &scratch) }
+        out.bytes.removeAll(keepingCapacity: true)
+        out.varint(count)
+        var previous = -1
+        for _ in 0..<count {
+            let nameOffset = offset
+            let index = try fieldNameIndex()
+            if previous >= 0 && knownSuccessor[previous] != index {
+                if index == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[index]) }
+                guard Record._precedes(names[previous], names[index]) else {
+                    throw CodecError.unorderedFields(offset: nameOffset)
+                }
+                knownSuccessor[previous] = index
+            }
+            previous = index
+            out.varint(UInt64(nameIDs[index]))
+            try packValue(into: &out)
+        }
+        return Record(_packed: Array(out.bytes[...]))
+    }
+
+    /// Validates one value and appends it to `out` in the packed form.
+    mutating func packValue(into out: inout ByteWriter) throws {
+        let start = offset
+        let tag = try byte()
+        switch tag {
+        case 0, 1, 2:
+            out.byte(tag)
+        case 3:
+            _ = try varint()
+            out.bytes.append(contentsOf: bytes[start..<offset])
+        case 4, 7:
+            _ = try take(8)
+            out.bytes.append(contentsOf: bytes[start..<offset])
+        case 5:
+            try validatedString()
+            out.bytes.append(contentsOf: bytes[start..<offset])
+        case 6:
+            _ = try take(try count())
+            out.bytes.append(contentsOf: bytes[start..<offset])
+        case 8:
+            out.byte(8)
+            let table = try fieldNameIndex()
+            out.varint(UInt64(nameIDs[table]))
+            let idStart = offset
+            try validatedRecordID()
+            out.bytes.append(contentsOf: bytes[idStart..<offset])
+        case 9:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count()
+            out.byte(9)
+            out.varint(count)
+            for _ in 0..<count { try packValue(into: &out) }
+        case 10:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count(minimumSize: 2)
+            out.byte(10)
+            out.varint(count)
+            var previousKey: Range<Int>?
+            for _ in 0..<count {
+                let keyOffset = offset
+                let key = try validatedString()
+                if let previousKey {
+                    let earlier = bytes[previousKey]
+                    let later = bytes[key]
+                    guard earlier.lexicographicallyPrecedes(later) else {
+                        let name = String(decoding: later, as: UTF8.self)
+                        if earlier.elementsEqual(later) {
+                            throw CodecError.duplicateKey(offset: keyOffset, key: name)
+                        }
+                        throw CodecError.unorderedFields(offset: keyOffset)
+                    }
+                }
+                previousKey = key
+                out.bytes.append(contentsOf: bytes[keyOffset..<offset])
+                try packValue(into: &out)
+            }
+        default:
+            throw CodecError.invalidTag(offset: start, tag: tag, context: "value")
+        }
+    }
+
+    /// Checks a length-prefixed UTF-8 string and returns the range of its bytes.
+    @discardableResult
+    mutating func validatedString() throws -> Range<Int> {
+        let start = offset
+        let length = try count()
+        let text = try take(length)
+        if !text.allSatisfy({ $0 < 0x80 }) && String(validating: text, as: UTF8.self) == nil {
+            throw CodecError.invalidUTF8(offset: start)
+        }
+        return text.startIndex..<text.endIndex
+    }
+
+    mutating func validatedRecordID() throws {
+        let start = offset
+        let tag = try byte()
+        switch tag {
+        case 0: _ = try zigzag()
+        case 1: try validatedString()
+        case 2: _ = try take(16)
+        default: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
+        }
+    }
+}
