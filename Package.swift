@@ -65,11 +65,18 @@ let package = Package(
         ),
 
         // MARK: Tests
+        // The child process of the store's crash tests: commits in a loop,
+        // reporting each returned commit, until the test kills it.
+        .executableTarget(
+            name: "StrataCrashWriter",
+            dependencies: ["Strata"],
+            path: "Tests/StrataCrashWriter"
+        ),
         .testTarget(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "DeterministicRandom"]),
+        .testTarget(name: "StrataTests", dependencies: ["Strata", "DeterministicRandom", "StrataCrashWriter"]),
     ],
     swiftLanguageModes: [.v6]
 )

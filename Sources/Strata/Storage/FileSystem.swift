@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+private func _open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Glibc.open(path, flags, mode) }
+private func _close(_ fd: Int32) -> Int32 { Glibc.close(fd) }
+private func _rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }
+private func _datasync(_ fd: Int32) -> Int32 { fdatasync(fd) }
+#elseif canImport(Darwin)
+import Darwin
+private func _open(_ path: String, _ flags: Int32, _ mode: mode_t) -> Int32 { Darwin.open(path, flags, mode) }
+private func _close(_ fd: Int32) -> Int32 { Darwin.close(fd) }
+private func _rename(_ a: String, _ b: String) -> Int32 { Darwin.rename(a, b) }
+// fsync on Darwin does not reach the platter; F_FULLFSYNC does.
+private func _datasync(_ fd: Int32) -> Int32 { fcntl(fd, F_FULLFSYNC) == -1 ? fsync(fd) : 0 }
+#endif
+
+/// The file operations the log and snapshots need, behind a protocol so that
+/// tests can inject failures (a full disk, a failing sync) and another
+/// storage can be added without touching the store.
+public protocol FileSystem: Sendable {
+    /// Opens `path` for reading and writing, creating it when `create`.
+    func open(_ path: String, create: Bool) throws -> any StorageFile
+    /// The names of the entries in directory `path`.
+    func contents(ofDirectory path: String) throws -> [String]
+    /// Creates directory `path` (and its parents) when absent.
+    func createDirectory(_ path: String) throws
+    /// Removes file `path`.
+    func remove(_ path: String) throws
+    /// Atomically renames `source` to `destination`, replacing it.
+    func rename(_ source: String, to destination: String) throws
+    /// Makes the directory's entries (creations, renames) durable.
+    func syncDirectory(_ path: String) throws
+    /// Whether `path` exists.
+    func exists(_ path: String) -> Bool
+    /// Takes the exclusive writer lock of `path` (created if absent), held
+    /// until the returned file is closed; throws when another holder has it.
+    func lock(_ path: String) throws -> any StorageFile
+}
+
+/// An open file. Not shared between threads without a lock (the store's
+/// actor owns its files).
+public protocol StorageFile: AnyObject {
+    /// The file's size in bytes.
+    func size() throws -> Int
+    /// `count` bytes from `offset` (fewer at the end of the file).
+    func read(at offset: Int, count: Int) throws -> [UInt8]
+    /// Writes `bytes` at `offset`.
+    func write(_ bytes: [UInt8], at offset: Int) throws
+    /// Makes the written data durable (`fdatasync`).
+    func sync() throws
+    /// Cuts the file to `size` bytes.
+    func truncate(to size: Int) throws
+    /// Closes the file; later calls fail.
+    func close()
+}
+
+/// Why a file operation failed: the operation, the path and the system's
+/// error number.
+public struct FileSystemError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// What was being done: "open", "write", "sync", ...
+    public var operation: String
+    /// The file or directory.
+    public var path: String
+    /// The `errno` value.
+    public var code: Int32
+
+    /// A failure of `operation` on `path` with `errno` `code`.
+    public init(operation: String, path: String, code: Int32) {
+        self.operation = operation
+        self.path = path
+        self.code = code
+    }
+
+    /// `write /path/to/file: No space left on device (errno 28)`.
+    public var description: String {
+        "\(operation) \(path): \(String(cString: strerror(code))) (errno \(code))"
+    }
+}
+
+/// The operating system's files (POSIX calls).
+public struct PosixFileSystem: FileSystem {
+    /// The file system of the machine.
+    public init() {}
+
+    public func open(_ path: String, create: Bool) throws -> any StorageFile {
+        let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
+        let fd = _retrying { _open(path, flags, 0o644) }
+        guard fd >= 0 else { throw FileSystemError(operation: "open", path: path, code: errno) }
+        return PosixFile(descriptor: fd, path: path)
+    }
+
+    public func contents(ofDirectory path: String) throws -> [String] {
+        guard let directory = opendir(path) else {
+            throw FileSystemError(operation: "list", path: path, code: errno)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    public func createDirectory(_ path: String) throws {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            prefix += "/" + component
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw FileSystemError(operation: "create directory", path: prefix, code: errno)
+            }
+        }
+    }
+
+    public func remove(_ path: String) throws {
+        guard unlink(path) == 0 else { throw FileSystemError(operation: "remove", path: path, code: errno) }
+    }
+
+    public func rename(_ source: String, to destination: String) throws {
+        guard _rename(source, destination) == 0 else {
+            throw FileSystemError(operation: "rename to \(destination)", path: source, code: errno)
+        }
+    }
+
+    public func syncDirectory(_ path: String) throws {
+        let fd = _open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0)
+        guard fd >= 0 else { throw FileSystemError(operation: "open directory", path: path, code: errno) }
+        defer { _ = _close(fd) }
+        guard fsync(fd) == 0 else { throw FileSystemError(operation: "sync directory", path: path, code: errno) }
+    }
+
+    public func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    public func lock(_ path: String) throws -> any StorageFile {
+        let file = try open(path, create: true) as! PosixFile
+        // flock locks belong to the open file description: a second open,
+        // in this process or another, is refused until this one closes.
+        guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            file.close()
+            throw FileSystemError(operation: "lock", path: path, code: code)
+        }
+        return file
+    }
+}
+
+/// Retries a system call interrupted by a signal.
+func _retrying(_ call: () -> Int32) -> Int32 {
+    while true {
+        let result = call()
+        if result >= 0 || errno != EINTR { return result }
+    }
+}
+
+final class PosixFile: StorageFile {
+    private(set) var descriptor: Int32
+    let path: String
+
+    init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    deinit { close() }
+
+    func size() throws -> Int {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileSystemError(operation: "stat", path: path, code: errno) }
+        return Int(info.st_size)
+    }
+
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        var result = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = result.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
+            if n == 0 { break }
+            done += n
+        }
+        result.removeLast(count - done)
+        return result
+    }
+
+    func write(_ bytes: [UInt8], at offset: Int) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { buffer in
+                pwrite(descriptor, buffer.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw FileSystemError(operation: "write", path: path, code: n < 0 ? errno : EIO) }
+            done += n
+        }
+    }
+
+    func sync() throws {
+        guard _retrying({ _datasync(descriptor) }) == 0 else {
+            throw FileSystemError(operation: "sync", path: path, code: errno)
+        }
+    }
+
+    func truncate(to size: Int) throws {
+        guard _retrying({ ftruncate(descriptor, off_t(size)) }) == 0 else {
+            throw FileSystemError(operation: "truncate", path: path, code: errno)
+        }
+    }
+
+    func close() {
+        if descriptor >= 0 {
+            _ = _close(descriptor)
+            descriptor = -1
+        }
+    }
+}

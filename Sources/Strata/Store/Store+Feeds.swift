@@ -1,0 +1,28 @@
+import Foundation
+
+extension Store {
+    /// Each new durable value, in commit order, from now until the store
+    /// closes or the consumer stops iterating.
+    public func values() -> AsyncStream<Database> {
+        let (stream, continuation) = AsyncStream<Database>.makeStream(bufferingPolicy: .unbounded)
+        let key = UUID()
+        valueFeeds[key] = continuation
+        continuation.onTermination = { _ in Task { await self.removeValueFeed(key) } }
+        if log == nil { continuation.finish() }
+        return stream
+    }
+
+    /// A report (the transaction and its change set) for each new durable
+    /// commit, in order, from now until the store closes.
+    public func reports() -> AsyncStream<CommitReport> {
+        let (stream, continuation) = AsyncStream<CommitReport>.makeStream(bufferingPolicy: .unbounded)
+        let key = UUID()
+        reportFeeds[key] = continuation
+        continuation.onTermination = { _ in Task { await self.removeReportFeed(key) } }
+        if log == nil { continuation.finish() }
+        return stream
+    }
+
+    private func removeValueFeed(_ key: UUID) { valueFeeds[key] = nil }
+    private func removeReportFeed(_ key: UUID) { reportFeeds[key] = nil }
+}

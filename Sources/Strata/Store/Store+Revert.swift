@@ -1,0 +1,74 @@
+import Foundation
+
+extension Store {
+    /// Commits a transaction that restores the value after transaction `t`
+    /// (0: empty). Nothing is deleted: the history keeps every
+    /// transaction, and this one can itself be reverted.
+    @discardableResult
+    public func revert(to t: Int64, message: String? = nil) async throws -> CommitReport {
+        try checkWritable()
+        let target = try database(asOf: t)
+        let difference = diff(from: head, to: target)
+        let transaction = difference.transaction(
+            message: message ?? "Revert to t \(t)",
+            significance: .significant,
+            metadata: ["revertedTo": .int(t)]
+        )
+        return try await commit(transaction)
+    }
+
+    /// Commits the inverse of transaction `id`: its changes undone, later
+    /// transactions kept. Reverting a revert redoes the original.
+    ///
+    /// - Throws: ``StoreError/revertConflict(transaction:conflict:)`` when a
+    ///   later transaction changed what this one changed.
+    @discardableResult
+    public func revert(transaction id: UUID, message: String? = nil) async throws -> CommitReport {
+        try checkWritable()
+        guard let original = transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
+        var undo = inverse(original)
+        undo.id = UUID()
+        undo.timestamp = Date()
+        undo.message = message ?? "Revert “\(original.message)”"
+        undo.significance = .significant
+        undo.reverts = original.id
+        do {
+            return try await commit(undo)
+        } catch let error as ApplyError {
+            throw StoreError.revertConflict(transaction: "\(original.t) (\(original.message))", conflict: error)
+        }
+    }
+
+    /// Removes every transaction after `t` from the log and the snapshots
+    /// after it, and makes the value after `t` current. The one destructive
+    /// operation: for a user who wants that history gone.
+    public func truncate(after t: Int64) async throws {
+        try checkWritable()
+        while let task = syncTask { await task.value }
+        while let task = snapshotTask { await task.value }
+        let target = try database(asOf: t)
+        guard let log, t < Int64(positions.count) else { return }
+        do {
+            if t == 0 {
+                try log.removeAll()
+            } else {
+                try log.truncate(from: positions[Int(t)], sequence: t + 1)
+            }
+            for name in try options.fileSystem.contents(ofDirectory: snapshotDirectory) {
+                if let basis = SnapshotFile.basis(ofName: name), basis > t {
+                    try options.fileSystem.remove(snapshotDirectory + "/" + name)
+                }
+            }
+            try options.fileSystem.syncDirectory(snapshotDirectory)
+        } catch let error as FileSystemError {
+            failure = error
+            throw StoreError.needsReopen(error)
+        }
+        transactions.removeSubrange(Int(t)...)
+        positions.removeSubrange(Int(t)...)
+        unpublished = []
+        head = target
+        lastSnapshotBasis = min(lastSnapshotBasis, t)
+        setCurrent(target)
+    }
+}

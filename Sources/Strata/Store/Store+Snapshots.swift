@@ -1,0 +1,68 @@
+import Foundation
+
+/// Where the log and snapshots stand.
+public struct StoreStatistics: Sendable, Hashable {
+    /// Transactions in the history.
+    public var transactionCount: Int
+    /// Bytes of log on disk.
+    public var logBytes: Int
+    /// The basis of the newest snapshot (0: none).
+    public var lastSnapshotBasis: Int64
+}
+
+extension Store {
+    /// Writes a snapshot of ``current`` now and prunes old ones.
+    /// - Returns: the snapshot's file name and size in bytes.
+    @discardableResult
+    public func snapshot() async throws -> (name: String, size: Int) {
+        try checkWritable()
+        while let task = snapshotTask { await task.value }
+        let value = current
+        let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
+        let written = try await Task.detached {
+            try SnapshotFile.write(value, to: directory, fileSystem: fileSystem, level: level)
+        }.value
+        snapshotWritten(basis: value.basis)
+        return written
+    }
+
+    /// The log and snapshot figures.
+    public var statistics: StoreStatistics {
+        StoreStatistics(
+            transactionCount: Int(current.basis),
+            logBytes: log?.byteCount ?? 0,
+            lastSnapshotBasis: lastSnapshotBasis
+        )
+    }
+
+    /// Starts a background snapshot when the policy says one is due.
+    func considerSnapshot() {
+        guard snapshotTask == nil, let log else { return }
+        let value = current
+        let dueByCount = options.snapshotEveryTransactions.map { value.basis - lastSnapshotBasis >= Int64($0) } ?? false
+        let dueBySize = options.snapshotEveryLogBytes.map { log.byteCount - logBytesAtSnapshot >= $0 } ?? false
+        guard dueByCount || dueBySize, value.basis > lastSnapshotBasis else { return }
+        let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
+        snapshotTask = Task {
+            let result = await Task.detached {
+                Result { try SnapshotFile.write(value, to: directory, fileSystem: fileSystem, level: level) }
+            }.value
+            // A failed background snapshot costs only open time: the log
+            // holds everything. The next commit tries again.
+            if case .success = result { self.snapshotWritten(basis: value.basis) }
+            self.snapshotTask = nil
+        }
+    }
+
+    /// Records a new snapshot and removes all but the newest kept ones.
+    func snapshotWritten(basis: Int64) {
+        lastSnapshotBasis = max(lastSnapshotBasis, basis)
+        logBytesAtSnapshot = log?.byteCount ?? 0
+        let fileSystem = options.fileSystem
+        guard let names = try? fileSystem.contents(ofDirectory: snapshotDirectory) else { return }
+        let snapshots = names.compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
+        for old in snapshots.sorted(by: { $0.basis > $1.basis }).dropFirst(max(1, options.snapshotsKept)) {
+            try? fileSystem.remove(snapshotDirectory + "/" + old.name)
+        }
+    }
+}

@@ -1,0 +1,68 @@
+/// Why a store could not be opened or an operation failed. Each case names
+/// the file, offset, transaction or record involved.
+public enum StoreError: Error, Sendable, CustomStringConvertible {
+    /// Another process (or another open in this one) holds the store for writing.
+    case locked(path: String)
+    /// A log record in the middle of the log is damaged. Open with
+    /// `StoreOptions.recovery = .truncateAtDamage` to keep everything before it.
+    case corruptLog(segment: String, offset: Int, reason: String)
+    /// A file was written by a newer format than this build reads.
+    case unsupportedVersion(file: String, found: UInt32, supported: UInt32)
+    /// A snapshot failed its checks (reported as a warning when an older
+    /// snapshot or the log can stand in for it).
+    case corruptSnapshot(file: String, reason: String)
+    /// Writing or syncing failed; the transaction is not committed and the
+    /// store's value is unchanged.
+    case writeFailed(FileSystemError)
+    /// A previous write failure could not be rolled back; reopen the store.
+    case needsReopen(FileSystemError)
+    /// The store was closed.
+    case closed
+    /// No transaction with this ID or number is in the history.
+    case unknownTransaction(String)
+    /// `t` is outside the history (0 through the current basis).
+    case outOfRange(t: Int64, current: Int64)
+    /// Undoing a transaction conflicts with a later change.
+    case revertConflict(transaction: String, conflict: ApplyError)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case .locked(let path): return "store \(path) is open for writing elsewhere (its lock file is held)"
+        case let .corruptLog(segment, offset, reason):
+            return "log segment \(segment) is damaged at offset \(offset): \(reason)"
+        case let .unsupportedVersion(file, found, supported):
+            return "\(file) has format version \(found); this build reads up to \(supported)"
+        case let .corruptSnapshot(file, reason): return "snapshot \(file) is damaged: \(reason)"
+        case .writeFailed(let error): return "commit failed, nothing written: \(error)"
+        case .needsReopen(let error): return "store needs to be reopened after a failed write: \(error)"
+        case .closed: return "the store is closed"
+        case .unknownTransaction(let id): return "no transaction \(id) in the history"
+        case let .outOfRange(t, current): return "t \(t) is outside the history (0...\(current))"
+        case let .revertConflict(transaction, conflict):
+            return "cannot revert transaction \(transaction): \(conflict)"
+        }
+    }
+}
+
+/// Something an open recovered from: reported, not fatal.
+public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
+    /// A partial last record (a write cut short by a crash) was cut off.
+    case tornTail(segment: String, offset: Int, bytes: Int)
+    /// Damage in the log; everything from `offset` on was dropped
+    /// (only with `.truncateAtDamage`).
+    case truncatedAtDamage(segment: String, offset: Int, reason: String)
+    /// A snapshot was skipped for an older one or the log.
+    case skippedSnapshot(file: String, reason: String)
+
+    /// A one-line explanation.
+    public var description: String {
+        switch self {
+        case let .tornTail(segment, offset, bytes):
+            return "cut a partial record of \(bytes) bytes at offset \(offset) of log segment \(segment)"
+        case let .truncatedAtDamage(segment, offset, reason):
+            return "dropped the log from offset \(offset) of segment \(segment): \(reason)"
+        case let .skippedSnapshot(file, reason): return "skipped snapshot \(file): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import PersistentCollections
+
+/// When a commit's bytes reach stable storage.
+public enum Durability: Sendable, Hashable {
+    /// Each commit returns after its record is synced (the default).
+    case everyCommit
+    /// Commits arriving while a sync runs share the next one (group
+    /// commit): each still returns only once it is durable.
+    case grouped
+    /// No syncing: a crash may lose recent commits (tests, bulk loads).
+    case none
+}
+
+/// How a store is opened and kept.
+public struct StoreOptions: Sendable {
+    /// When commits are synced. Default `.everyCommit`.
+    public var durability: Durability = .everyCommit
+    /// What to do with damage in the middle of the log. Default `.strict`:
+    /// refuse to open, naming the segment and offset.
+    public var recovery: Recovery = .strict
+    /// Write a snapshot after this many transactions since the last one.
+    /// Default 10,000; nil for never (by count).
+    public var snapshotEveryTransactions: Int? = 10_000
+    /// Write a snapshot after this many bytes of log since the last one.
+    /// Default 64 MiB; nil for never (by size).
+    public var snapshotEveryLogBytes: Int? = 64 << 20
+    /// How many snapshots to keep (the newest). Default 3, at least 1.
+    public var snapshotsKept: Int = 3
+    /// zstd level of snapshots. Default 3.
+    public var compressionLevel: Int32 = 3
+    /// A new log segment starts after this many bytes. Default 64 MiB.
+    public var segmentSize: Int = 64 << 20
+    /// The files underneath (tests inject failures here).
+    public var fileSystem: any FileSystem = PosixFileSystem()
+
+    /// Open-time handling of log damage.
+    public enum Recovery: Sendable, Hashable {
+        /// Refuse to open when a record before the last is damaged.
+        case strict
+        /// Open with every record before the first damage; drop the rest
+        /// (reported in ``Store/warnings``).
+        case truncateAtDamage
+    }
+
+    /// The defaults.
+    public init() {}
+}
+
+/// What a commit did.
+public struct CommitReport: Sendable {
+    /// The committed transaction, numbered.
+    public var transaction: Transaction
+    /// The value before the commit.
+    public var before: Database
+    /// The value after it.
+    public var after: Database
+
+    /// The changes per table: record ID to change.
+    public var changes: PersistentMap<String, PersistentMap<RecordID, Change>> { transaction.changes }
+}

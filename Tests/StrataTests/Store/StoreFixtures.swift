@@ -1,0 +1,95 @@
+import Foundation
+import Strata
+import Synchronization
+
+/// A fresh directory under the system's temporary directory.
+func temporaryStorePath(_ label: String = "store") -> String {
+    let path = FileManager.default.temporaryDirectory.path + "/strata-tests/\(label)-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func removeStore(_ path: String) {
+    try? FileManager.default.removeItem(atPath: path)
+}
+
+/// Options for tests: `.none` durability unless a test is about syncing.
+func testOptions(_ durability: Durability = .none) -> StoreOptions {
+    var options = StoreOptions()
+    options.durability = durability
+    return options
+}
+
+/// The log segment files of a store, oldest first.
+func logSegments(_ path: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path + "/log")) ?? [])
+        .filter { $0.hasSuffix(".log") }.sorted().map { path + "/log/" + $0 }
+}
+
+func snapshotFiles(_ path: String) -> [String] {
+    ((try? FileManager.default.contentsOfDirectory(atPath: path + "/snapshots")) ?? [])
+        .filter { $0.hasSuffix(".strata") }.sorted().map { path + "/snapshots/" + $0 }
+}
+
+/// Replays the whole history from the empty database, one transaction at a time.
+func replayHistory(_ store: Store) async throws -> Database {
+    var value = Database()
+    for transaction in await store.history(limit: .max).reversed() { value = try apply(value, transaction) }
+    return value
+}
+
+/// The POSIX file system, with writes or syncs failing on demand (ENOSPC, EIO).
+final class FaultyFileSystem: FileSystem, @unchecked Sendable {
+    struct Faults {
+        var failWrites = false
+        var failSyncs = false
+    }
+
+    let base = PosixFileSystem()
+    let faults = Mutex(Faults())
+
+    func open(_ path: String, create: Bool) throws -> any StorageFile {
+        FaultyFile(try base.open(path, create: create), path: path, owner: self)
+    }
+    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
+    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+    func remove(_ path: String) throws { try base.remove(path) }
+    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+    func syncDirectory(_ path: String) throws {
+        if faults.withLock({ $0.failSyncs }) {
+            throw FileSystemError(operation: "sync directory", path: path, code: EIO)
+        }
+        try base.syncDirectory(path)
+    }
+    func exists(_ path: String) -> Bool { base.exists(path) }
+    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+}
+
+final class FaultyFile: StorageFile {
+    let base: any StorageFile
+    let path: String
+    let owner: FaultyFileSystem
+
+    init(_ base: any StorageFile, path: String, owner: FaultyFileSystem) {
+        self.base = base
+        self.path = path
+        self.owner = owner
+    }
+
+    func size() throws -> Int { try base.size() }
+    func read(at offset: Int, count: Int) throws -> [UInt8] { try base.read(at: offset, count: count) }
+    func write(_ bytes: [UInt8], at offset: Int) throws {
+        if owner.faults.withLock({ $0.failWrites }) {
+            // A partial write, as a full disk leaves it.
+            try base.write(Array(bytes.prefix(bytes.count / 2)), at: offset)
+            throw FileSystemError(operation: "write", path: path, code: ENOSPC)
+        }
+        try base.write(bytes, at: offset)
+    }
+    func sync() throws {
+        if owner.faults.withLock({ $0.failSyncs }) { throw FileSystemError(operation: "sync", path: path, code: EIO) }
+        try base.sync()
+    }
+    func truncate(to size: Int) throws { try base.truncate(to: size) }
+    func close() { base.close() }
+}
