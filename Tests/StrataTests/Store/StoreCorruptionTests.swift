@@ -1,0 +1,169 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("Store corruption")
+struct StoreCorruptionTests {
+    /// A store of `count` single-insert transactions, closed; returns the
+    /// value after each t.
+    static func makeStore(_ path: String, count: Int, snapshotAt: Int? = nil) async throws -> [Database] {
+        let store = try await Store.open(at: path, options: testOptions())
+        var values = [store.current]
+        for n in 1...count {
+            try await store.transact(message: "n\(n)") {
+                try $0.insert(
+                    ["n": .int(Int64(n)), "text": .string(String(repeating: "y", count: n * 7))],
+                    id: RecordID(n),
+                    into: "t"
+                )
+            }
+            values.append(store.current)
+            if n == snapshotAt { try await store.snapshot() }
+        }
+        try await store.close()
+        return values
+    }
+
+    static func copyStore(_ from: String) -> String {
+        let to = temporaryStorePath("copy")
+        removeStore(to)
+        try! FileManager.default.copyItem(atPath: from, toPath: to)
+        return to
+    }
+
+    @Test("a log cut at every byte of its last record reopens with the record before it")
+    func tornTail() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let values = try await Self.makeStore(path, count: 6)
+        let segment = logSegments(path).last!
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        let lastRecordSize = 8 + BinaryCodec.encode(try await lastTransaction(path)).count
+        let lastStart = bytes.count - lastRecordSize
+        for cut in lastStart..<bytes.count {
+            let copy = Self.copyStore(path)
+            defer { removeStore(copy) }
+            try bytes.prefix(cut).write(to: URL(fileURLWithPath: logSegments(copy).last!))
+            let store = try await Store.open(at: copy, options: testOptions())
+            #expect(store.current == values[5], "cut at \(cut)")
+            if cut > lastStart {
+                #expect(
+                    store.warnings == [
+                        .tornTail(segment: "00000000000000000001.log", offset: lastStart, bytes: cut - lastStart)
+                    ]
+                )
+            }
+            // Still writable, and the next open is clean.
+            try await store.transact { try $0.insert(["n": 0], id: 100, into: "t") }
+            try await store.close()
+            let again = try await Store.open(at: copy, options: testOptions())
+            #expect(again.warnings.isEmpty && again.current.basis == 6)
+            try await again.close()
+        }
+    }
+
+    func lastTransaction(_ path: String) async throws -> Transaction {
+        let store = try await Store.open(at: path, options: testOptions())
+        let last = await store.transaction(at: store.current.basis)!
+        try await store.close()
+        return last
+    }
+
+    @Test("damage before the last record refuses to open, naming segment and offset, unless asked to truncate")
+    func midLogDamage() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let values = try await Self.makeStore(path, count: 6)
+        let segment = logSegments(path).last!
+        let original = try Data(contentsOf: URL(fileURLWithPath: segment))
+        var random = SeededRandom(seed: 7)
+        for trial in 0..<40 {
+            let copy = Self.copyStore(path)
+            defer { removeStore(copy) }
+            var bytes = original
+            // A byte inside the first three records (after the 24-byte header).
+            let position = 24 + random.int(below: 150)
+            bytes[position] ^= UInt8(1 + random.int(below: 255))
+            try bytes.write(to: URL(fileURLWithPath: logSegments(copy).last!))
+            do {
+                let store = try await Store.open(at: copy, options: testOptions())
+                Issue.record("trial \(trial): damage at \(position) opened at t \(store.current.basis)")
+                try await store.close()
+            } catch let error as StoreError {
+                guard case .corruptLog(let name, _, _) = error else {
+                    Issue.record("trial \(trial): \(error)")
+                    continue
+                }
+                #expect(name == "00000000000000000001.log")
+            }
+            var recovering = testOptions()
+            recovering.recovery = .truncateAtDamage
+            let store = try await Store.open(at: copy, options: recovering)
+            let basis = Int(store.current.basis)
+            #expect(basis < 3, "trial \(trial)")
+            #expect(store.current == values[basis], "trial \(trial): a prefix of the history")
+            #expect(!store.warnings.isEmpty)
+            try await store.close()
+        }
+    }
+
+    @Test("damaged, missing or foreign snapshots fall back to older ones or the log")
+    func snapshots() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let values = try await Self.makeStore(path, count: 8, snapshotAt: 3)
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.snapshot()
+        try await store.close()
+        #expect(snapshotFiles(path).count == 2)
+        var random = SeededRandom(seed: 3)
+        for trial in 0..<30 {
+            let copy = Self.copyStore(path)
+            defer { removeStore(copy) }
+            let newest = snapshotFiles(copy).last!
+            var bytes = try Data(contentsOf: URL(fileURLWithPath: newest))
+            switch trial % 3 {
+            case 0: bytes[random.int(below: bytes.count)] ^= 0x5A
+            case 1: bytes = bytes.prefix(random.int(below: bytes.count))
+            default: bytes = Data((0..<200).map { _ in UInt8(random.int(below: 256)) })
+            }
+            try bytes.write(to: URL(fileURLWithPath: newest))
+            let reopened = try await Store.open(at: copy, options: testOptions())
+            #expect(reopened.current == values[8], "trial \(trial)")
+            #expect(reopened.warnings.count == 1, "trial \(trial): \(reopened.warnings)")
+            try await reopened.close()
+        }
+        let copy = Self.copyStore(path)
+        defer { removeStore(copy) }
+        for file in snapshotFiles(copy) { try FileManager.default.removeItem(atPath: file) }
+        let fromLog = try await Store.open(at: copy, options: testOptions())
+        #expect(fromLog.current == values[8])
+        try await fromLog.close()
+    }
+
+    @Test("garbage segments and newer formats are refused with a clear error")
+    func foreignFiles() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        _ = try await Self.makeStore(path, count: 3)
+        let garbage = Self.copyStore(path)
+        defer { removeStore(garbage) }
+        try Data((0..<500).map { UInt8($0 % 251) }).write(
+            to: URL(fileURLWithPath: garbage + "/log/00000000000000000004.log")
+        )
+        await #expect(throws: StoreError.self) { try await Store.open(at: garbage, options: testOptions()) }
+
+        let newer = Self.copyStore(path)
+        defer { removeStore(newer) }
+        let segment = URL(fileURLWithPath: logSegments(newer).first!)
+        var bytes = try Data(contentsOf: segment)
+        bytes[8] = 2
+        try bytes.write(to: segment)
+        do {
+            _ = try await Store.open(at: newer, options: testOptions())
+            Issue.record("a newer segment opened")
+        } catch let error as StoreError {
+            #expect("\(error)".contains("format version 2"))
+        }
+    }
+}
