@@ -164,22 +164,10 @@ extension PersistentMap {
     /// - Precondition: the keys are distinct.
     @inlinable
     public init(uniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
-        var items: [_MapItem<Key, Value>] = []
-        var hashes: [UInt64] = []
-        items.reserveCapacity(entries.underestimatedCount)
-        hashes.reserveCapacity(entries.underestimatedCount)
-        for (key, value) in entries {
-            items.append(_MapItem(key: key, value: value))
-            hashes.append(_hash(key))
-        }
-        guard !items.isEmpty else {
-            self.init()
-            return
-        }
-        guard let root = _Node.build(items, hashes) else {
+        guard let map = PersistentMap(checkingUniqueKeysWithValues: entries) else {
             preconditionFailure("PersistentMap(uniqueKeysWithValues:): duplicate keys")
         }
-        self.init(_root: root, count: items.count)
+        self = map
     }
 
     /// Creates a map from keys and their values like

@@ -113,7 +113,11 @@ public enum BinaryCodec {
 // MARK: Writing
 
 extension ByteWriter {
-    mutating func value(_ value: Value) {
+    /// Appends `value`: with `packed`, in the in-memory record form (a
+    /// reference's table as a process-wide name ID, see
+    /// `Record+Storage.swift`), otherwise in the codec form (the table name
+    /// interned per encoding). Everything else is the same bytes.
+    mutating func value(_ value: Value, packed: Bool = false) {
         switch value {
         case .null: byte(0)
         case .bool(let v): byte(v ? 2 : 1)
@@ -134,18 +138,18 @@ extension ByteWriter {
             fixed64(v.timeIntervalSinceReferenceDate.bitPattern)
         case .reference(let v):
             byte(8)
-            fieldName(v.table)
+            if packed { varint(UInt64(FieldNames.id(of: v.table))) } else { fieldName(v.table) }
             recordID(v.id)
         case .list(let v):
             byte(9)
             varint(v.count)
-            for element in v { self.value(element) }
+            for element in v { self.value(element, packed: packed) }
         case .map(let v):
             byte(10)
             varint(v.count)
             for key in v.keys.sorted(by: Record._precedes) {
                 string(key)
-                self.value(v[key]!)
+                self.value(v[key]!, packed: packed)
             }
         }
     }

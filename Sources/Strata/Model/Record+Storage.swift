@@ -4,7 +4,7 @@ import PersistentCollections
 // A record's fields live in one byte array, in the same encoding the binary
 // codec writes for a value, with two differences: field names and the table
 // names of references are process-wide `FieldNames` IDs instead of names,
-// and the bytes are trusted — they were produced by `ByteWriter.packed...`
+// and the bytes are trusted — they were produced by `ByteWriter.value(_:packed:)`
 // or validated by the codec — so reading them never fails.
 //
 //     record := count (varint), field*           fields sorted by name (UTF-8 order)
@@ -15,46 +15,6 @@ import PersistentCollections
 //        8 reference (table name ID, record ID) · 9 list (count, value*)
 //        10 map (count, (key string, value)* sorted by key UTF-8)
 //     record ID := 0 int (zigzag) · 1 string (length, UTF-8) · 2 UUID (16 bytes)
-
-extension ByteWriter {
-    /// Appends `value` in the packed in-memory encoding.
-    mutating func packedValue(_ value: Value) {
-        switch value {
-        case .null: byte(0)
-        case .bool(let v): byte(v ? 2 : 1)
-        case .int(let v):
-            byte(3)
-            zigzag(v)
-        case .double(let v):
-            byte(4)
-            fixed64(v.bitPattern)
-        case .string(let v):
-            byte(5)
-            string(v)
-        case .bytes(let v):
-            byte(6)
-            raw(v)
-        case .date(let v):
-            byte(7)
-            fixed64(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .reference(let v):
-            byte(8)
-            varint(UInt64(FieldNames.id(of: v.table)))
-            recordID(v.id)
-        case .list(let v):
-            byte(9)
-            varint(v.count)
-            for element in v { packedValue(element) }
-        case .map(let v):
-            byte(10)
-            varint(v.count)
-            for key in v.keys.sorted(by: Record._precedes) {
-                string(key)
-                packedValue(v[key]!)
-            }
-        }
-    }
-}
 
 /// Reads trusted packed bytes; out-of-range reads trap, since they mean a
 /// bug in this module, never bad input.
@@ -197,7 +157,7 @@ extension Record {
         writer.varint(sorted.count)
         for field in sorted {
             writer.varint(UInt64(FieldNames.id(of: field.name)))
-            writer.packedValue(field.value)
+            writer.value(field.value, packed: true)
         }
         return Array(writer.bytes[...])  // an exact-size copy
     }
@@ -263,7 +223,7 @@ extension Record {
         var field = ByteWriter(capacity: 32)
         if let newValue {
             field.varint(UInt64(id))
-            field.packedValue(newValue)
+            field.value(newValue, packed: true)
         }
         let newCount = total + (replaced == nil ? 1 : 0) - (newValue == nil ? 1 : 0)
         let bodyStart = _PackedReader.varintLength(UInt64(total))
