@@ -2,9 +2,11 @@
 # `make test` and `make bench` install the Debian packages they need first.
 
 SWIFT ?= swift
-DEB_PACKAGES := libzstd-dev libjemalloc-dev pkg-config
+DEB_PACKAGES := libzstd-dev libjemalloc-dev libsqlite3-dev pkg-config
 # pkg-config modules that prove the -dev packages are usable.
-PKG_MODULES := libzstd jemalloc
+PKG_MODULES := libzstd jemalloc sqlite3
+# Elsewhere (macOS): SQLite comes with the system, without a pkg-config file.
+OTHER_PKG_MODULES := libzstd jemalloc
 
 
 .PHONY: test-optimized
@@ -16,8 +18,8 @@ all: build
 # without prompting (uses sudo when not root and sudo exists).
 deps:
 	@if ! command -v dpkg-query >/dev/null 2>&1; then \
-	    for m in $(PKG_MODULES); do \
-	        pkg-config --exists $$m || { echo "make deps: install $$m first (macOS: brew install zstd jemalloc pkg-config)" >&2; exit 1; }; \
+	    for m in $(OTHER_PKG_MODULES); do \
+	        pkg-config --exists $$m || { echo "make deps: install $$m first (macOS: brew install zstd jemalloc pkg-config (SQLite comes with macOS))" >&2; exit 1; }; \
 	    done; \
 	    exit 0; \
 	fi; \

@@ -23,6 +23,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        // The SQLite baseline of the bench's `store` scenario.
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // MARK: C libraries
@@ -61,6 +63,7 @@ let package = Package(
                 "DeterministicRandom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
 

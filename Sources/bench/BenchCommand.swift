@@ -28,13 +28,15 @@ struct BenchContext {
 }
 
 @main
-struct BenchCommand: ParsableCommand {
+struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Strata's benchmark runner: every figure beside a baseline measured in the same run."
     )
 
-    static let scenarios: [String] = [CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name]
+    static let scenarios: [String] = [
+        CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name, StoreScenario.name,
+    ]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
     var scenario: String = BenchCommand.scenarios.joined(separator: ",")
@@ -67,7 +69,7 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let selected = scenario.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for name in selected where !Self.scenarios.contains(name) {
             throw BenchError.unknownScenario(name, known: Self.scenarios)
@@ -89,6 +91,7 @@ struct BenchCommand: ParsableCommand {
             case MapScenario.name: try MapScenario().run(context, sizes: try sizes())
             case VectorScenario.name: try VectorScenario().run(context, sizes: try sizes())
             case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
+            case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

@@ -76,6 +76,25 @@ public enum BinaryCodec {
         try decode(bytes, .transaction) { try $0.transaction() }
     }
 
+    /// The summary and basis at the head of an encoded transaction, its
+    /// changes left unread: the store indexes its log with these and decodes
+    /// whole transactions only when asked for them. `bytes` may be a prefix
+    /// of the encoding. - Throws: ``CodecError``.
+    static func decodeTransactionSummary(_ bytes: [UInt8]) throws -> (summary: TransactionSummary, basis: Int64) {
+        try decode(bytes, .transaction, toEnd: false) { reader in
+            let id = try reader.uuid()
+            let t = try reader.zigzag()
+            let basis = try reader.zigzag()
+            let timestamp = try reader.date()
+            let message = try reader.string()
+            let significance = try reader.significance()
+            return (
+                TransactionSummary(id: id, t: t, timestamp: timestamp, message: message, significance: significance),
+                basis
+            )
+        }
+    }
+
     /// Decodes a database. - Throws: ``CodecError``.
     public static func decodeDatabase(_ bytes: [UInt8]) throws -> Database {
         try decode(bytes, .database) { try $0.database() }
@@ -89,7 +108,12 @@ public enum BinaryCodec {
         return writer
     }
 
-    static func decode<T>(_ bytes: [UInt8], _ kind: Kind, _ body: (inout ByteReader) throws -> T) throws -> T {
+    static func decode<T>(
+        _ bytes: [UInt8],
+        _ kind: Kind,
+        toEnd: Bool = true,
+        _ body: (inout ByteReader) throws -> T
+    ) throws -> T {
         var reader = ByteReader(bytes)
         let found = Array(bytes.prefix(4))
         let expected = magic + [kind.rawValue]
@@ -105,7 +129,7 @@ public enum BinaryCodec {
             throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: formatVersion)
         }
         let result = try body(&reader)
-        try reader.expectEnd()
+        if toEnd { try reader.expectEnd() }
         return result
     }
 }

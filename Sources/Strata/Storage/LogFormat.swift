@@ -44,6 +44,17 @@ enum LogFormat {
         return crc.value
     }
 
+    /// The payload of a whole frame, or nil when its length or checksum
+    /// does not hold.
+    static func payload(ofFrame frame: [UInt8]) -> [UInt8]? {
+        guard frame.count >= frameHeaderSize else { return nil }
+        let length = Int(read(UInt32.self, frame, at: 0))
+        guard length == frame.count - frameHeaderSize else { return nil }
+        let payload = frame[frameHeaderSize...]
+        guard checksum(length: frame[0..<4], payload: payload) == read(UInt32.self, frame, at: 4) else { return nil }
+        return Array(payload)
+    }
+
     static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }

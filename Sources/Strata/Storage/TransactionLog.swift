@@ -33,6 +33,8 @@ final class TransactionLog {
     private(set) var segments: [Segment] = []
     /// The last segment, open for appending.
     private var file: (any StorageFile)?
+    /// Read descriptors of earlier segments, opened on first use.
+    private var readers: [Int: any StorageFile] = [:]
     /// Sequence number the next appended record gets (1 for the first).
     private(set) var nextSequence: Int64 = 1
 
@@ -52,19 +54,21 @@ final class TransactionLog {
 
     func path(_ segment: Segment) -> String { directory + "/" + segment.name }
 
-    /// Opens (creating when absent) the log in `directory` and reads it.
-    /// - Returns: the log, ready to append; every intact payload with its
-    ///   position, in order; what was recovered.
+    /// Opens (creating when absent) the log in `directory` and reads it,
+    /// handing `visit` every intact payload with its position, in order
+    /// (the slice lives only for the call: one segment is in memory at a
+    /// time).
+    /// - Returns: the log, ready to append; what was recovered.
     static func open(
         directory: String,
         fileSystem: any FileSystem,
         segmentLimit: Int,
-        recovery: Recovery
-    ) throws -> (TransactionLog, [(payload: [UInt8], position: Position)], [StoreWarning]) {
+        recovery: Recovery,
+        visit: (ArraySlice<UInt8>, Position) -> Void
+    ) throws -> (TransactionLog, [StoreWarning]) {
         try fileSystem.createDirectory(directory)
         let log = TransactionLog(directory: directory, fileSystem: fileSystem, segmentLimit: segmentLimit)
         let names = try fileSystem.contents(ofDirectory: directory).filter { $0.hasSuffix(".log") }
-        var records: [(payload: [UInt8], position: Position)] = []
         var warnings: [StoreWarning] = []
         var stop = false
         var expected: Int64 = 1
@@ -98,8 +102,10 @@ final class TransactionLog {
             expected += Int64(scan.frames.count)
             let segmentIndex = log.segments.count
             for frame in scan.frames {
-                let payload = Array(bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end])
-                records.append((payload, Position(segment: segmentIndex, offset: frame.offset, size: frame.size)))
+                visit(
+                    bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end],
+                    Position(segment: segmentIndex, offset: frame.offset, size: frame.size)
+                )
             }
             if scan.validEnd < bytes.count {
                 try file.truncate(to: scan.validEnd)
@@ -115,7 +121,42 @@ final class TransactionLog {
         if let last = log.segments.last {
             log.file = try fileSystem.open(log.path(last), create: false)
         }
-        return (log, records, warnings)
+        return (log, warnings)
+    }
+
+    /// The payload of the record at `position`, its frame checked again
+    /// (the bytes may have changed on disk since the log was opened).
+    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when the
+    ///   frame no longer checks; `FileSystemError` when it cannot be read.
+    func read(_ position: Position) throws -> [UInt8] {
+        let segment = segments[position.segment]
+        let reader = try readHandle(position.segment)
+        let frame = try reader.read(at: position.offset, count: position.size)
+        guard frame.count == position.size, let payload = LogFormat.payload(ofFrame: frame) else {
+            throw StoreError.corruptLog(
+                segment: segment.name,
+                offset: position.offset,
+                reason: "the record no longer matches its checksum"
+            )
+        }
+        return payload
+    }
+
+    /// A descriptor for reading segment `index`: the append file for the
+    /// last one, else one opened on first use and kept.
+    private func readHandle(_ index: Int) throws -> any StorageFile {
+        if index == segments.count - 1, let file { return file }
+        if let reader = readers[index] { return reader }
+        let reader = try fileSystem.open(path(segments[index]), create: false)
+        readers[index] = reader
+        return reader
+    }
+
+    private func closeReaders(from index: Int) {
+        for (key, reader) in readers where key >= index {
+            reader.close()
+            readers[key] = nil
+        }
     }
 
     /// Appends one record; not durable until `sync()`. On a write error the
@@ -179,6 +220,7 @@ final class TransactionLog {
     /// (rolling back a failed write: the next successful sync makes the
     /// cut durable, and a crash before it leaves only unacknowledged records).
     func truncate(from position: Position, sequence: Int64, sync: Bool = true) throws {
+        closeReaders(from: position.segment)
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
             file?.close()
@@ -197,6 +239,7 @@ final class TransactionLog {
 
     /// Drops everything: used when the first record itself goes.
     func removeAll() throws {
+        closeReaders(from: 0)
         file?.close()
         file = nil
         for segment in segments { try fileSystem.remove(path(segment)) }
@@ -206,6 +249,7 @@ final class TransactionLog {
     }
 
     func close() {
+        closeReaders(from: 0)
         file?.close()
         file = nil
     }

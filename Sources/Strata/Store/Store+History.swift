@@ -29,10 +29,16 @@ public struct HistoryFilter: Sendable {
         self.record = record
     }
 
+    /// Whether the summary can match (significance and time).
+    func matches(_ summary: TransactionSummary) -> Bool {
+        if let minimumSignificance, summary.significance < minimumSignificance { return false }
+        if let from, summary.timestamp < from { return false }
+        if let until, summary.timestamp >= until { return false }
+        return true
+    }
+
+    /// Whether the transaction matches (table and record).
     func matches(_ transaction: Transaction) -> Bool {
-        if let minimumSignificance, transaction.significance < minimumSignificance { return false }
-        if let from, transaction.timestamp < from { return false }
-        if let until, transaction.timestamp >= until { return false }
         if let table {
             guard let changes = transaction.changes[table] else { return false }
             if let record, changes[record] == nil { return false }
@@ -52,44 +58,62 @@ public struct RecordVersion: Sendable, Hashable {
 
 extension Store {
     /// Durable transactions matching `filter`, newest first, skipping
-    /// `offset` matches and returning at most `limit`. O(history) worst case.
-    public func history(_ filter: HistoryFilter = HistoryFilter(), offset: Int = 0, limit: Int = 100) -> [Transaction] {
+    /// `offset` matches and returning at most `limit`. Significance and
+    /// time are checked on the in-memory summaries; a table or record
+    /// filter reads the transactions (from the log unless cached).
+    /// O(history) worst case.
+    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when a
+    ///   record read back no longer checks.
+    public func history(_ filter: HistoryFilter = HistoryFilter(), offset: Int = 0, limit: Int = 100) throws
+        -> [Transaction]
+    {
+        guard let log else { throw StoreError.closed }
         var result: [Transaction] = []
         var skipped = 0
-        for transaction in durableTransactions.reversed() where filter.matches(transaction) {
+        var t = current.basis
+        while t >= 1, result.count < limit {
+            defer { t -= 1 }
+            guard filter.matches(history.summary(t)) else { continue }
+            let transaction = try history.transaction(t, log: log)
+            guard filter.matches(transaction) else { continue }
             if skipped < offset {
                 skipped += 1
                 continue
             }
             result.append(transaction)
-            if result.count >= limit { break }
         }
         return result
     }
 
-    /// The durable transactions, oldest first (`[i].t == i + 1`).
-    var durableTransactions: ArraySlice<Transaction> {
-        transactions[..<Int(current.basis)]
-    }
-
-    /// The transaction numbered `t`, if durable. O(1).
-    public func transaction(at t: Int64) -> Transaction? {
+    /// The transaction numbered `t`, if durable. O(its size).
+    public func transaction(at t: Int64) throws -> Transaction? {
         guard t >= 1, t <= current.basis else { return nil }
-        return transactions[Int(t - 1)]
+        guard let log else { throw StoreError.closed }
+        return try history.transaction(t, log: log)
     }
 
-    /// The transaction with `id`, if durable. O(history).
-    public func transaction(id: UUID) -> Transaction? {
-        durableTransactions.last { $0.id == id }
+    /// The transaction with `id`, if durable. O(its size).
+    public func transaction(id: UUID) throws -> Transaction? {
+        guard let t = history.t(of: id) else { return nil }
+        return try transaction(at: t)
+    }
+
+    /// Durable transactions `range` (numbers), oldest first.
+    func transactions(_ range: ClosedRange<Int64>) throws -> [Transaction] {
+        guard let log else { throw StoreError.closed }
+        return try history.run(range, log: log)
     }
 
     /// Every version of record `id` of `table`, newest first, each with the
-    /// transaction that made it. O(history).
-    public func versions(of id: RecordID, in table: String) -> [RecordVersion] {
+    /// transaction that made it. O(history): reads every transaction.
+    public func versions(of id: RecordID, in table: String) throws -> [RecordVersion] {
         var record: Record?
         var versions: [RecordVersion] = []
-        for transaction in durableTransactions {
-            guard let change = transaction.change(of: id, in: table) else { continue }
+        guard current.basis >= 1 else { return [] }
+        for t in 1...current.basis {
+            guard let transaction = try transaction(at: t), let change = transaction.change(of: id, in: table) else {
+                continue
+            }
             switch change {
             case .insert(let inserted): record = inserted
             case .delete: record = nil
@@ -114,28 +138,30 @@ extension Store {
         let now = current
         guard t >= 0, t <= now.basis else { throw StoreError.outOfRange(t: t, current: now.basis) }
         if t == now.basis { return now }
+        if t == 0 { return Database() }
         if now.basis - t <= t {
-            let run = transactions[Int(t)..<Int(now.basis)]
-            return try apply(now, inverse(flatten(run)))
+            return try apply(now, inverse(flatten(try transactions((t + 1)...now.basis))))
         }
-        return try Self.replay(transactions[..<Int(t)], onto: Database())
+        return try Self.replay(try transactions(1...t)[...], onto: Database())
     }
 
     /// The value just before the transaction with `id`.
     public func database(before id: UUID) throws -> Database {
-        guard let transaction = transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
+        guard let transaction = try transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
         return try database(asOf: transaction.basis)
     }
 
     /// The value just after the transaction with `id`.
     public func database(after id: UUID) throws -> Database {
-        guard let transaction = transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
+        guard let transaction = try transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
         return try database(asOf: transaction.t)
     }
 
-    /// The value at `date`: after the last transaction stamped at or before it.
+    /// The value at `date`: after the last transaction stamped at or before
+    /// it. O(transactions after it): summaries only.
     public func database(at date: Date) throws -> Database {
-        let t = durableTransactions.last { $0.timestamp <= date }?.t ?? 0
+        var t = current.basis
+        while t >= 1, history.summary(t).timestamp > date { t -= 1 }
         return try database(asOf: t)
     }
 }

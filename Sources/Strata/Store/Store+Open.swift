@@ -5,8 +5,7 @@ extension Store {
     struct Loaded {
         var log: TransactionLog
         var lockFile: (any StorageFile)?
-        var transactions: [Transaction]
-        var positions: [TransactionLog.Position]
+        var history: TransactionHistory
         var current: Database
         var snapshotBasis: Int64
     }
@@ -48,42 +47,6 @@ extension Store {
 
     private static func load(path: String, options: StoreOptions) throws -> (Loaded, [StoreWarning]) {
         let fileSystem = options.fileSystem
-        let (log, records, logWarnings) = try TransactionLog.open(
-            directory: path + "/log",
-            fileSystem: fileSystem,
-            segmentLimit: options.segmentSize,
-            recovery: options.recovery == .strict ? .strict : .truncateAtDamage
-        )
-        var warnings = logWarnings
-        var transactions: [Transaction] = []
-        var positions: [TransactionLog.Position] = []
-        transactions.reserveCapacity(records.count)
-        for (payload, position) in records {
-            let segment = log.segments[position.segment].name
-            do {
-                let transaction = try BinaryCodec.decodeTransaction(payload)
-                let expected = Int64(transactions.count + 1)
-                guard transaction.t == expected, transaction.basis == expected - 1 else {
-                    throw StoreError.corruptLog(
-                        segment: segment,
-                        offset: position.offset,
-                        reason: "transaction t \(transaction.t) where \(expected) was expected"
-                    )
-                }
-                transactions.append(transaction)
-                positions.append(position)
-            } catch {
-                let reason = (error as? StoreError).map { "\($0)" } ?? "record does not decode: \(error)"
-                guard options.recovery == .truncateAtDamage else {
-                    if let error = error as? StoreError { throw error }
-                    throw StoreError.corruptLog(segment: segment, offset: position.offset, reason: reason)
-                }
-                try log.truncate(from: position, sequence: Int64(transactions.count + 1))
-                warnings.append(.truncatedAtDamage(segment: segment, offset: position.offset, reason: reason))
-                break
-            }
-        }
-
         let snapshotDirectory = path + "/snapshots"
         try fileSystem.createDirectory(snapshotDirectory)
         var bases: [(basis: Int64, name: String)] = []
@@ -95,11 +58,59 @@ extension Store {
                 bases.append((basis, name))
             }
         }
-        var current = Database()
+        bases.sort { $0.basis > $1.basis }
+
+        // Transactions after the newest snapshot are decoded whole (they
+        // are replayed); the rest only summarized.
+        let replayFrom = bases.first?.basis ?? 0
+        var history = TransactionHistory(cachedChanges: options.cachedTransactionChanges)
+        var tail: [Transaction] = []
+        var damage: (position: TransactionLog.Position, error: any Error)?
+        let (log, logWarnings) = try TransactionLog.open(
+            directory: path + "/log",
+            fileSystem: fileSystem,
+            segmentLimit: options.segmentSize,
+            recovery: options.recovery == .strict ? .strict : .truncateAtDamage
+        ) { payload, position in
+            guard damage == nil else { return }
+            do {
+                let expected = Int64(history.count + 1)
+                let (summary, basis) = try BinaryCodec.decodeTransactionSummary(Array(payload.prefix(4_096)))
+                guard summary.t == expected, basis == expected - 1 else {
+                    throw StoreError.corruptLog(
+                        segment: "",
+                        offset: position.offset,
+                        reason: "transaction t \(summary.t) where \(expected) was expected"
+                    )
+                }
+                if summary.t > replayFrom {
+                    tail.append(try BinaryCodec.decodeTransaction(Array(payload)))
+                }
+                history.append(summary, at: position)
+            } catch {
+                damage = (position, error)
+            }
+        }
+        var warnings = logWarnings
+        if let damage {
+            let segment = log.segments[damage.position.segment].name
+            let reason: String
+            if case .corruptLog(_, _, let message)? = damage.error as? StoreError {
+                reason = message
+            } else {
+                reason = "record does not decode: \(damage.error)"
+            }
+            guard options.recovery == .truncateAtDamage else {
+                throw StoreError.corruptLog(segment: segment, offset: damage.position.offset, reason: reason)
+            }
+            try log.truncate(from: damage.position, sequence: Int64(history.count + 1))
+            warnings.append(.truncatedAtDamage(segment: segment, offset: damage.position.offset, reason: reason))
+        }
+
+        var current: Database?
         var snapshotBasis: Int64 = 0
-        var started = false
-        for (basis, name) in bases.sorted(by: { $0.basis > $1.basis }) {
-            guard basis <= Int64(transactions.count) else {
+        for (basis, name) in bases {
+            guard basis <= Int64(history.count) else {
                 warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis))"))
                 continue
             }
@@ -107,31 +118,71 @@ extension Store {
                 let file = try fileSystem.open(snapshotDirectory + "/" + name, create: false)
                 defer { file.close() }
                 let snapshot = try SnapshotFile.decode(try file.read(at: 0, count: try file.size()), file: name)
-                current = try replay(transactions[Int(basis)...], onto: snapshot)
+                let run = try transactions(
+                    after: basis,
+                    through: Int64(history.count),
+                    tail: tail,
+                    replayFrom: replayFrom,
+                    history: &history,
+                    log: log
+                )
+                current = try replay(run[...], onto: snapshot)
                 snapshotBasis = basis
-                started = true
                 break
             } catch let error as StoreError {
-                if case .unsupportedVersion = error { throw error }
-                warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
+                switch error {
+                case .unsupportedVersion, .corruptLog: throw error
+                default: warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
+                }
             } catch {
                 warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
             }
         }
-        if !started {
-            current = try replay(transactions[...], onto: Database())
+        if current == nil {
+            let run = try transactions(
+                after: 0,
+                through: Int64(history.count),
+                tail: tail,
+                replayFrom: replayFrom,
+                history: &history,
+                log: log
+            )
+            current = try replay(run[...], onto: Database())
         }
         return (
             Loaded(
                 log: log,
                 lockFile: nil,
-                transactions: transactions,
-                positions: positions,
-                current: current,
+                history: history,
+                current: current!,
                 snapshotBasis: snapshotBasis
             ),
             warnings
         )
+    }
+
+    /// Transactions `first + 1 ... last`: from `tail` (decoded at open, from
+    /// `replayFrom + 1`) where it reaches, else read back from the log (a
+    /// newer snapshot turned out damaged).
+    private static func transactions(
+        after first: Int64,
+        through last: Int64,
+        tail: [Transaction],
+        replayFrom: Int64,
+        history: inout TransactionHistory,
+        log: TransactionLog
+    ) throws -> [Transaction] {
+        guard first < last else { return [] }
+        var run: [Transaction] = []
+        run.reserveCapacity(Int(last - first))
+        if first < replayFrom {
+            run += try history.run((first + 1)...min(replayFrom, last), log: log)
+        }
+        let tailStart = max(first, replayFrom)
+        if tailStart < last {
+            run += tail[Int(tailStart - replayFrom)..<Int(last - replayFrom)]
+        }
+        return run
     }
 
     /// `base` with `run` applied as one flattened transaction.

@@ -25,7 +25,7 @@ extension Store {
     @discardableResult
     public func revert(transaction id: UUID, message: String? = nil) async throws -> CommitReport {
         try checkWritable()
-        guard let original = transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
+        guard let original = try transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
         var undo = inverse(original)
         undo.id = UUID()
         undo.timestamp = Date()
@@ -47,12 +47,12 @@ extension Store {
         while let task = syncTask { await task.value }
         while let task = snapshotTask { await task.value }
         let target = try database(asOf: t)
-        guard let log, t < Int64(positions.count) else { return }
+        guard let log, t < Int64(history.count) else { return }
         do {
             if t == 0 {
                 try log.removeAll()
             } else {
-                try log.truncate(from: positions[Int(t)], sequence: t + 1)
+                try log.truncate(from: history.positions[Int(t)], sequence: t + 1)
             }
             for name in try options.fileSystem.contents(ofDirectory: snapshotDirectory) {
                 if let basis = SnapshotFile.basis(ofName: name), basis > t {
@@ -64,8 +64,7 @@ extension Store {
             failure = error
             throw StoreError.needsReopen(error)
         }
-        transactions.removeSubrange(Int(t)...)
-        positions.removeSubrange(Int(t)...)
+        history.removeAll(after: t)
         unpublished = []
         head = target
         lastSnapshotBasis = min(lastSnapshotBasis, t)

@@ -8,6 +8,9 @@ public struct StoreStatistics: Sendable, Hashable {
     public var logBytes: Int
     /// The basis of the newest snapshot (0: none).
     public var lastSnapshotBasis: Int64
+    /// Log syncs since the store was opened: with ``Durability/grouped``,
+    /// fewer than commits.
+    public var syncCount: Int
 }
 
 extension Store {
@@ -31,7 +34,8 @@ extension Store {
         StoreStatistics(
             transactionCount: Int(current.basis),
             logBytes: log?.byteCount ?? 0,
-            lastSnapshotBasis: lastSnapshotBasis
+            lastSnapshotBasis: lastSnapshotBasis,
+            syncCount: syncCount
         )
     }
 

@@ -34,9 +34,8 @@ public actor Store {
 
     var log: TransactionLog?
     var lockFile: (any StorageFile)?
-    /// Every transaction, durable or being synced; `transactions[i].t == i + 1`.
-    var transactions: [Transaction]
-    var positions: [TransactionLog.Position]
+    /// Every transaction, durable or being synced, by number.
+    var history: TransactionHistory
     /// The value after the last appended transaction (ahead of `current`
     /// while a group sync runs).
     var head: Database
@@ -46,6 +45,8 @@ public actor Store {
     var epoch = 0
     var lastWriteError: FileSystemError?
     var syncTask: Task<Void, Never>?
+    /// Log syncs since open (commits per sync measures group commit).
+    var syncCount = 0
     /// An unrecoverable write failure: every write refuses until reopened.
     var failure: FileSystemError?
     var lastSnapshotBasis: Int64
@@ -66,8 +67,7 @@ public actor Store {
         self.published = Mutex(loaded.current)
         self.log = loaded.log
         self.lockFile = loaded.lockFile
-        self.transactions = loaded.transactions
-        self.positions = loaded.positions
+        self.history = loaded.history
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis
         self.logBytesAtSnapshot = loaded.log.byteCount
@@ -139,8 +139,7 @@ public actor Store {
             throw StoreError.writeFailed(error)
         }
         let report = CommitReport(transaction: transaction, before: head, after: next)
-        transactions.append(transaction)
-        positions.append(position)
+        history.append(transaction, at: position)
         head = next
         unpublished.append(report)
         switch options.durability {
@@ -148,6 +147,7 @@ public actor Store {
             publish(through: transaction.t)
         case .everyCommit:
             do {
+                syncCount += 1
                 try log.sync()
             } catch let error as FileSystemError {
                 rollBack(after: current.basis, error)
@@ -175,10 +175,22 @@ public actor Store {
             }
             let target = head.basis
             let file = _UncheckedFile(log.activeFile)
+            syncCount += 1
             syncTask = Task {
-                let result = await Task.detached { Result<Void, any Error> { try file.value?.sync() } }.value
+                let result = await Self.syncOffPool(file)
                 self.finishSync(result, target: target)
             }
+        }
+    }
+
+    /// One serial thread for group syncs: `fdatasync` blocks, and blocking
+    /// one of the cooperative pool's few threads would stall the writers
+    /// whose appends the next sync should gather.
+    private static let syncQueue = DispatchQueue(label: "strata.store.sync", qos: .userInitiated)
+
+    private static func syncOffPool(_ file: _UncheckedFile) async -> Result<Void, any Error> {
+        await withCheckedContinuation { continuation in
+            syncQueue.async { continuation.resume(returning: Result { try file.value?.sync() }) }
         }
     }
 
@@ -199,15 +211,14 @@ public actor Store {
         lastWriteError = error
         epoch += 1
         let keep = Int(t)
-        if keep < positions.count, let log {
+        if keep < history.count, let log {
             do {
-                try log.truncate(from: positions[keep], sequence: t + 1, sync: false)
+                try log.truncate(from: history.positions[keep], sequence: t + 1, sync: false)
             } catch {
                 failure = error as? FileSystemError ?? FileSystemError(operation: "truncate", path: path, code: 5)
             }
         }
-        transactions.removeSubrange(min(keep, transactions.count)...)
-        positions.removeSubrange(min(keep, positions.count)...)
+        history.removeAll(after: t)
         unpublished.removeAll { $0.transaction.t > t }
         head = current
     }

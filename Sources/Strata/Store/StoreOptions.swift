@@ -31,6 +31,10 @@ public struct StoreOptions: Sendable {
     public var compressionLevel: Int32 = 3
     /// A new log segment starts after this many bytes. Default 64 MiB.
     public var segmentSize: Int = 64 << 20
+    /// How many changes the decoded transactions the store keeps in memory
+    /// may hold together (older ones are read back from the log when
+    /// needed). Default 100,000.
+    public var cachedTransactionChanges: Int = 100_000
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 

@@ -15,6 +15,17 @@ enum Measure {
         return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
     }
 
+    /// Nanoseconds taken by one call of async `body`.
+    static func nanoseconds<R>(_ body: () async throws -> R) async rethrows -> Double {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var result = try await body()
+        let elapsed = clock.now - start
+        consume(&result)
+        let (seconds, attoseconds) = elapsed.components
+        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+    }
+
     /// The median of `samples` timings of `body`, in nanoseconds.
     static func median<R>(samples: Int, _ body: () throws -> R) rethrows -> Double {
         var times: [Double] = []

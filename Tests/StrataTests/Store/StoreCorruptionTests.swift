@@ -64,7 +64,7 @@ struct StoreCorruptionTests {
 
     func lastTransaction(_ path: String) async throws -> Transaction {
         let store = try await Store.open(at: path, options: testOptions())
-        let last = await store.transaction(at: store.current.basis)!
+        let last = try await store.transaction(at: store.current.basis)!
         try await store.close()
         return last
     }
@@ -105,6 +105,31 @@ struct StoreCorruptionTests {
             #expect(!store.warnings.isEmpty)
             try await store.close()
         }
+    }
+
+    @Test("a record damaged after open is refused when read back, naming segment and offset")
+    func damageAfterOpen() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        _ = try await Self.makeStore(path, count: 6)
+        var options = testOptions()
+        options.cachedTransactionChanges = 0
+        let store = try await Store.open(at: path, options: options)
+        #expect(try await store.transaction(at: 1)?.message == "n1")
+        let segment = logSegments(path).last!
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: segment))
+        bytes[24 + 8 + 30] ^= 0xFF  // inside the first record's payload
+        try bytes.write(to: URL(fileURLWithPath: segment))
+        do {
+            _ = try await store.transaction(at: 1)
+            Issue.record("a damaged record read back without error")
+        } catch StoreError.corruptLog(let name, let offset, _) {
+            #expect(name == "00000000000000000001.log" && offset == 24)
+        }
+        // Other records still read, and history stops at the damage with the same error.
+        #expect(try await store.transaction(at: 2)?.message == "n2")
+        await #expect(throws: StoreError.self) { try await store.history(limit: .max) }
+        try await store.close()
     }
 
     @Test("damaged, missing or foreign snapshots fall back to older ones or the log")

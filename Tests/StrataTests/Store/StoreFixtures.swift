@@ -34,7 +34,7 @@ func snapshotFiles(_ path: String) -> [String] {
 /// Replays the whole history from the empty database, one transaction at a time.
 func replayHistory(_ store: Store) async throws -> Database {
     var value = Database()
-    for transaction in await store.history(limit: .max).reversed() { value = try apply(value, transaction) }
+    for transaction in try await store.history(limit: .max).reversed() { value = try apply(value, transaction) }
     return value
 }
 

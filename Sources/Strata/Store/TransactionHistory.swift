@@ -1,0 +1,126 @@
+import Foundation
+
+/// The store's index of its history: for every transaction a summary and
+/// the log position of its record, in memory (~100 bytes each); whole
+/// transactions are read from the log when asked for, and a bounded set of
+/// them is kept decoded.
+///
+/// Holding summaries instead of transactions is what lets a store of 100k
+/// transactions open without decoding them: a bulk import of 10k records
+/// is megabytes decoded and bytes summarized.
+struct TransactionHistory {
+    /// `summaries[i].t == i + 1`.
+    private(set) var summaries: [TransactionSummary] = []
+    private(set) var positions: [TransactionLog.Position] = []
+    private var tByID: [UUID: Int64] = [:]
+    private var cache: TransactionCache
+
+    /// - Parameter cachedChanges: how many changes the decoded transactions
+    ///   kept in memory may hold together.
+    init(cachedChanges: Int) {
+        cache = TransactionCache(capacity: cachedChanges)
+    }
+
+    /// Transactions in the history.
+    var count: Int { summaries.count }
+
+    /// Adds the summary of the next transaction, read from the log at open.
+    mutating func append(_ summary: TransactionSummary, at position: TransactionLog.Position) {
+        precondition(summary.t == Int64(summaries.count + 1), "history out of order")
+        summaries.append(summary)
+        positions.append(position)
+        tByID[summary.id] = summary.t
+    }
+
+    /// Adds a transaction just appended to the log, keeping it decoded.
+    mutating func append(_ transaction: Transaction, at position: TransactionLog.Position) {
+        append(transaction.summary, at: position)
+        cache.insert(transaction)
+    }
+
+    /// Drops every transaction after `t`.
+    mutating func removeAll(after t: Int64) {
+        let keep = max(0, min(Int(t), summaries.count))
+        for summary in summaries[keep...] { tByID[summary.id] = nil }
+        summaries.removeSubrange(keep...)
+        positions.removeSubrange(keep...)
+        cache.removeAll(after: t)
+    }
+
+    /// The number of the transaction with `id`, if present. O(1).
+    func t(of id: UUID) -> Int64? { tByID[id] }
+
+    /// The summary of transaction `t` (1...count).
+    func summary(_ t: Int64) -> TransactionSummary { summaries[Int(t - 1)] }
+
+    /// Transaction `t`, from the cache or else the log. O(its size).
+    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
+    ///   record no longer reads back.
+    mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
+        if let cached = cache[t] { return cached }
+        let position = positions[Int(t - 1)]
+        let segment = log.segments[position.segment].name
+        let payload = try log.read(position)
+        let transaction: Transaction
+        do {
+            transaction = try BinaryCodec.decodeTransaction(payload)
+        } catch {
+            throw StoreError.corruptLog(
+                segment: segment,
+                offset: position.offset,
+                reason: "record does not decode: \(error)"
+            )
+        }
+        guard transaction.t == t else {
+            throw StoreError.corruptLog(
+                segment: segment,
+                offset: position.offset,
+                reason: "transaction t \(transaction.t) where \(t) was expected"
+            )
+        }
+        cache.insert(transaction)
+        return transaction
+    }
+
+    /// Transactions `range` (numbers, 1-based), oldest first.
+    mutating func run(_ range: ClosedRange<Int64>, log: TransactionLog) throws -> [Transaction] {
+        try range.map { try transaction($0, log: log) }
+    }
+}
+
+/// Decoded transactions kept by number, bounded by their total change
+/// count; the oldest inserted go first.
+struct TransactionCache {
+    let capacity: Int
+    private var entries: [Int64: Transaction] = [:]
+    private var order: [Int64] = []
+    private var head = 0
+    private var changes = 0
+
+    init(capacity: Int) { self.capacity = max(0, capacity) }
+
+    subscript(t: Int64) -> Transaction? { entries[t] }
+
+    mutating func insert(_ transaction: Transaction) {
+        let size = transaction.changeCount
+        guard size <= capacity, entries[transaction.t] == nil else { return }
+        while changes + size > capacity, head < order.count {
+            if let evicted = entries.removeValue(forKey: order[head]) { changes -= evicted.changeCount }
+            head += 1
+        }
+        if head > 1_024 && head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+        entries[transaction.t] = transaction
+        order.append(transaction.t)
+        changes += size
+    }
+
+    mutating func removeAll(after t: Int64) {
+        for (key, transaction) in entries where key > t {
+            entries[key] = nil
+            changes -= transaction.changeCount
+        }
+    }
+}
