@@ -44,14 +44,17 @@ struct LogScanner {
         guard Array(bytes[0..<8]) == LogFormat.magic else {
             return try damage(at: 0, "not a Strata log segment (bad magic)", header: nil)
         }
+        // The checksum first: a damaged version field is damage, not a newer
+        // format. (The 24-byte header keeps this layout in every version.)
         let version = LogFormat.read(UInt32.self, bytes, at: 8)
+        let crc = LogFormat.read(UInt32.self, bytes, at: 20)
+        guard crc == CRC32C.checksum(bytes[0..<20]) else {
+            return try damage(at: 0, "header checksum mismatch", header: nil)
+        }
         if version > LogFormat.version {
             throw StoreError.unsupportedVersion(file: name, found: version, supported: LogFormat.version)
         }
-        let crc = LogFormat.read(UInt32.self, bytes, at: 20)
-        guard version >= 1, crc == CRC32C.checksum(bytes[0..<20]) else {
-            return try damage(at: 0, "header checksum mismatch", header: nil)
-        }
+        guard version >= 1 else { return try damage(at: 8, "format version 0", header: nil) }
         let first = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 12))
         guard first >= 1 else { return try damage(at: 12, "first record number \(first)", header: nil) }
 

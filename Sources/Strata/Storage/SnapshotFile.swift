@@ -56,13 +56,16 @@ enum SnapshotFile {
         guard Array(bytes[0..<8]) == magic else {
             throw StoreError.corruptSnapshot(file: file, reason: "not a Strata snapshot (bad magic)")
         }
+        // The checksum first: a damaged version field is damage, not a newer
+        // format. (The 48-byte header keeps this layout in every version.)
+        guard LogFormat.read(UInt32.self, bytes, at: 44) == CRC32C.checksum(bytes[0..<44]) else {
+            throw StoreError.corruptSnapshot(file: file, reason: "header checksum mismatch")
+        }
         let version = LogFormat.read(UInt32.self, bytes, at: 8)
         if version > Self.version {
             throw StoreError.unsupportedVersion(file: file, found: version, supported: Self.version)
         }
-        guard LogFormat.read(UInt32.self, bytes, at: 44) == CRC32C.checksum(bytes[0..<44]), version >= 1 else {
-            throw StoreError.corruptSnapshot(file: file, reason: "header checksum mismatch")
-        }
+        guard version >= 1 else { throw StoreError.corruptSnapshot(file: file, reason: "format version 0") }
         let count = LogFormat.read(UInt64.self, bytes, at: 24)
         let size = LogFormat.read(UInt64.self, bytes, at: 32)
         guard count <= UInt64(Int.max), size <= UInt64(Int.max) else {

@@ -148,7 +148,8 @@ struct StoreCorruptionTests {
             let newest = snapshotFiles(copy).last!
             var bytes = try Data(contentsOf: URL(fileURLWithPath: newest))
             switch trial % 3 {
-            case 0: bytes[random.int(below: bytes.count)] ^= 0x5A
+            // Trial 0 hits the format version: damage there is damage, not a newer file.
+            case 0: bytes[trial == 0 ? 8 : random.int(below: bytes.count)] ^= 0x5A
             case 1: bytes = bytes.prefix(random.int(below: bytes.count))
             default: bytes = Data((0..<200).map { _ in UInt8(random.int(below: 256)) })
             }
@@ -181,14 +182,34 @@ struct StoreCorruptionTests {
         let newer = Self.copyStore(path)
         defer { removeStore(newer) }
         let segment = URL(fileURLWithPath: logSegments(newer).first!)
-        var bytes = try Data(contentsOf: segment)
+        var bytes = [UInt8](try Data(contentsOf: segment))
         bytes[8] = 2
-        try bytes.write(to: segment)
+        // A file a newer build wrote: its header checksum holds.
+        let checksum = crc32c(bytes[0..<20])
+        for i in 0..<4 { bytes[20 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * i)) }
+        try Data(bytes).write(to: segment)
         do {
             _ = try await Store.open(at: newer, options: testOptions())
             Issue.record("a newer segment opened")
         } catch let error as StoreError {
             #expect("\(error)".contains("format version 2"))
+        }
+
+        // The same byte damaged (checksum not matching) is damage, not a newer format.
+        let damaged = Self.copyStore(path)
+        defer { removeStore(damaged) }
+        let snapshotless = URL(fileURLWithPath: logSegments(damaged).first!)
+        var flipped = try Data(contentsOf: snapshotless)
+        flipped[8] ^= 0x40
+        try flipped.write(to: snapshotless)
+        do {
+            _ = try await Store.open(at: damaged, options: testOptions())
+            Issue.record("a damaged segment header opened")
+        } catch let error as StoreError {
+            guard case .corruptLog = error else {
+                Issue.record("damaged version read as \(error)")
+                return
+            }
         }
     }
 }
