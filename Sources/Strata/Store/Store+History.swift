@@ -128,23 +128,6 @@ extension Store {
         return versions.reversed()
     }
 
-    /// The value after transaction `t` (0: the empty database).
-    ///
-    /// Two steps whatever the distance: the run between the nearer of the
-    /// current value (walking back with inverses) and the empty database is
-    /// flattened into one transaction and applied once.
-    /// - Throws: ``StoreError/outOfRange(t:current:)``.
-    public func database(asOf t: Int64) throws -> Database {
-        let now = current
-        guard t >= 0, t <= now.basis else { throw StoreError.outOfRange(t: t, current: now.basis) }
-        if t == now.basis { return now }
-        if t == 0 { return Database() }
-        if now.basis - t <= t {
-            return try apply(now, inverse(flatten(try transactions((t + 1)...now.basis))))
-        }
-        return try Self.replay(try transactions(1...t)[...], onto: Database())
-    }
-
     /// The value just before the transaction with `id`.
     public func database(before id: UUID) throws -> Database {
         guard let transaction = try transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }

@@ -8,6 +8,7 @@ extension Store {
         var history: TransactionHistory
         var current: Database
         var snapshotBasis: Int64
+        var snapshotSizes: [Int64: Int]
     }
 
     /// Opens the store in directory `path`, creating it when absent: the
@@ -109,6 +110,7 @@ extension Store {
 
         var current: Database?
         var snapshotBasis: Int64 = 0
+        var snapshotSizes: [Int64: Int] = [:]
         for (basis, name) in bases {
             guard basis <= Int64(history.count) else {
                 warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis))"))
@@ -117,7 +119,8 @@ extension Store {
             do {
                 let file = try fileSystem.open(snapshotDirectory + "/" + name, create: false)
                 defer { file.close() }
-                let snapshot = try SnapshotFile.decode(try file.read(at: 0, count: try file.size()), file: name)
+                let bytes = try file.read(at: 0, count: try file.size())
+                let snapshot = try SnapshotFile.decode(bytes, file: name)
                 let run = try transactions(
                     after: basis,
                     through: Int64(history.count),
@@ -128,6 +131,7 @@ extension Store {
                 )
                 current = try replay(run[...], onto: snapshot)
                 snapshotBasis = basis
+                snapshotSizes[basis] = bytes.count
                 break
             } catch let error as StoreError {
                 switch error {
@@ -155,7 +159,8 @@ extension Store {
                 lockFile: nil,
                 history: history,
                 current: current!,
-                snapshotBasis: snapshotBasis
+                snapshotBasis: snapshotBasis,
+                snapshotSizes: snapshotSizes
             ),
             warnings
         )

@@ -65,6 +65,9 @@ extension Store {
             throw StoreError.needsReopen(error)
         }
         history.removeAll(after: t)
+        runIndex.removeAll(after: t)
+        checkpoints.removeAll(after: t)
+        snapshotSizes = snapshotSizes.filter { $0.key <= t }
         unpublished = []
         head = target
         lastSnapshotBasis = min(lastSnapshotBasis, t)

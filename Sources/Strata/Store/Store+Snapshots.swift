@@ -25,7 +25,7 @@ extension Store {
         let written = try await Task.detached {
             try SnapshotFile.write(value, to: directory, fileSystem: fileSystem, level: level)
         }.value
-        snapshotWritten(basis: value.basis)
+        snapshotWritten(basis: value.basis, size: written.size)
         return written
     }
 
@@ -53,13 +53,14 @@ extension Store {
             }.value
             // A failed background snapshot costs only open time: the log
             // holds everything. The next commit tries again.
-            if case .success = result { self.snapshotWritten(basis: value.basis) }
+            if case .success(let written) = result { self.snapshotWritten(basis: value.basis, size: written.size) }
             self.snapshotTask = nil
         }
     }
 
     /// Records a new snapshot and removes all but the newest kept ones.
-    func snapshotWritten(basis: Int64) {
+    func snapshotWritten(basis: Int64, size: Int) {
+        snapshotSizes[basis] = size
         lastSnapshotBasis = max(lastSnapshotBasis, basis)
         logBytesAtSnapshot = log?.byteCount ?? 0
         let fileSystem = options.fileSystem
@@ -67,6 +68,7 @@ extension Store {
         let snapshots = names.compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
         for old in snapshots.sorted(by: { $0.basis > $1.basis }).dropFirst(max(1, options.snapshotsKept)) {
             try? fileSystem.remove(snapshotDirectory + "/" + old.name)
+            snapshotSizes[old.basis] = nil
         }
     }
 }

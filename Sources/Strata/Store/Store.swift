@@ -36,6 +36,12 @@ public actor Store {
     var lockFile: (any StorageFile)?
     /// Every transaction, durable or being synced, by number.
     var history: TransactionHistory
+    /// Pre-combined runs of the history (the compaction engine).
+    var runIndex = RunIndex()
+    /// Past values kept as rebuild starts.
+    var checkpoints: Checkpoints
+    /// Snapshot files on disk: basis → size in bytes.
+    var snapshotSizes: [Int64: Int]
     /// The value after the last appended transaction (ahead of `current`
     /// while a group sync runs).
     var head: Database
@@ -68,6 +74,8 @@ public actor Store {
         self.log = loaded.log
         self.lockFile = loaded.lockFile
         self.history = loaded.history
+        self.checkpoints = Checkpoints(interval: options.checkpointInterval, limit: options.checkpointsKept)
+        self.snapshotSizes = loaded.snapshotSizes
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis
         self.logBytesAtSnapshot = loaded.log.byteCount
@@ -219,6 +227,7 @@ public actor Store {
             }
         }
         history.removeAll(after: t)
+        runIndex.removeAll(after: t)
         unpublished.removeAll { $0.transaction.t > t }
         head = current
     }
@@ -228,6 +237,7 @@ public actor Store {
         while let first = unpublished.first, first.transaction.t <= t {
             unpublished.removeFirst()
             setCurrent(first.after)
+            checkpoints.consider(first.after)
             for feed in valueFeeds.values { feed.yield(first.after) }
             for feed in reportFeeds.values { feed.yield(first) }
         }

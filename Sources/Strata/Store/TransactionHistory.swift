@@ -12,6 +12,8 @@ struct TransactionHistory {
     /// `summaries[i].t == i + 1`.
     private(set) var summaries: [TransactionSummary] = []
     private(set) var positions: [TransactionLog.Position] = []
+    /// `logByteSums[i]`: log bytes of transactions 1...i (`[0] == 0`).
+    private var logByteSums: [Int] = [0]
     private var tByID: [UUID: Int64] = [:]
     private var cache: TransactionCache
 
@@ -29,6 +31,7 @@ struct TransactionHistory {
         precondition(summary.t == Int64(summaries.count + 1), "history out of order")
         summaries.append(summary)
         positions.append(position)
+        logByteSums.append(logByteSums[logByteSums.count - 1] + position.size)
         tByID[summary.id] = summary.t
     }
 
@@ -44,7 +47,14 @@ struct TransactionHistory {
         for summary in summaries[keep...] { tByID[summary.id] = nil }
         summaries.removeSubrange(keep...)
         positions.removeSubrange(keep...)
+        logByteSums.removeSubrange((keep + 1)...)
         cache.removeAll(after: t)
+    }
+
+    /// Log bytes of transactions `a + 1 ... b`: the rebuild cost model's
+    /// measure of a run. O(1).
+    func logBytes(from a: Int64, to b: Int64) -> Int {
+        logByteSums[Int(b)] - logByteSums[Int(a)]
     }
 
     /// The number of the transaction with `id`, if present. O(1).

@@ -1,0 +1,111 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("Store rebuild")
+struct StoreRebuildTests {
+    static func kind(_ start: RebuildStart) -> String {
+        switch start {
+        case .current: return "current"
+        case .empty: return "empty"
+        case .checkpoint: return "checkpoint"
+        case .snapshot: return "snapshot"
+        }
+    }
+
+    /// Every t's value, rebuilt, against the value the store published at t.
+    static func checkAsOf(
+        _ store: Store,
+        _ values: [Database],
+        _ ts: [Int64],
+        _ context: String
+    ) async throws -> Set<String> {
+        var starts: Set<String> = []
+        for t in ts {
+            let plan = try await store.rebuildPlan(for: t)
+            starts.insert(kind(plan.start))
+            // At most 15 blocks per level at each end, plus single transactions at the ends.
+            #expect(plan.pieces <= 2 * 15 * 4 + 2 * 15, "\(context) t \(t): \(plan.pieces) pieces")
+            let rebuilt = try await store.database(asOf: t)
+            #expect(rebuilt == values[Int(t)], "\(context) t \(t) from \(plan.start)")
+        }
+        return starts
+    }
+
+    @Test("as-of rebuilds equal the published values, from every kind of start", arguments: [UInt64(5), 6])
+    func asOfMatchesHistory(seed: UInt64) async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var random = SeededRandom(seed: seed)
+        var options = testOptions()
+        options.checkpointInterval = 7
+        options.checkpointsKept = 6
+        options.snapshotEveryTransactions = 150
+        options.cachedTransactionChanges = seed == 6 ? 0 : 100_000
+        var store = try await Store.open(at: path, options: options)
+        var values = [store.current]
+        for _ in 0..<700 {
+            try await StoreTests.randomCommit(store, &random)
+            values.append(store.current)
+        }
+        let now = Int64(values.count - 1)
+        var ts: [Int64] = [0, 1, 15, 16, 17, 255, 256, 257, 511, 512, 513, now - 1, now]
+        for _ in 0..<120 { ts.append(Int64(random.int(below: Int(now) + 1))) }
+        let starts = try await Self.checkAsOf(store, values, ts, "seed \(seed)")
+        #expect(starts.isSuperset(of: ["current", "empty", "checkpoint"]), "seed \(seed): \(starts)")
+        // Blocks built by one query serve the next: the same answers again.
+        _ = try await Self.checkAsOf(store, values, ts.shuffled(using: &random), "seed \(seed) again")
+
+        // After a revert and a truncation the blocks and checkpoints past the cut are gone.
+        try await store.revert(to: 100)
+        values.append(store.current)
+        try await store.truncate(after: 400)
+        values.removeSubrange(401...)
+        for _ in 0..<40 {
+            try await StoreTests.randomCommit(store, &random)
+            values.append(store.current)
+        }
+        let cutTs: [Int64] =
+            [0, 255, 256, 300, 399, 400, 401, 420, 440] + (0..<40).map { _ in Int64(random.int(below: 441)) }
+        _ = try await Self.checkAsOf(store, values, cutTs, "seed \(seed) after truncate")
+
+        // Reopened: no checkpoints, snapshots on disk.
+        try await store.close()
+        store = try await Store.open(at: path, options: options)
+        _ = try await Self.checkAsOf(store, values, cutTs, "seed \(seed) reopened")
+        try await store.close()
+    }
+
+    @Test("a snapshot on disk is the start when it is the cheapest")
+    func snapshotStart() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.checkpointsKept = 0
+        options.snapshotEveryTransactions = nil
+        var store = try await Store.open(at: path, options: options)
+        var values = [store.current]
+        // Big transactions first, a snapshot, then as many again: the snapshot
+        // sits far from both the empty value and the current one.
+        for n in 0..<60 {
+            try await store.transact { builder in
+                for k in 0..<20 {
+                    try builder.upsert(
+                        ["n": .int(Int64(n)), "text": .string(String(repeating: "x", count: 200))],
+                        id: RecordID(k),
+                        into: "songs"
+                    )
+                }
+            }
+            values.append(store.current)
+            if n == 29 { try await store.snapshot() }
+        }
+        try await store.close()
+        store = try await Store.open(at: path, options: options)
+        let plan = try await store.rebuildPlan(for: 30)
+        #expect(plan.start == .snapshot(30))
+        #expect(try await store.database(asOf: 30) == values[30])
+        #expect(try await store.database(asOf: 25) == values[25])
+        try await store.close()
+    }
+}
