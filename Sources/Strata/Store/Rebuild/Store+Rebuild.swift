@@ -66,7 +66,9 @@ extension Store {
     /// Two steps whatever the distance: from the cheapest start (see
     /// ``rebuildPlan(for:)``), the run between it and `t` is combined into
     /// one transaction from pre-combined blocks (O(log n) pieces) and
-    /// applied once, inverted when walking back.
+    /// applied once, inverted when walking back. The first query over a
+    /// stretch of history builds its blocks (reading that stretch once,
+    /// O(run)); later ones reuse them.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
     ///   a record or snapshot read from disk is damaged.
     public func database(asOf t: Int64) throws -> Database {
