@@ -11,6 +11,12 @@ public struct StoreStatistics: Sendable, Hashable {
     /// Log syncs since the store was opened: with ``Durability/grouped``,
     /// fewer than commits.
     public var syncCount: Int
+    /// Bytes of the snapshots on disk that the store has read or written.
+    public var snapshotBytes: Int
+    /// Past values kept in memory as rebuild starts.
+    public var checkpointCount: Int
+    /// Changes held by the pre-combined blocks of the compaction engine.
+    public var compactedChanges: Int
 }
 
 extension Store {
@@ -35,7 +41,10 @@ extension Store {
             transactionCount: Int(current.basis),
             logBytes: log?.byteCount ?? 0,
             lastSnapshotBasis: lastSnapshotBasis,
-            syncCount: syncCount
+            syncCount: syncCount,
+            snapshotBytes: snapshotSizes.values.reduce(0, +),
+            checkpointCount: checkpoints.values.count,
+            compactedChanges: runIndex.changeCount
         )
     }
 

@@ -52,6 +52,10 @@ struct StoreRebuildTests {
         var ts: [Int64] = [0, 1, 15, 16, 17, 255, 256, 257, 511, 512, 513, now - 1, now]
         for _ in 0..<120 { ts.append(Int64(random.int(below: Int(now) + 1))) }
         let starts = try await Self.checkAsOf(store, values, ts, "seed \(seed)")
+        try await store.snapshot()  // background ones may still be syncing; this one waits for them
+        let statistics = await store.statistics
+        #expect(statistics.checkpointCount > 0 && statistics.checkpointCount <= 6)
+        #expect(statistics.compactedChanges > 0 && statistics.snapshotBytes > 0, "\(statistics)")
         #expect(starts.isSuperset(of: ["current", "empty", "checkpoint"]), "seed \(seed): \(starts)")
         // Blocks built by one query serve the next: the same answers again.
         _ = try await Self.checkAsOf(store, values, ts.shuffled(using: &random), "seed \(seed) again")
