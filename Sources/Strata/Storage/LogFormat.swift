@@ -44,15 +44,25 @@ enum LogFormat {
         return crc.value
     }
 
-    /// The payload of a whole frame, or nil when its length or checksum
-    /// does not hold.
+    /// The size of the intact frame at `offset` of `bytes`, or nil when its
+    /// header, length or checksum does not hold.
+    static func frameSize(in bytes: [UInt8], at offset: Int) -> Int? {
+        guard bytes.count - offset >= frameHeaderSize else { return nil }
+        let length = Int(read(UInt32.self, bytes, at: offset))
+        guard length <= maximumPayloadSize, length <= bytes.count - offset - frameHeaderSize else { return nil }
+        let payloadStart = offset + frameHeaderSize
+        let stored = read(UInt32.self, bytes, at: offset + 4)
+        let actual = checksum(
+            length: bytes[offset..<(offset + 4)],
+            payload: bytes[payloadStart..<(payloadStart + length)]
+        )
+        return stored == actual ? frameHeaderSize + length : nil
+    }
+
+    /// The payload of a whole frame, or nil when it does not check.
     static func payload(ofFrame frame: [UInt8]) -> [UInt8]? {
-        guard frame.count >= frameHeaderSize else { return nil }
-        let length = Int(read(UInt32.self, frame, at: 0))
-        guard length == frame.count - frameHeaderSize else { return nil }
-        let payload = frame[frameHeaderSize...]
-        guard checksum(length: frame[0..<4], payload: payload) == read(UInt32.self, frame, at: 4) else { return nil }
-        return Array(payload)
+        guard frameSize(in: frame, at: 0) == frame.count else { return nil }
+        return Array(frame[frameHeaderSize...])
     }
 
     static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {

@@ -81,18 +81,7 @@ struct LogScanner {
 
     /// The size of the intact frame at `offset`, or nil.
     func frameSize(at offset: Int) -> Int? {
-        guard bytes.count - offset >= LogFormat.frameHeaderSize else { return nil }
-        let length = Int(LogFormat.read(UInt32.self, bytes, at: offset))
-        guard length <= LogFormat.maximumPayloadSize,
-            length <= bytes.count - offset - LogFormat.frameHeaderSize
-        else { return nil }
-        let payloadStart = offset + LogFormat.frameHeaderSize
-        let stored = LogFormat.read(UInt32.self, bytes, at: offset + 4)
-        let actual = LogFormat.checksum(
-            length: bytes[offset..<(offset + 4)],
-            payload: bytes[payloadStart..<(payloadStart + length)]
-        )
-        return stored == actual ? LogFormat.frameHeaderSize + length : nil
+        LogFormat.frameSize(in: bytes, at: offset)
     }
 
     func describe(at offset: Int) -> String {

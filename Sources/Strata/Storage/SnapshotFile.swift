@@ -79,6 +79,15 @@ enum SnapshotFile {
         )
     }
 
+    /// Reads and decodes the snapshot `name` in `directory`.
+    /// - Returns: the value and the file's size in bytes.
+    static func read(_ name: String, in directory: String, fileSystem: any FileSystem) throws -> (Database, size: Int) {
+        let file = try fileSystem.open(directory + "/" + name, create: false)
+        defer { file.close() }
+        let bytes = try file.read(at: 0, count: try file.size())
+        return (try decode(bytes, file: name), bytes.count)
+    }
+
     /// Decodes a whole snapshot file, checking every layer.
     static func decode(_ bytes: [UInt8], file: String) throws -> Database {
         let header = try header(bytes, file: file)

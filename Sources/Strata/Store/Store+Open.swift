@@ -117,10 +117,7 @@ extension Store {
                 continue
             }
             do {
-                let file = try fileSystem.open(snapshotDirectory + "/" + name, create: false)
-                defer { file.close() }
-                let bytes = try file.read(at: 0, count: try file.size())
-                let snapshot = try SnapshotFile.decode(bytes, file: name)
+                let (snapshot, size) = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
                 let run = try transactions(
                     after: basis,
                     through: Int64(history.count),
@@ -131,7 +128,7 @@ extension Store {
                 )
                 current = try replay(run[...], onto: snapshot)
                 snapshotBasis = basis
-                snapshotSizes[basis] = bytes.count
+                snapshotSizes[basis] = size
                 break
             } catch let error as StoreError {
                 switch error {

@@ -91,19 +91,9 @@ struct StoreScenario {
         // Group commit: 8 concurrent writers.
         context.progress.update("\(label): group commit, \(writers) writers")
         let grouped = try await Store.open(at: storePath, options: Self.options(.grouped))
-        let groupNs = try await Measure.nanoseconds {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<writers {
-                    group.addTask {
-                        for n in 0..<commitsPerWriter {
-                            let id = RecordID((writer * 7_919 + n * 104_729) % songs)
-                            try await grouped.transact(message: "play") { builder in
-                                try builder.update(id, in: "songs", [.set("rating", .int(Int64(n % 6)))])
-                            }
-                        }
-                    }
-                }
-                try await group.waitForAll()
+        let groupNs = try await Self.concurrentWriters(writers, commitsPerWriter, songs: songs) { id, n in
+            try await grouped.transact(message: "play") { builder in
+                try builder.update(RecordID(id), in: "songs", [.set("rating", .int(Int64(n % 6)))])
             }
         }
         let groupSyncs = await grouped.statistics.syncCount
@@ -123,18 +113,8 @@ struct StoreScenario {
         }
         let walBytesPerCommit = Double(sqlite.walBytes - walBefore) / Double(commits)
         try sqlite.setAutomaticCheckpoint(true)
-        let sqliteGroupNs = try await Measure.nanoseconds {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for writer in 0..<writers {
-                    group.addTask {
-                        for n in 0..<commitsPerWriter {
-                            let id = Int64((writer * 7_919 + n * 104_729) % songs)
-                            try await sqlite.setPlaysAsync(Int64(n % 6), of: id)
-                        }
-                    }
-                }
-                try await group.waitForAll()
-            }
+        let sqliteGroupNs = try await Self.concurrentWriters(writers, commitsPerWriter, songs: songs) { id, n in
+            try await sqlite.setPlaysAsync(Int64(n % 6), of: Int64(id))
         }
         let sqliteGroupRate = Double(writers * commitsPerWriter) / (sqliteGroupNs / 1e9)
 
@@ -268,6 +248,27 @@ struct StoreScenario {
             )
         }
         report.printSection(label)
+    }
+
+    /// Nanoseconds for `writers` concurrent tasks each calling `commit`
+    /// `count` times with a song number (spread by two primes, the same
+    /// sequence for every subject) and the call's index.
+    static func concurrentWriters(
+        _ writers: Int,
+        _ count: Int,
+        songs: Int,
+        _ commit: @escaping @Sendable (_ id: Int, _ n: Int) async throws -> Void
+    ) async throws -> Double {
+        try await Measure.nanoseconds {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        for n in 0..<count { try await commit((writer * 7_919 + n * 104_729) % songs, n) }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
     }
 
     static func options(_ durability: Durability) -> StoreOptions {

@@ -11,8 +11,7 @@ enum Measure {
         var result = try body()
         let elapsed = clock.now - start
         consume(&result)
-        let (seconds, attoseconds) = elapsed.components
-        return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
+        return nanoseconds(of: elapsed)
     }
 
     /// Nanoseconds taken by one call of async `body`.
@@ -22,7 +21,11 @@ enum Measure {
         var result = try await body()
         let elapsed = clock.now - start
         consume(&result)
-        let (seconds, attoseconds) = elapsed.components
+        return nanoseconds(of: elapsed)
+    }
+
+    static func nanoseconds(of duration: Duration) -> Double {
+        let (seconds, attoseconds) = duration.components
         return Double(seconds) * 1e9 + Double(attoseconds) / 1e9
     }
 

@@ -62,16 +62,16 @@ final class SQLiteBaseline: Sendable {
 
     /// One durable transaction setting one song's play count.
     func setPlays(_ plays: Int64, of id: Int64) throws {
-        try pool.write { db in
-            try db.execute(sql: "UPDATE songs SET plays = ? WHERE id = ?", arguments: [plays, id])
-        }
+        try pool.write { db in try Self.setPlays(plays, of: id, in: db) }
     }
 
     /// The same, from an async context (GRDB serializes the writers).
     func setPlaysAsync(_ plays: Int64, of id: Int64) async throws {
-        try await pool.write { db in
-            try db.execute(sql: "UPDATE songs SET plays = ? WHERE id = ?", arguments: [plays, id])
-        }
+        try await pool.write { db in try Self.setPlays(plays, of: id, in: db) }
+    }
+
+    private static func setPlays(_ plays: Int64, of id: Int64, in db: GRDB.Database) throws {
+        try db.execute(sql: "UPDATE songs SET plays = ? WHERE id = ?", arguments: [plays, id])
     }
 
     /// Turns automatic checkpoints off (on: SQLite's default of 1,000

@@ -185,7 +185,7 @@ struct StoreCorruptionTests {
         var bytes = [UInt8](try Data(contentsOf: segment))
         bytes[8] = 2
         // A file a newer build wrote: its header checksum holds.
-        let checksum = crc32c(bytes[0..<20])
+        let checksum = CRC32C.checksum(bytes[0..<20])
         for i in 0..<4 { bytes[20 + i] = UInt8(truncatingIfNeeded: checksum >> (8 * i)) }
         try Data(bytes).write(to: segment)
         do {

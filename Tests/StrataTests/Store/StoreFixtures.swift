@@ -93,13 +93,3 @@ final class FaultyFile: StorageFile {
     func truncate(to size: Int) throws { try base.truncate(to: size) }
     func close() { base.close() }
 }
-
-/// CRC32C (Castagnoli), bit by bit: the tests' own check of the formats.
-func crc32c<C: Collection<UInt8>>(_ bytes: C) -> UInt32 {
-    var crc: UInt32 = 0xFFFF_FFFF
-    for byte in bytes {
-        crc ^= UInt32(byte)
-        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
-    }
-    return ~crc
-}

@@ -103,9 +103,7 @@ extension Store {
             return value
         case .snapshot(let basis):
             let name = SnapshotFile.name(basis: basis)
-            let file = try options.fileSystem.open(snapshotDirectory + "/" + name, create: false)
-            defer { file.close() }
-            return try SnapshotFile.decode(try file.read(at: 0, count: try file.size()), file: name)
+            return try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: options.fileSystem).0
         }
     }
 }
