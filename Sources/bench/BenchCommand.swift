@@ -22,6 +22,8 @@ enum BenchError: Error, CustomStringConvertible {
 /// What every scenario gets: options, the seed, the report and progress.
 struct BenchContext {
     var quick: Bool
+    /// `--transactions`: the history length of the rebuild scenario.
+    var transactions: Int?
     var seed: UInt64
     var report: Report
     var progress: Progress
@@ -36,6 +38,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     static let scenarios: [String] = [
         CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name, StoreScenario.name,
+        RebuildScenario.name,
     ]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
@@ -43,6 +46,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Comma-separated record counts for the collection scenarios (10k, 100k, 1M).")
     var records: String?
+
+    @Option(help: "Transactions in the rebuild scenario's history (default 100k; quick: 20k).")
+    var transactions: String?
 
     @Flag(help: "Smaller inputs and fewer samples, for CI and quick checks.")
     var quick = false
@@ -59,14 +65,17 @@ struct BenchCommand: AsyncParsableCommand {
     /// The record counts to run: `--records`, else 10k/100k/1M (quick: 100k).
     func sizes() throws -> [Int] {
         guard let records else { return quick ? [100_000] : [10_000, 100_000, 1_000_000] }
-        return try records.split(separator: ",").map { text in
-            let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
-            let scale = lower.hasSuffix("m") ? 1_000_000 : (lower.hasSuffix("k") ? 1_000 : 1)
-            guard let number = Int(lower.trimmingCharacters(in: CharacterSet(charactersIn: "km"))) else {
-                throw ValidationError("--records: cannot read '\(text)' (use 10k, 100k, 1M or a number)")
-            }
-            return number * scale
+        return try records.split(separator: ",").map { try Self.count(String($0), option: "--records") }
+    }
+
+    /// Reads a count written as 10k, 1M or a plain number.
+    static func count(_ text: String, option: String) throws -> Int {
+        let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let scale = lower.hasSuffix("m") ? 1_000_000 : (lower.hasSuffix("k") ? 1_000 : 1)
+        guard let number = Int(lower.trimmingCharacters(in: CharacterSet(charactersIn: "km"))), number > 0 else {
+            throw ValidationError("\(option): cannot read '\(text)' (use 10k, 100k, 1M or a number)")
         }
+        return number * scale
     }
 
     func run() async throws {
@@ -77,6 +86,7 @@ struct BenchCommand: AsyncParsableCommand {
         let report = Report()
         let context = BenchContext(
             quick: quick,
+            transactions: try transactions.map { try Self.count($0, option: "--transactions") },
             seed: seed,
             report: report,
             progress: Progress(enabled: isatty(STDERR_FILENO) != 0)
@@ -92,6 +102,7 @@ struct BenchCommand: AsyncParsableCommand {
             case VectorScenario.name: try VectorScenario().run(context, sizes: try sizes())
             case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
             case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
+            case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

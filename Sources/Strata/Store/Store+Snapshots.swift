@@ -13,6 +13,8 @@ public struct StoreStatistics: Sendable, Hashable {
     public var syncCount: Int
     /// Bytes of the snapshots on disk that the store has read or written.
     public var snapshotBytes: Int
+    /// The bases of those snapshots, ascending.
+    public var snapshotBases: [Int64]
     /// Past values kept in memory as rebuild starts.
     public var checkpointCount: Int
     /// Changes held by the pre-combined blocks of the compaction engine.
@@ -35,6 +37,19 @@ extension Store {
         return written
     }
 
+    /// The value stored in the snapshot with basis `basis`, read from disk
+    /// and checked. O(snapshot size).
+    /// - Throws: ``StoreError/noSnapshot(basis:)`` when there is none;
+    ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
+    public func database(inSnapshot basis: Int64) throws -> Database {
+        guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
+        return try SnapshotFile.read(
+            SnapshotFile.name(basis: basis),
+            in: snapshotDirectory,
+            fileSystem: options.fileSystem
+        ).0
+    }
+
     /// The log and snapshot figures.
     public var statistics: StoreStatistics {
         StoreStatistics(
@@ -43,6 +58,7 @@ extension Store {
             lastSnapshotBasis: lastSnapshotBasis,
             syncCount: syncCount,
             snapshotBytes: snapshotSizes.values.reduce(0, +),
+            snapshotBases: snapshotSizes.keys.sorted(),
             checkpointCount: checkpoints.values.count,
             compactedChanges: runIndex.changeCount
         )

@@ -22,6 +22,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case unknownTransaction(String)
     /// `t` is outside the history (0 through the current basis).
     case outOfRange(t: Int64, current: Int64)
+    /// No snapshot with this basis is on disk.
+    case noSnapshot(basis: Int64)
     /// Undoing a transaction conflicts with a later change.
     case revertConflict(transaction: String, conflict: ApplyError)
 
@@ -39,6 +41,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .closed: return "the store is closed"
         case .unknownTransaction(let id): return "no transaction \(id) in the history"
         case let .outOfRange(t, current): return "t \(t) is outside the history (0...\(current))"
+        case .noSnapshot(let basis): return "no snapshot with basis \(basis) is on disk"
         case let .revertConflict(transaction, conflict):
             return "cannot revert transaction \(transaction): \(conflict)"
         }

@@ -36,11 +36,11 @@ public struct StoreOptions: Sendable {
     /// needed). Default 100,000.
     public var cachedTransactionChanges: Int = 100_000
     /// A past value is kept in memory as a rebuild start every this many
-    /// transactions. Default 1,000.
-    public var checkpointInterval: Int = 1_000
+    /// transactions. Default 64.
+    public var checkpointInterval: Int = 64
     /// At most this many checkpoints are kept; past it every other one goes
-    /// and the interval doubles. Default 128 (0: none).
-    public var checkpointsKept: Int = 128
+    /// and the interval doubles. Default 1,024 (0: none).
+    public var checkpointsKept: Int = 1_024
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 

@@ -102,8 +102,7 @@ extension Store {
             }
             return value
         case .snapshot(let basis):
-            let name = SnapshotFile.name(basis: basis)
-            return try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: options.fileSystem).0
+            return try database(inSnapshot: basis)
         }
     }
 }

@@ -1,0 +1,135 @@
+import Foundation
+
+extension RebuildScenario {
+    /// One size's measurements, turned into report rows.
+    struct Figures {
+        var label: String
+        var songs: Int
+        var samples: Samples
+        var replay: Replay
+        var fromSnapshot: [Int64: Double]
+        var memory: RetainedMemory
+        var copies: (bytes: Double, extrapolated: Bool)
+        var currentBytes: Int
+        var commitTimes: [Double]
+        var editTimes: [Double]
+        var readFiles: Double
+        var evicts: Bool
+        var logBytes: Int
+
+        /// The same-run speedup of as-of over naive replay: mean over the
+        /// warm samples' t of each, so every t weighs by its cost.
+        var speedup: Double {
+            let naive = samples.ts.map { replay.prefix[Int($0)] }.reduce(0, +)
+            return naive / max(samples.warm.reduce(0, +), 1)
+        }
+
+        func add(to report: Report, quick: Bool) {
+            let scenario = RebuildScenario.name
+            func row(
+                _ subject: String,
+                _ value: Double,
+                _ unit: String,
+                _ baseline: (String, Double)? = nil,
+                _ note: String? = nil
+            ) {
+                report.add(
+                    scenario,
+                    section: label,
+                    subject: subject,
+                    value: value,
+                    unit: unit,
+                    baseline: baseline,
+                    note: note
+                )
+            }
+            let naive = samples.ts.map { replay.prefix[Int($0)] / 1e6 }
+            let snapshot = samples.ts.compactMap { fromSnapshot[$0].map { $0 / 1e6 } }
+            let warm = samples.warm.map { $0 / 1e6 }
+            let first = samples.firstUse.map { $0 / 1e6 }
+            let cold = samples.cold.map { $0.ns / 1e6 }
+            let atGoalSize = songs >= 1_000_000
+            for p in [50.0, 99.0] {
+                row(
+                    "as-of p\(Int(p)), warm",
+                    Statistics.percentile(warm, p),
+                    "ms",
+                    ("naive replay from empty", Statistics.percentile(naive, p)),
+                    atGoalSize ? "goal at 1M: warm p50 ≤ 1 ms, p99 ≤ 5 ms" : nil
+                )
+            }
+            row("as-of max, warm", warm.max() ?? 0, "ms", ("naive replay from empty", naive.max() ?? 0))
+            row(
+                "as-of vs naive replay, same t",
+                speedup,
+                "x",
+                nil,
+                "mean over \(warm.count) random t; goal ≥ 10,000x at 100k songs"
+            )
+            for p in [50.0, 99.0] {
+                row(
+                    "as-of p\(Int(p)), warm",
+                    Statistics.percentile(warm, p),
+                    "ms",
+                    ("last snapshot + replay", Statistics.percentile(snapshot, p))
+                )
+            }
+            for p in [50.0, 99.0, 100.0] {
+                row(
+                    p == 100 ? "as-of max, first use (builds blocks)" : "as-of p\(Int(p)), first use (builds blocks)",
+                    Statistics.percentile(first, p),
+                    "ms"
+                )
+            }
+            for p in [50.0, 99.0, 100.0] {
+                row(
+                    "as-of \(p == 100 ? "max" : "p\(Int(p))"), cold\(evicts ? " (just opened, page cache evicted)" : "")",
+                    Statistics.percentile(cold, p),
+                    "ms",
+                    ("last snapshot + replay", Statistics.percentile(snapshot, p)),
+                    atGoalSize && p == 99 ? "goal at 1M: cold p99 ≤ 600 ms (\(cold.count) samples)" : nil
+                )
+            }
+            row(
+                "open\(evicts ? ", cold" : "")",
+                Statistics.median(samples.opens) / 1e6,
+                "ms",
+                ("read the files", readFiles / 1e6),
+                atGoalSize ? "goal at 1M: open ≤ 500 ms" : nil
+            )
+            row("commit p50, durability none", Statistics.median(commitTimes) / 1e3, "µs")
+            row("commit p99, durability none", Statistics.percentile(commitTimes, 99) / 1e3, "µs")
+            row("commit p50, single edits", Statistics.median(editTimes) / 1e3, "µs")
+            let current = Double(currentBytes) / 1e6
+            row(
+                "memory, last 1,000 values as published",
+                Double(memory.recentBytes) / 1e6,
+                "MB",
+                ("current value", current),
+                "goal: 1,000 retained values ≤ 10% of the current value"
+            )
+            row(
+                "memory, 1,000 values rebuilt by as-of, spread",
+                Double(memory.spreadBytes) / 1e6,
+                "MB",
+                ("current value", current)
+            )
+            row(
+                "memory, 1,000 Dictionary copies\(copies.extrapolated ? " (10 made, scaled ×100: extrapolated)" : "")",
+                copies.bytes / 1e6,
+                "MB",
+                ("Strata, 1,000 spread values", Double(memory.spreadBytes) / 1e6)
+            )
+            row("peak resident memory", Double(memory.peakResident) / 1e6, "MB")
+            row("log size", Double(logBytes) / 1e6, "MB")
+            if quick {
+                report.gate(
+                    "rebuild as-of vs naive replay (\(MapScenario.sizeLabel(songs)) songs)",
+                    measured: speedup,
+                    .atLeast,
+                    100
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,211 @@
+import DeterministicRandom
+import Foundation
+import PersistentCollections
+import Strata
+
+/// `rebuild`: any past value of a music library out of a long, realistic
+/// history (``LibraryHistory``). As-of latency for random t, warm and cold
+/// from disk, beside (1) naive replay from the empty value, one transaction
+/// at a time, and (2) reading the last snapshot at or before t and replaying
+/// the transactions after it without flatten; open and commit latency; the
+/// memory of 1,000 retained past values beside (3) one `Dictionary` copy
+/// per version. Draws as-of latency against distance from the last snapshot
+/// as an SVG chart in `perf/results/`.
+struct RebuildScenario {
+    static let name = "rebuild"
+
+    /// What one size's run measured, for the report and the chart.
+    struct Samples {
+        var ts: [Int64] = []
+        var firstUse: [Double] = []
+        var warm: [Double] = []
+        var cold: [(t: Int64, ns: Double)] = []
+        var opens: [Double] = []
+        var starts: [String: Int] = [:]
+    }
+
+    func run(_ context: BenchContext, sizes: [Int]) async throws {
+        let transactions = context.transactions ?? (context.quick ? 20_000 : 100_000)
+        for size in sizes { try await measure(context, songs: size, transactions: transactions) }
+    }
+
+    func measure(_ context: BenchContext, songs: Int, transactions: Int) async throws {
+        let label =
+            "rebuild: \(MapScenario.sizeLabel(songs)) songs, \(MapScenario.sizeLabel(transactions)) transactions"
+        let report = context.report
+        let directory = FileManager.default.temporaryDirectory.path + "/strata-rebuild-\(getpid())-\(songs)"
+        try? FileManager.default.removeItem(atPath: directory)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let storePath = directory + "/library.strata"
+
+        // The library, loaded in 10k-record imports, then the history.
+        context.progress.update("\(label): building the library")
+        var library = MusicLibrary(seed: context.seed)
+        let allocatedBefore = MemoryProbe.allocatedBytes()
+        let initial = library.database(songs: songs)
+        let initialBytes = MemoryProbe.allocatedBytes() - allocatedBefore
+        var options = StoreOptions()
+        options.durability = .none
+        options.snapshotsKept = 1_000  // every snapshot stays, for baseline (2)
+        let store = try await Store.open(at: storePath, options: options)
+        try await StoreScenario.load(initial, into: store)
+        var history = LibraryHistory(seed: context.seed, songs: songs)
+        var commitTimes: [Double] = []
+        var editTimes: [Double] = []
+        commitTimes.reserveCapacity(transactions)
+        var recentValues: [Database] = []
+        for n in 0..<transactions {
+            if n % 1_000 == 0 { context.progress.update("\(label): history \(n)/\(transactions)") }
+            var committed: CommitReport?
+            let ns = try await Measure.nanoseconds { committed = try await history.commitNext(to: store) }
+            commitTimes.append(ns)
+            guard let committed else { continue }
+            if committed.changes.values.reduce(0, { $0 + $1.count }) == 1 { editTimes.append(ns) }
+            // The last 1,000 values as published: what an app's undo stack holds.
+            recentValues.append(committed.after)
+            if recentValues.count > 1_000 { recentValues.removeFirst() }
+        }
+        let recentBytes = MemoryProbe.allocatedBytes()
+        recentValues = []
+        let heldByRecent = recentBytes - MemoryProbe.allocatedBytes()
+        // A snapshot at the end, as an app writes one when it closes; it also
+        // waits for any background snapshot still being written.
+        try await store.snapshot()
+        let now = await store.current.basis
+        var random = SplitMix64(seed: context.seed &+ 7)
+        var samples = Samples()
+
+        // As-of, warm: a first pass builds the compaction blocks it needs;
+        // the second, over other t, finds them built.
+        let count = context.quick ? 200 : 1_000
+        let firstTs = (0..<count).map { _ in Int64(random.int(below: Int(now) + 1)) }
+        samples.ts = (0..<count).map { _ in Int64(random.int(below: Int(now) + 1)) }
+        for (n, t) in firstTs.enumerated() {
+            if n % 50 == 0 { context.progress.update("\(label): as-of, first use \(n)/\(count)") }
+            samples.firstUse.append(try await Measure.nanoseconds { try await store.database(asOf: t) })
+        }
+        for (n, t) in samples.ts.enumerated() {
+            if n % 50 == 0 { context.progress.update("\(label): as-of, warm \(n)/\(count)") }
+            samples.warm.append(try await Measure.nanoseconds { try await store.database(asOf: t) })
+            samples.starts[Self.kind(try await store.rebuildPlan(for: t).start), default: 0] += 1
+        }
+
+        // Baseline (1): one replay pass from empty, timing every prefix.
+        let replay = try await Self.naiveReplay(store, upTo: now, check: Array(samples.ts.prefix(5))) { t in
+            if t % 1_000 == 0 { context.progress.update("\(label): naive replay \(t)/\(now)") }
+        }
+        // Baseline (2): the last snapshot at or before t, read, then replay.
+        context.progress.update("\(label): replay from the last snapshot")
+        let statistics = await store.statistics
+        let fromSnapshot = try await Self.replayFromSnapshot(
+            store,
+            bases: statistics.snapshotBases,
+            ts: samples.ts,
+            replay: replay
+        )
+
+        // Memory: the current value, then 1,000 retained past values.
+        context.progress.update("\(label): memory of retained values")
+        var memory = try await Self.retainedMemory(store, now: now, count: 1_000)
+        memory.recentBytes = heldByRecent
+        let current = await store.current
+        let copies = Self.dictionaryCopies(
+            current,
+            versions: 1_000,
+            measured: songs >= 1_000_000 || context.quick ? 10 : 1_000
+        )
+        try await store.close()
+
+        // As-of, cold: open with the page cache evicted, evict again, query.
+        let coldCount = context.quick ? 3 : 10
+        let evicts = DiskProbe.evictFromPageCache(storePath)
+        for n in 0..<coldCount {
+            context.progress.update("\(label): as-of, cold \(n)/\(coldCount)")
+            let t = Int64(random.int(below: Int(now) + 1))
+            DiskProbe.evictFromPageCache(storePath)
+            var reopened: Store?
+            samples.opens.append(try await Measure.nanoseconds { reopened = try await Store.open(at: storePath) })
+            guard let reopened else { continue }
+            DiskProbe.evictFromPageCache(storePath)
+            samples.cold.append((t, try await Measure.nanoseconds { try await reopened.database(asOf: t) }))
+            try await reopened.close()
+        }
+        DiskProbe.evictFromPageCache(storePath)
+        let readFiles = Measure.nanoseconds { DiskProbe.readAll(storePath) }
+        context.progress.done()
+
+        let shape = LibraryHistory.Kind.allCases.map { "\(history.counts[$0] ?? 0) \($0.rawValue)" }
+        print("  history: \(shape.joined(separator: ", ")); \(history.revertConflicts) reverts conflicted")
+        print("  as-of starts (warm): \(samples.starts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" })")
+        let figures = Figures(
+            label: label,
+            songs: songs,
+            samples: samples,
+            replay: replay,
+            fromSnapshot: fromSnapshot,
+            memory: memory,
+            copies: copies,
+            currentBytes: initialBytes,
+            commitTimes: commitTimes,
+            editTimes: editTimes,
+            readFiles: readFiles,
+            evicts: evicts,
+            logBytes: statistics.logBytes
+        )
+        figures.add(to: report, quick: context.quick)
+        let chartName = "rebuild-\(MapScenario.sizeLabel(songs))\(context.quick ? "-quick" : "").svg"
+        try chart(samples, fromSnapshot: fromSnapshot, bases: statistics.snapshotBases, name: chartName, label: label)
+        report.printSection(label)
+    }
+
+    static func kind(_ start: RebuildStart) -> String {
+        switch start {
+        case .current: return "current"
+        case .empty: return "empty"
+        case .checkpoint: return "checkpoint"
+        case .snapshot: return "snapshot"
+        }
+    }
+
+    /// The chart: as-of latency (warm, cold) and replay from the last
+    /// snapshot, against how far t is past the last snapshot at or before it.
+    func chart(
+        _ samples: Samples,
+        fromSnapshot: [Int64: Double],
+        bases: [Int64],
+        name: String,
+        label: String
+    ) throws {
+        func distance(_ t: Int64) -> Double { Double(t - (bases.last { $0 <= t } ?? 0)) }
+        var chart = SVGChart(
+            title: label,
+            xLabel: "transactions since the last snapshot at or before t",
+            yLabel: "ms to rebuild the value after t (log scale)"
+        )
+        chart.series.append(
+            .init(
+                name: "replay from that snapshot, no flatten",
+                color: "#d62728",
+                points: samples.ts.compactMap { t in fromSnapshot[t].map { (distance(t), $0 / 1e6) } }
+            )
+        )
+        chart.series.append(
+            .init(
+                name: "as-of, cold (just opened, page cache evicted)",
+                color: "#1f77b4",
+                points: samples.cold.map { (distance($0.t), $0.ns / 1e6) }
+            )
+        )
+        chart.series.append(
+            .init(
+                name: "as-of, warm",
+                color: "#2ca02c",
+                points: zip(samples.ts, samples.warm).map { (distance($0), $1 / 1e6) }
+            )
+        )
+        let url = URL(fileURLWithPath: "perf/results/" + name)
+        try chart.write(to: url)
+        print("  chart written to \(url.path)")
+    }
+}
