@@ -17,6 +17,9 @@ struct TransactionHistory {
     private var tByID: [UUID: Int64] = [:]
     private var cache: TransactionCache
 
+    /// The decoded transactions held in memory.
+    var cachedTransactions: Dictionary<Int64, Transaction>.Values { cache.transactions }
+
     /// - Parameter cachedChanges: how many changes the decoded transactions
     ///   kept in memory may hold together.
     init(cachedChanges: Int) {
@@ -110,6 +113,8 @@ struct TransactionCache {
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
     subscript(t: Int64) -> Transaction? { entries[t] }
+
+    var transactions: Dictionary<Int64, Transaction>.Values { entries.values }
 
     mutating func insert(_ transaction: Transaction) {
         let size = transaction.changeCount

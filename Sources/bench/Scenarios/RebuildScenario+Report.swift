@@ -1,4 +1,5 @@
 import Foundation
+import Strata
 
 extension RebuildScenario {
     /// One size's measurements, turned into report rows.
@@ -10,7 +11,8 @@ extension RebuildScenario {
         var fromSnapshot: [Int64: Double]
         var memory: RetainedMemory
         var copies: (bytes: Double, extrapolated: Bool)
-        var currentBytes: Int
+        var initialBytes: Int
+        var storeMemory: StoreMemory?
         var commitTimes: [Double]
         var editTimes: [Double]
         var readFiles: Double
@@ -100,7 +102,28 @@ extension RebuildScenario {
             row("commit p50, durability none", Statistics.median(commitTimes) / 1e3, "µs")
             row("commit p99, durability none", Statistics.percentile(commitTimes, 99) / 1e3, "µs")
             row("commit p50, single edits", Statistics.median(editTimes) / 1e3, "µs")
-            let current = Double(currentBytes) / 1e6
+            let counted = storeMemory.map { Double($0.currentValue) / 1e6 }
+            let current = counted ?? Double(initialBytes) / 1e6
+            if let storeMemory, let counted {
+                row(
+                    "memory, current value (store statistics)",
+                    counted,
+                    "MB",
+                    ("jemalloc, value at load", Double(initialBytes) / 1e6)
+                )
+                row(
+                    "memory, \(storeMemory.checkpointCount) checkpoints, unique",
+                    Double(storeMemory.checkpoints.unique) / 1e6,
+                    "MB",
+                    ("current value", counted)
+                )
+                row("memory, checkpoints, shared", Double(storeMemory.checkpoints.shared) / 1e6, "MB")
+                row(
+                    "memory, compaction blocks + cached transactions, unique",
+                    Double(storeMemory.compactionBlocks.unique + storeMemory.cachedTransactions.unique) / 1e6,
+                    "MB"
+                )
+            }
             row(
                 "memory, last 1,000 values as published",
                 Double(memory.recentBytes) / 1e6,

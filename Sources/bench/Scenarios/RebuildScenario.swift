@@ -97,7 +97,8 @@ struct RebuildScenario {
         }
         // Baseline (2): the last snapshot at or before t, read, then replay.
         context.progress.update("\(label): replay from the last snapshot")
-        let statistics = await store.statistics
+        context.progress.update("\(label): memory statistics")
+        let statistics = await store.statistics(measuringMemory: true)
         let fromSnapshot = try await Self.replayFromSnapshot(
             store,
             bases: statistics.snapshotBases,
@@ -146,7 +147,8 @@ struct RebuildScenario {
             fromSnapshot: fromSnapshot,
             memory: memory,
             copies: copies,
-            currentBytes: initialBytes,
+            initialBytes: initialBytes,
+            storeMemory: statistics.memory,
             commitTimes: commitTimes,
             editTimes: editTimes,
             readFiles: readFiles,

@@ -56,6 +56,8 @@ struct StoreRebuildTests {
         let statistics = await store.statistics
         #expect(statistics.checkpointCount > 0 && statistics.checkpointCount <= 6)
         #expect(statistics.compactedChanges > 0 && statistics.snapshotBytes > 0, "\(statistics)")
+        let memory = try #require(await store.statistics(measuringMemory: true).memory)
+        #expect(memory.compactionBlocks.total > 0 && memory.checkpoints.shared > 0, "\(memory)")
         #expect(starts.isSuperset(of: ["current", "empty", "checkpoint"]), "seed \(seed): \(starts)")
         // Blocks built by one query serve the next: the same answers again.
         _ = try await Self.checkAsOf(store, values, ts.shuffled(using: &random), "seed \(seed) again")
@@ -110,6 +112,40 @@ struct StoreRebuildTests {
         #expect(plan.start == .snapshot(30))
         #expect(try await store.database(asOf: 30) == values[30])
         #expect(try await store.database(asOf: 25) == values[25])
+        try await store.close()
+    }
+
+    @Test("memory statistics: checkpoints cost what their changes copied, shared bytes are counted once")
+    func memoryAccounting() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.checkpointInterval = 10
+        options.snapshotEveryTransactions = nil
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact { builder in
+            for k in 0..<5_000 {
+                try builder.insert(["title": .string("song \(k)"), "plays": .int(0)], id: RecordID(k), into: "songs")
+            }
+        }
+        #expect(await store.statistics.memory == nil)
+        for n in 0..<200 {
+            try await store.transact { builder in
+                try builder.update(RecordID(n * 7 % 5_000), in: "songs", [.set("plays", .int(Int64(n + 1)))])
+            }
+        }
+        let memory = try #require(await store.statistics(measuringMemory: true).memory)
+        // 5,000 records of a ~30-byte buffer each plus their trie nodes.
+        #expect(memory.currentValue >= 5_000 * 60 && memory.currentValue <= 5_000 * 400, "\(memory)")
+        #expect(memory.checkpointCount == 20)
+        // 200 single-record edits copy 200 short paths: far less than the value itself.
+        #expect(memory.checkpoints.unique > 0 && memory.checkpoints.unique < memory.currentValue / 2, "\(memory)")
+        #expect(memory.checkpoints.shared > memory.currentValue * 10, "20 checkpoints share the value: \(memory)")
+        #expect(memory.cachedTransactions.total > 0)
+        #expect(
+            memory.total == memory.currentValue + memory.checkpoints.unique + memory.cachedTransactions.unique
+                + memory.compactionBlocks.unique
+        )
         try await store.close()
     }
 }

@@ -119,6 +119,9 @@ struct RunIndex {
         }
     }
 
+    /// Every built block.
+    var builtBlocks: [Transaction] { blocks.flatMap(\.values) }
+
     /// How many blocks are built, per level.
     var builtCounts: [Int] { blocks.map(\.count) }
 }
