@@ -9,6 +9,7 @@ extension Store {
         var current: Database
         var snapshotBasis: Int64
         var snapshotSizes: [Int64: Int]
+        var costs: RebuildCosts
     }
 
     /// Opens the store in directory `path`, creating it when absent: the
@@ -50,6 +51,7 @@ extension Store {
         let fileSystem = options.fileSystem
         let snapshotDirectory = path + "/snapshots"
         try fileSystem.createDirectory(snapshotDirectory)
+        try fileSystem.createDirectory(path + "/" + Store.blockDirectoryName)
         var bases: [(basis: Int64, name: String)] = []
         for name in try fileSystem.contents(ofDirectory: snapshotDirectory) {
             if name.hasSuffix(SnapshotFile.temporarySuffix) {
@@ -109,6 +111,8 @@ extension Store {
         }
 
         var current: Database?
+        var costs = RebuildCosts()
+        let clock = ContinuousClock()
         var snapshotBasis: Int64 = 0
         var snapshotSizes: [Int64: Int] = [:]
         for (basis, name) in bases {
@@ -117,7 +121,10 @@ extension Store {
                 continue
             }
             do {
+                let readStart = clock.now
                 let (snapshot, size) = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+                costs.snapshotRead(bytes: size, nanoseconds: (clock.now - readStart).nanoseconds)
+                let replayStart = clock.now
                 let run = try transactions(
                     after: basis,
                     through: Int64(history.count),
@@ -127,6 +134,10 @@ extension Store {
                     log: log
                 )
                 current = try replay(run[...], onto: snapshot)
+                costs.replayed(
+                    logBytes: history.logBytes(from: basis, to: Int64(history.count)),
+                    nanoseconds: (clock.now - replayStart).nanoseconds
+                )
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
                 break
@@ -140,6 +151,7 @@ extension Store {
             }
         }
         if current == nil {
+            let replayStart = clock.now
             let run = try transactions(
                 after: 0,
                 through: Int64(history.count),
@@ -149,6 +161,10 @@ extension Store {
                 log: log
             )
             current = try replay(run[...], onto: Database())
+            costs.replayed(
+                logBytes: history.logBytes(from: 0, to: Int64(history.count)),
+                nanoseconds: (clock.now - replayStart).nanoseconds
+            )
         }
         return (
             Loaded(
@@ -157,7 +173,8 @@ extension Store {
                 history: history,
                 current: current!,
                 snapshotBasis: snapshotBasis,
-                snapshotSizes: snapshotSizes
+                snapshotSizes: snapshotSizes,
+                costs: costs
             ),
             warnings
         )

@@ -19,6 +19,11 @@ public struct StoreStatistics: Sendable, Hashable {
     public var checkpointCount: Int
     /// Changes held by the pre-combined blocks of the compaction engine.
     public var compactedChanges: Int
+    /// The estimated time to rebuild the current value from the last
+    /// snapshot and the log after it (what open does), from measured rates.
+    public var estimatedOpen: Duration
+    /// The measured rates behind that estimate and the snapshot policy.
+    public var rebuildCosts: RebuildCosts
     /// What the store holds in memory; nil unless asked for with
     /// ``Store/statistics(measuringMemory:)``.
     public var memory: StoreMemory?
@@ -46,11 +51,15 @@ extension Store {
     ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
     public func database(inSnapshot basis: Int64) throws -> Database {
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
-        return try SnapshotFile.read(
+        let clock = ContinuousClock()
+        let start = clock.now
+        let (value, size) = try SnapshotFile.read(
             SnapshotFile.name(basis: basis),
             in: snapshotDirectory,
             fileSystem: options.fileSystem
-        ).0
+        )
+        rebuildCosts.snapshotRead(bytes: size, nanoseconds: (clock.now - start).nanoseconds)
+        return value
     }
 
     /// The log and snapshot figures, without memory (O(1) but for the
@@ -70,6 +79,15 @@ extension Store {
             snapshotBases: snapshotSizes.keys.sorted(),
             checkpointCount: checkpoints.values.count,
             compactedChanges: runIndex.changeCount,
+            estimatedOpen: .nanoseconds(
+                Int64(
+                    rebuildCosts.rebuild(
+                        snapshotBytes: snapshotSizes[lastSnapshotBasis] ?? 0,
+                        logBytes: (log?.byteCount ?? 0) - logBytesAtSnapshot
+                    )
+                )
+            ),
+            rebuildCosts: rebuildCosts,
             memory: measuringMemory
                 ? StoreMemory(
                     current: current,
@@ -87,7 +105,15 @@ extension Store {
         let value = current
         let dueByCount = options.snapshotEveryTransactions.map { value.basis - lastSnapshotBasis >= Int64($0) } ?? false
         let dueBySize = options.snapshotEveryLogBytes.map { log.byteCount - logBytesAtSnapshot >= $0 } ?? false
-        guard dueByCount || dueBySize, value.basis > lastSnapshotBasis else { return }
+        let dueByCost =
+            options.rebuildBudget.map { budget in
+                rebuildCosts.snapshotDue(
+                    budget: budget.nanoseconds,
+                    snapshotBytes: snapshotSizes[lastSnapshotBasis] ?? 0,
+                    logBytes: log.byteCount - logBytesAtSnapshot
+                )
+            } ?? false
+        guard dueByCount || dueBySize || dueByCost, value.basis > lastSnapshotBasis else { return }
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         snapshotTask = Task {
             let result = await Task.detached {

@@ -37,7 +37,7 @@ public actor Store {
     /// Every transaction, durable or being synced, by number.
     var history: TransactionHistory
     /// Pre-combined runs of the history (the compaction engine).
-    var runIndex = RunIndex()
+    var runIndex: RunIndex
     /// Past values kept as rebuild starts.
     var checkpoints: Checkpoints
     /// Snapshot files on disk: basis → size in bytes.
@@ -57,6 +57,9 @@ public actor Store {
     var failure: FileSystemError?
     var lastSnapshotBasis: Int64
     var logBytesAtSnapshot: Int
+    /// Measured rates of snapshot reads and log replay, for the snapshot
+    /// policy and the rebuild planner.
+    var rebuildCosts: RebuildCosts
     var snapshotTask: Task<Void, Never>?
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
@@ -79,9 +82,18 @@ public actor Store {
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis
         self.logBytesAtSnapshot = loaded.log.byteCount
+        self.rebuildCosts = loaded.costs
+        self.runIndex = RunIndex(
+            changeLimit: options.compactionChangesInMemory,
+            files: BlockFiles(directory: path + "/" + Self.blockDirectoryName, fileSystem: options.fileSystem)
+        )
+        // Blocks past a log tail cut at open are of a history that is gone.
+        runIndex.removeAll(after: Int64(loaded.history.count))
     }
 
     var snapshotDirectory: String { path + "/snapshots" }
+    /// Where the compaction engine keeps its block files, under the store.
+    static let blockDirectoryName = "blocks"
 
     // MARK: Writing
 

@@ -19,11 +19,18 @@ public struct StoreOptions: Sendable {
     /// What to do with damage in the middle of the log. Default `.strict`:
     /// refuse to open, naming the segment and offset.
     public var recovery: Recovery = .strict
-    /// Write a snapshot after this many transactions since the last one.
-    /// Default 10,000; nil for never (by count).
-    public var snapshotEveryTransactions: Int? = 10_000
-    /// Write a snapshot after this many bytes of log since the last one.
-    /// Default 64 MiB; nil for never (by size).
+    /// Write a snapshot when rebuilding the current value from the last
+    /// one (reading it, then replaying the log after it: what open does) is
+    /// estimated to take longer than this, from rates the store measures as
+    /// it works. When reading one snapshot alone takes longer, one is
+    /// written when the log after it costs as much again. Default 200 ms;
+    /// nil for never (by cost).
+    public var rebuildBudget: Duration? = .milliseconds(200)
+    /// Also write a snapshot after this many transactions since the last
+    /// one. Default nil (by cost alone).
+    public var snapshotEveryTransactions: Int?
+    /// Also write a snapshot after this many bytes of log since the last
+    /// one, whatever the estimates say. Default 64 MiB; nil for never.
     public var snapshotEveryLogBytes: Int? = 64 << 20
     /// How many snapshots to keep (the newest). Default 3, at least 1.
     public var snapshotsKept: Int = 3
@@ -41,6 +48,10 @@ public struct StoreOptions: Sendable {
     /// At most this many checkpoints are kept; past it every other one goes
     /// and the interval doubles. Default 1,024 (0: none).
     public var checkpointsKept: Int = 1_024
+    /// At most this many changes stay in memory in the compaction engine's
+    /// pre-combined blocks (the oldest kept go first; blocks of 256+
+    /// transactions are read back from their files). Default 1,000,000.
+    public var compactionChangesInMemory: Int = 1_000_000
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 

@@ -38,6 +38,7 @@ struct StoreScenario {
         var bulk = StoreOptions()
         bulk.durability = .none
         bulk.snapshotEveryTransactions = nil
+        bulk.rebuildBudget = nil
         bulk.snapshotEveryLogBytes = nil
         let loader = try await Store.open(at: storePath, options: bulk)
         try await Self.load(database, into: loader)
@@ -276,6 +277,7 @@ struct StoreScenario {
         options.durability = durability
         options.snapshotEveryTransactions = nil
         options.snapshotEveryLogBytes = nil
+        options.rebuildBudget = nil
         return options
     }
 

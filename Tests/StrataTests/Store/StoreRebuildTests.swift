@@ -89,6 +89,7 @@ struct StoreRebuildTests {
         var options = testOptions()
         options.checkpointsKept = 0
         options.snapshotEveryTransactions = nil
+        options.rebuildBudget = nil
         var store = try await Store.open(at: path, options: options)
         var values = [store.current]
         // Big transactions first, a snapshot, then as many again: the snapshot
@@ -122,6 +123,7 @@ struct StoreRebuildTests {
         var options = testOptions()
         options.checkpointInterval = 10
         options.snapshotEveryTransactions = nil
+        options.rebuildBudget = nil
         let store = try await Store.open(at: path, options: options)
         try await store.transact { builder in
             for k in 0..<5_000 {
@@ -147,5 +149,54 @@ struct StoreRebuildTests {
                 + memory.compactionBlocks.unique
         )
         try await store.close()
+    }
+
+    @Test("snapshots follow the rebuild budget: due when the estimated open exceeds it, not before")
+    func snapshotPolicy() async throws {
+        for (budget, expectSnapshot) in [(Duration.milliseconds(1), true), (.seconds(3_600), false)] {
+            let path = temporaryStorePath()
+            defer { removeStore(path) }
+            var options = testOptions()
+            options.rebuildBudget = budget
+            options.snapshotEveryLogBytes = nil
+            var store = try await Store.open(at: path, options: options)
+            for n in 0..<300 {
+                try await store.transact { builder in
+                    try builder.upsert(
+                        ["text": .string(String(repeating: "x", count: 200))],
+                        id: RecordID(n),
+                        into: "songs"
+                    )
+                }
+            }
+            // ~70 KB of log: ~5 ms to replay at the starting estimate of 75 ns per byte.
+            #expect(await store.statistics.estimatedOpen > .milliseconds(1))
+            try await store.close()  // waits for a background snapshot
+            store = try await Store.open(at: path, options: options)
+            let statistics = await store.statistics
+            #expect((statistics.lastSnapshotBasis > 0) == expectSnapshot, "budget \(budget): \(statistics)")
+            try await store.close()
+        }
+    }
+
+    @Test("rebuild costs: estimates follow measurements, and the policy's two regimes")
+    func rebuildCosts() {
+        var costs = RebuildCosts()
+        let budget = 200e6
+        // No snapshot yet: due once replaying the log would exceed the budget.
+        #expect(!costs.snapshotDue(budget: budget, snapshotBytes: 0, logBytes: 1 << 20))
+        #expect(costs.snapshotDue(budget: budget, snapshotBytes: 0, logBytes: 8 << 20))
+        // A snapshot that alone takes longer than the budget to read (50 MB at
+        // 30 ns per byte): due only when the log after it costs as much.
+        #expect(!costs.snapshotDue(budget: budget, snapshotBytes: 50_000_000, logBytes: 10_000_000))
+        #expect(costs.snapshotDue(budget: budget, snapshotBytes: 50_000_000, logBytes: 20_000_000))
+        // Small samples are ignored; large ones move the estimate a quarter of the way.
+        let before = costs.rebuild(snapshotBytes: 0, logBytes: 1_000)
+        costs.replayed(logBytes: 1_000, nanoseconds: 1e9)
+        #expect(costs.rebuild(snapshotBytes: 0, logBytes: 1_000) == before)
+        costs.replayed(logBytes: 1 << 20, nanoseconds: Double(1 << 20) * 175)
+        #expect(abs(costs.rebuild(snapshotBytes: 0, logBytes: 1) - 100) < 1e-9)
+        costs.snapshotRead(bytes: 1 << 20, nanoseconds: Double(1 << 20) * 70)
+        #expect(abs(costs.snapshotByteWeight - 0.4) < 1e-9)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The compaction engine: pre-combined runs of the history, so the one
 /// transaction that takes the value after `a` to the value after `b` is
 /// flattened from O(log n) pieces instead of `b - a` transactions.
@@ -15,11 +17,35 @@
 struct RunIndex {
     static let fanout: Int64 = 16
     static let levels = 4
+    /// Blocks of this level and above (256+ transactions) are also written
+    /// to block files, so a store just opened finds them without reading
+    /// the log; smaller ones are quicker to build than to look for.
+    static let persistedLevel = 1
 
-    /// `blocks[L][j]`, when built.
+    /// Where a run's transactions and block files come from.
+    struct Source {
+        /// A run of the history, oldest first.
+        var transactions: (ClosedRange<Int64>) throws -> [Transaction]
+        /// The ID of transaction `t`: a block file must name it for its last.
+        var id: (Int64) -> UUID
+    }
+
+    /// `blocks[L][j]`, when built or loaded.
     private var blocks: [[Int64: Transaction]] = Array(repeating: [:], count: levels)
+    /// Blocks in memory, oldest kept first: evicted in this order past the limit.
+    private var order: [(level: Int, index: Int64)] = []
+    private var orderHead = 0
     /// Changes held by all blocks together (what they cost in memory).
     private(set) var changeCount = 0
+    /// At most this many changes stay in memory.
+    let changeLimit: Int
+    /// The block files, when blocks are persisted.
+    let files: BlockFiles?
+
+    init(changeLimit: Int = .max, files: BlockFiles? = nil) {
+        self.changeLimit = max(0, changeLimit)
+        self.files = files
+    }
 
     static func blockSize(_ level: Int) -> Int64 {
         var size: Int64 = fanout
@@ -57,13 +83,9 @@ struct RunIndex {
     }
 
     /// The flatten of transactions `a + 1 ... b` (nil when `a == b`),
-    /// built from blocks, building and keeping the missing ones from
-    /// `transactions` (which returns a run of the history, oldest first).
-    mutating func combined(
-        from a: Int64,
-        to b: Int64,
-        transactions: (ClosedRange<Int64>) throws -> [Transaction]
-    ) throws -> Transaction? {
+    /// built from blocks, loading or building and keeping the missing ones
+    /// from `source`.
+    mutating func combined(from a: Int64, to b: Int64, source: Source) throws -> Transaction? {
         guard a < b else { return nil }
         var parts: [Transaction] = []
         var rawRun: ClosedRange<Int64>?
@@ -73,38 +95,57 @@ struct RunIndex {
                 rawRun = rawRun.map { $0.lowerBound...t } ?? t...t
             case .block(let level, let index):
                 if let run = rawRun {
-                    parts += try transactions(run)
+                    parts += try source.transactions(run)
                     rawRun = nil
                 }
-                parts.append(try block(level: level, index: index, transactions: transactions))
+                parts.append(try block(level: level, index: index, source: source))
             }
         }
-        if let run = rawRun { parts += try transactions(run) }
+        if let run = rawRun { parts += try source.transactions(run) }
         return try flatten(parts)
     }
 
-    /// Block `index` of `level`, built (and kept) when missing.
-    mutating func block(
-        level: Int,
-        index: Int64,
-        transactions: (ClosedRange<Int64>) throws -> [Transaction]
-    ) throws -> Transaction {
+    /// Block `index` of `level`: in memory, else from its file, else built
+    /// from the level below (or the transactions) and written.
+    mutating func block(level: Int, index: Int64, source: Source) throws -> Transaction {
         if let built = blocks[level][index] { return built }
         let size = Self.blockSize(level)
+        let (first, last) = (index * size + 1, (index + 1) * size)
+        let persisted = level >= Self.persistedLevel ? files : nil
+        if let persisted, let loaded = persisted.read(level: level, first: first, last: last, lastID: source.id(last)) {
+            keep(loaded, level: level, index: index)
+            return loaded
+        }
         let children: [Transaction]
         if level == 0 {
-            children = try transactions((index * size + 1)...((index + 1) * size))
+            children = try source.transactions(first...last)
         } else {
             children = try (0..<Self.fanout).map { child in
-                try block(level: level - 1, index: index * Self.fanout + child, transactions: transactions)
+                try block(level: level - 1, index: index * Self.fanout + child, source: source)
             }
         }
         var built = try flatten(children)
         built.covers = []
-        built.message = "transactions \(index * size + 1)...\((index + 1) * size)"
-        blocks[level][index] = built
-        changeCount += built.changeCount
+        built.message = "transactions \(first)...\(last)"
+        keep(built, level: level, index: index)
+        persisted?.write(built, level: level, first: first, last: last, lastID: source.id(last))
         return built
+    }
+
+    /// Keeps a block in memory, evicting the oldest kept past the limit.
+    private mutating func keep(_ block: Transaction, level: Int, index: Int64) {
+        blocks[level][index] = block
+        changeCount += block.changeCount
+        order.append((level, index))
+        while changeCount > changeLimit, orderHead < order.count {
+            let (oldLevel, oldIndex) = order[orderHead]
+            orderHead += 1
+            if let evicted = blocks[oldLevel].removeValue(forKey: oldIndex) { changeCount -= evicted.changeCount }
+        }
+        if orderHead > 1_024 && orderHead * 2 > order.count {
+            order.removeFirst(orderHead)
+            orderHead = 0
+        }
     }
 
     /// Forgets every block that reaches past transaction `t` (the history
@@ -117,6 +158,7 @@ struct RunIndex {
                 changeCount -= block.changeCount
             }
         }
+        files?.removeAll(after: t, blockSize: Self.blockSize)
     }
 
     /// Every built block.

@@ -23,17 +23,12 @@ public struct RebuildPlan: Sendable, Hashable {
     /// the one transaction applied.
     public var pieces: Int
     /// The cost model's estimate, in log bytes applied (a snapshot's bytes
-    /// weighted by ``Store/snapshotByteWeight``).
+    /// weighted by what reading one costs against replaying a log byte, as
+    /// measured by the store).
     public var estimatedCost: Double
 }
 
 extension Store {
-    /// Decoding one compressed snapshot byte costs about this many log
-    /// bytes applied (measured on the development VM: ~30 ns per snapshot
-    /// byte at 1M records, ~75 ns per byte of single-record transactions
-    /// applied).
-    public static let snapshotByteWeight = 0.4
-
     /// The plan ``database(asOf:)`` follows for `t`: the start with the
     /// smallest estimated cost among the current value, the empty one, the
     /// checkpoints on either side of `t` and the snapshots on disk. O(log n).
@@ -56,7 +51,7 @@ extension Store {
             candidates.append(plan(.checkpoint(checkpoint.basis), checkpoint.basis))
         }
         for (basis, size) in snapshotSizes where basis <= now {
-            candidates.append(plan(.snapshot(basis), basis, extra: Double(size) * Self.snapshotByteWeight))
+            candidates.append(plan(.snapshot(basis), basis, extra: Double(size) * rebuildCosts.snapshotByteWeight))
         }
         return candidates.min { $0.estimatedCost < $1.estimatedCost }!
     }
@@ -83,9 +78,10 @@ extension Store {
             let combined = try runIndex.combined(
                 from: low,
                 to: high,
-                transactions: { range in
-                    try self.history.run(range, log: log)
-                }
+                source: RunIndex.Source(
+                    transactions: { range in try self.history.run(range, log: log) },
+                    id: { t in self.history.summary(t).id }
+                )
             )
         else { return base }
         return try apply(base, plan.startBasis < t ? combined : inverse(combined))

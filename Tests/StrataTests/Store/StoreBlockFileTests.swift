@@ -1,0 +1,114 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("Store block files")
+struct StoreBlockFileTests {
+    /// A store of 700 random transactions, no checkpoints (so rebuilds use
+    /// long runs and their blocks), and every published value.
+    static func makeStore(_ path: String, seed: UInt64) async throws -> (Store, [Database], StoreOptions) {
+        var random = SeededRandom(seed: seed)
+        var options = testOptions()
+        options.checkpointsKept = 0
+        options.rebuildBudget = nil
+        options.snapshotEveryLogBytes = nil
+        let store = try await Store.open(at: path, options: options)
+        var values = [store.current]
+        for _ in 0..<700 {
+            try await StoreTests.randomCommit(store, &random)
+            values.append(store.current)
+        }
+        return (store, values, options)
+    }
+
+    static func blockFiles(_ path: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path + "/blocks")) ?? [])
+            .filter { $0.hasPrefix("block-") && $0.hasSuffix(".strata") }.sorted().map { path + "/blocks/" + $0 }
+    }
+
+    static let ts: [Int64] = [0, 1, 100, 255, 256, 257, 300, 350, 511, 512, 513, 600, 699, 700]
+
+    @Test("blocks of 256+ transactions are written once, reused after reopen")
+    func reusedAfterReopen() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var (store, values, options) = try await Self.makeStore(path, seed: 11)
+        _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "built")
+        try await store.close()
+        let files = Self.blockFiles(path)
+        #expect(!files.isEmpty, "\(files)")
+        func inodes() throws -> [Int] {
+            try files.map { try FileManager.default.attributesOfItem(atPath: $0)[.systemFileNumber] as? Int ?? -1 }
+        }
+        let written = try inodes()
+
+        store = try await Store.open(at: path, options: options)
+        _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "reopened")
+        try await store.close()
+        // Read back, not rebuilt: a rewrite would rename a new file into place.
+        #expect(Self.blockFiles(path) == files)
+        #expect(try inodes() == written)
+    }
+
+    @Test(
+        "damaged block files are rebuilt from the log: every byte position, random garbage",
+        arguments: [UInt64(21), 22]
+    )
+    func damaged(seed: UInt64) async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var (store, values, options) = try await Self.makeStore(path, seed: seed)
+        _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "seed \(seed) built")
+        try await store.close()
+        let files = Self.blockFiles(path)
+        let originals = try files.map { try [UInt8](Data(contentsOf: URL(fileURLWithPath: $0))) }
+        var random = SeededRandom(seed: seed)
+        for round in 0..<24 {
+            // Mutate every block file: a flipped byte (header or payload),
+            // a truncation, or random bytes of random length.
+            for (file, original) in zip(files, originals) {
+                var bytes = original
+                switch round % 3 {
+                case 0: bytes[random.int(below: bytes.count)] ^= UInt8(1 + random.int(below: 255))
+                case 1: bytes.removeLast(1 + random.int(below: bytes.count))
+                default: bytes = (0..<random.int(below: 200)).map { _ in UInt8(random.int(below: 256)) }
+                }
+                try Data(bytes).write(to: URL(fileURLWithPath: file))
+            }
+            store = try await Store.open(at: path, options: options)
+            let ts = (0..<6).map { _ in Int64(random.int(below: 701)) } + [300, 600]
+            _ = try await StoreRebuildTests.checkAsOf(store, values, ts, "seed \(seed) round \(round)")
+            try await store.close()
+        }
+        // The last round's rebuilds wrote intact files again.
+        for (file, original) in zip(files, originals) where FileManager.default.fileExists(atPath: file) {
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: file))) == original, "\(file)")
+        }
+    }
+
+    @Test("a block file of a history since cut is not used")
+    func staleAfterTruncate() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var (store, values, options) = try await Self.makeStore(path, seed: 31)
+        _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "built")
+        let files = Self.blockFiles(path)
+        let saved = try files.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+
+        // Cut inside the second 256-block, then commit a different history over it.
+        try await store.truncate(after: 300)
+        values.removeSubrange(301...)
+        #expect(Self.blockFiles(path).allSatisfy { !$0.hasSuffix("-00000000000000000257.strata") })
+        var random = SeededRandom(seed: 99)
+        for _ in 0..<400 {
+            try await StoreTests.randomCommit(store, &random)
+            values.append(store.current)
+        }
+        try await store.close()
+        // Put the old files back, as a crash between the cut and their removal could.
+        for (file, data) in zip(files, saved) { try data.write(to: URL(fileURLWithPath: file)) }
+        store = try await Store.open(at: path, options: options)
+        _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "after cut")
+        try await store.close()
+    }
+}
