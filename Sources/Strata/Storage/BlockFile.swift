@@ -7,7 +7,7 @@ import Foundation
 ///
 ///     header := "STRATBLK" (8) · format version (u32 LE) · level (u32 LE) · first t (i64 LE)
 ///               · last t (i64 LE) · ID of transaction `last` (16) · payload size (u64 LE)
-///               · payload CRC32C (u32 LE) · CRC32C of the previous 60 bytes (u32 LE)   68 bytes
+///               · payload CRC32C (u32 LE) · CRC32C of the previous 60 bytes (u32 LE)   64 bytes
 ///     payload := zstd frame of `BinaryCodec.encode(block)`
 ///
 /// Blocks are a cache: the log stays the only record. A block that is
@@ -18,7 +18,7 @@ import Foundation
 enum BlockFile {
     static let magic: [UInt8] = Array("STRATBLK".utf8)
     static let version: UInt32 = 1
-    static let headerSize = 68
+    static let headerSize = 64
     static let suffix = ".strata"
 
     static func name(level: Int, first: Int64) -> String {
@@ -53,7 +53,7 @@ enum BlockFile {
     /// or version, or not the block expected (level, run, last ID).
     static func decode(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> Transaction? {
         guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic,
-            LogFormat.read(UInt32.self, bytes, at: 64) == CRC32C.checksum(bytes[0..<64]),
+            LogFormat.read(UInt32.self, bytes, at: 60) == CRC32C.checksum(bytes[0..<60]),
             LogFormat.read(UInt32.self, bytes, at: 8) == version,
             LogFormat.read(UInt32.self, bytes, at: 12) == UInt32(level),
             Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16)) == first,
@@ -62,7 +62,7 @@ enum BlockFile {
             LogFormat.read(UInt64.self, bytes, at: 48) == UInt64(bytes.count - headerSize)
         else { return nil }
         let payload = bytes[headerSize...]
-        guard CRC32C.checksum(payload) == LogFormat.read(UInt32.self, bytes, at: 60),
+        guard CRC32C.checksum(payload) == LogFormat.read(UInt32.self, bytes, at: 56),
             let encoded = try? ZstdDecompressor().decompress(payload),
             let block = try? BinaryCodec.decodeTransaction(encoded)
         else { return nil }

@@ -61,6 +61,8 @@ public actor Store {
     /// policy and the rebuild planner.
     var rebuildCosts: RebuildCosts
     var snapshotTask: Task<Void, Never>?
+    /// Building the compaction blocks the latest commits completed.
+    var compactionTask: Task<Void, Never>?
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
 
@@ -246,6 +248,7 @@ public actor Store {
 
     /// Publishes every appended commit up to `t`, in order.
     func publish(through t: Int64) {
+        let previous = current.basis
         while let first = unpublished.first, first.transaction.t <= t {
             unpublished.removeFirst()
             setCurrent(first.after)
@@ -253,6 +256,7 @@ public actor Store {
             for feed in valueFeeds.values { feed.yield(first.after) }
             for feed in reportFeeds.values { feed.yield(first) }
         }
+        scheduleCompaction(from: previous, to: current.basis)
     }
 
     func setCurrent(_ value: Database) {
@@ -267,6 +271,7 @@ public actor Store {
     public func close() async throws {
         while let task = syncTask { await task.value }
         while let task = snapshotTask { await task.value }
+        while let task = compactionTask { await task.value }
         guard let log else { return }
         defer {
             log.close()

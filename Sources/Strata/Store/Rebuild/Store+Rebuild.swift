@@ -78,13 +78,41 @@ extension Store {
             let combined = try runIndex.combined(
                 from: low,
                 to: high,
-                source: RunIndex.Source(
-                    transactions: { range in try self.history.run(range, log: log) },
-                    id: { t in self.history.summary(t).id }
-                )
+                source: runSource(log)
             )
         else { return base }
         return try apply(base, plan.startBasis < t ? combined : inverse(combined))
+    }
+
+    private func runSource(_ log: TransactionLog) -> RunIndex.Source {
+        RunIndex.Source(
+            transactions: { range in try self.history.run(range, log: log) },
+            id: { t in self.history.summary(t).id }
+        )
+    }
+
+    /// Merges the log into blocks as it grows: once the commits published
+    /// between `previous` and `t` complete a block of 256, 4,096 or 65,536
+    /// transactions, builds it (from the smaller ones, mostly in memory)
+    /// and writes its file, after the commit has returned. A store reopened
+    /// later finds every full block on disk.
+    func scheduleCompaction(from previous: Int64, to t: Int64) {
+        let first = RunIndex.blockSize(RunIndex.persistedLevel)
+        guard t / first > previous / first, compactionTask == nil else { return }
+        compactionTask = Task {
+            self.compactCompletedBlocks(through: t)
+            self.compactionTask = nil
+        }
+    }
+
+    private func compactCompletedBlocks(through t: Int64) {
+        guard let log, t <= current.basis else { return }
+        for level in RunIndex.persistedLevel..<RunIndex.levels {
+            let size = RunIndex.blockSize(level)
+            guard t % size < RunIndex.blockSize(RunIndex.persistedLevel), t >= size else { continue }
+            // A failure here (a damaged record) surfaces when a rebuild needs the block.
+            _ = try? runIndex.block(level: level, index: t / size - 1, source: runSource(log))
+        }
     }
 
     private func startValue(_ start: RebuildStart) throws -> Database {
