@@ -43,11 +43,18 @@ public struct StoreOptions: Sendable {
     /// needed). Default 100,000.
     public var cachedTransactionChanges: Int = 100_000
     /// A past value is kept in memory as a rebuild start every this many
-    /// transactions. Default 64.
-    public var checkpointInterval: Int = 64
+    /// transactions. Default 16.
+    ///
+    /// A checkpoint costs only the trie paths that changed since the one
+    /// before (one root-to-leaf path per changed record), so denser
+    /// checkpoints cost little more memory than sparse ones over the
+    /// same history, and a rebuild applies fewer changes: at 100k songs and
+    /// 100k transactions, every 16 (3,125 kept) gave as-of p50 95 µs for
+    /// 249 MB; every 128 (781), 259 µs for 212 MB.
+    public var checkpointInterval: Int = 16
     /// At most this many checkpoints are kept; past it every other one goes
-    /// and the interval doubles. Default 1,024 (0: none).
-    public var checkpointsKept: Int = 1_024
+    /// and the interval doubles. Default 4,096 (0: none).
+    public var checkpointsKept: Int = 4_096
     /// At most this many changes stay in memory in the compaction engine's
     /// pre-combined blocks (the oldest kept go first; blocks of 256+
     /// transactions are read back from their files). Default 1,000,000.

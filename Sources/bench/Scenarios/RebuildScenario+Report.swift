@@ -150,7 +150,7 @@ extension RebuildScenario {
                     "rebuild as-of vs naive replay (\(MapScenario.sizeLabel(songs)) songs)",
                     measured: speedup,
                     .atLeast,
-                    100
+                    500
                 )
             }
         }

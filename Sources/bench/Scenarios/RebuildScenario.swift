@@ -85,10 +85,20 @@ struct RebuildScenario {
             if n % 50 == 0 { context.progress.update("\(label): as-of, first use \(n)/\(count)") }
             samples.firstUse.append(try await Measure.nanoseconds { try await store.database(asOf: t) })
         }
+        var plans: [RebuildPlan] = []
         for (n, t) in samples.ts.enumerated() {
             if n % 50 == 0 { context.progress.update("\(label): as-of, warm \(n)/\(count)") }
             samples.warm.append(try await Measure.nanoseconds { try await store.database(asOf: t) })
-            samples.starts[Self.kind(try await store.rebuildPlan(for: t).start), default: 0] += 1
+            let plan = try await store.rebuildPlan(for: t)
+            samples.starts[Self.kind(plan.start), default: 0] += 1
+            plans.append(plan)
+        }
+        // The slowest warm rebuilds and how they were planned: where a tail comes from.
+        let slowest = samples.warm.indices.sorted { samples.warm[$0] > samples.warm[$1] }.prefix(3)
+        let slowLines = slowest.map { index in
+            let plan = plans[index]
+            return "t \(samples.ts[index]): \(Report.format(samples.warm[index] / 1e6)) ms from \(plan.start), "
+                + "\(plan.pieces) pieces, cost \(Report.format(plan.estimatedCost / 1e3)) kB"
         }
 
         // Baseline (1): one replay pass from empty, timing every prefix.
@@ -138,7 +148,9 @@ struct RebuildScenario {
 
         let shape = LibraryHistory.Kind.allCases.map { "\(history.counts[$0] ?? 0) \($0.rawValue)" }
         print("  history: \(shape.joined(separator: ", ")); \(history.revertConflicts) reverts conflicted")
+        print("  songs: \(songs) at the start, \(history.songCount) at the end")
         print("  as-of starts (warm): \(samples.starts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" })")
+        print("  slowest warm: \(slowLines.joined(separator: "; "))")
         let figures = Figures(
             label: label,
             songs: songs,

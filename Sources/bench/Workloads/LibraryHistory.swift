@@ -47,6 +47,8 @@ struct LibraryHistory {
     private(set) var counts: [Kind: Int] = [:]
     /// Reverts that conflicted with a later edit (committed as an edit instead).
     private(set) var revertConflicts = 0
+    /// Songs in the library now.
+    var songCount: Int { live.count }
 
     init(seed: UInt64, songs: Int) {
         library = MusicLibrary(seed: seed &+ 1)
