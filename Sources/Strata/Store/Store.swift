@@ -79,7 +79,11 @@ public actor Store {
         self.log = loaded.log
         self.lockFile = loaded.lockFile
         self.history = loaded.history
-        self.checkpoints = Checkpoints(interval: options.checkpointInterval, limit: options.checkpointsKept)
+        self.checkpoints = Checkpoints(
+            interval: options.checkpointInterval,
+            limit: options.checkpointsKept,
+            byteLimit: options.checkpointMemory
+        )
         self.snapshotSizes = loaded.snapshotSizes
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis

@@ -55,6 +55,11 @@ public struct StoreOptions: Sendable {
     /// At most this many checkpoints are kept; past it every other one goes
     /// and the interval doubles. Default 4,096 (0: none).
     public var checkpointsKept: Int = 4_096
+    /// At most about this many bytes of trie nodes held by checkpoints
+    /// alone (not shared with the next one); past it every other one goes
+    /// and the interval doubles. Record storage is not counted. Default
+    /// 256 MiB.
+    public var checkpointMemory: Int = 256 << 20
     /// At most this many changes stay in memory in the compaction engine's
     /// pre-combined blocks (the oldest kept go first; blocks of 256+
     /// transactions are read back from their files). Default 1,000,000.

@@ -90,7 +90,7 @@ struct RebuildScenario {
             if n % 50 == 0 { context.progress.update("\(label): as-of, warm \(n)/\(count)") }
             samples.warm.append(try await Measure.nanoseconds { try await store.database(asOf: t) })
             let plan = try await store.rebuildPlan(for: t)
-            samples.starts[Self.kind(plan.start), default: 0] += 1
+            samples.starts[plan.start.kind, default: 0] += 1
             plans.append(plan)
         }
         // The slowest warm rebuilds and how they were planned: where a tail comes from.
@@ -171,15 +171,6 @@ struct RebuildScenario {
         let chartName = "rebuild-\(MapScenario.sizeLabel(songs))\(context.quick ? "-quick" : "").svg"
         try chart(samples, fromSnapshot: fromSnapshot, bases: statistics.snapshotBases, name: chartName, label: label)
         report.printSection(label)
-    }
-
-    static func kind(_ start: RebuildStart) -> String {
-        switch start {
-        case .current: return "current"
-        case .empty: return "empty"
-        case .checkpoint: return "checkpoint"
-        case .snapshot: return "snapshot"
-        }
     }
 
     /// The chart: as-of latency (warm, cold) and replay from the last

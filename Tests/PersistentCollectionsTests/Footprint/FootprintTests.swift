@@ -72,4 +72,31 @@ struct FootprintTests {
         #expect(counter.countArray(copy).unique >= 132)
         #expect(counter.countArray([UInt8]()) == Footprint())
     }
+
+    @Test(
+        "nodeBytes(notSharedWith:) walks only the differences and agrees with the counter",
+        arguments: [UInt64(4), 5]
+    )
+    func nodeBytesNotShared(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var versions = [Self.map(5_000)]
+        for _ in 0..<40 {
+            var next = versions.last!
+            for _ in 0..<(1 + random.int(below: 20)) {
+                let key = random.int(below: 8_000)
+                if random.int(below: 3) == 0 { next.removeValue(forKey: key) } else { next[key] = [1] }
+            }
+            versions.append(next)
+        }
+        let empty = PersistentMap<Int, [UInt8]>()
+        for (old, new) in zip(versions, versions.dropFirst()) {
+            let counter = FootprintCounter()
+            _ = new.footprint(in: counter)
+            let expected = old.footprint(in: counter).unique
+            #expect(old.nodeBytes(notSharedWith: new) == expected, "seed \(seed)")
+            #expect(old.nodeBytes(notSharedWith: empty) == old.footprint(in: FootprintCounter()).unique)
+            #expect(old.nodeBytes(notSharedWith: old) == 0)
+        }
+        #expect(empty.nodeBytes(notSharedWith: versions[0]) == 0)
+    }
 }

@@ -4,15 +4,6 @@ import Testing
 
 @Suite("Store rebuild")
 struct StoreRebuildTests {
-    static func kind(_ start: RebuildStart) -> String {
-        switch start {
-        case .current: return "current"
-        case .empty: return "empty"
-        case .checkpoint: return "checkpoint"
-        case .snapshot: return "snapshot"
-        }
-    }
-
     /// Every t's value, rebuilt, against the value the store published at t.
     static func checkAsOf(
         _ store: Store,
@@ -23,7 +14,7 @@ struct StoreRebuildTests {
         var starts: Set<String> = []
         for t in ts {
             let plan = try await store.rebuildPlan(for: t)
-            starts.insert(kind(plan.start))
+            starts.insert(plan.start.kind)
             // At most 15 blocks per level at each end, plus single transactions at the ends.
             #expect(plan.pieces <= 2 * 15 * 4 + 2 * 15, "\(context) t \(t): \(plan.pieces) pieces")
             let rebuilt = try await store.database(asOf: t)
@@ -198,5 +189,30 @@ struct StoreRebuildTests {
         #expect(abs(costs.rebuild(snapshotBytes: 0, logBytes: 1) - 100) < 1e-9)
         costs.snapshotRead(bytes: 1 << 20, nanoseconds: Double(1 << 20) * 70)
         #expect(abs(costs.snapshotByteWeight - 0.4) < 1e-9)
+    }
+
+    @Test("checkpoints stay under their memory limit by thinning, and rebuilds stay right")
+    func checkpointMemoryLimit() async throws {
+        var counts: [Int] = []
+        for limit in [Int.max, 40_000] {
+            let path = temporaryStorePath()
+            defer { removeStore(path) }
+            var options = testOptions()
+            options.checkpointInterval = 1
+            options.checkpointsKept = 10_000
+            options.checkpointMemory = limit
+            let store = try await Store.open(at: path, options: options)
+            var random = SeededRandom(seed: 8)
+            var values = [store.current]
+            for _ in 0..<400 {
+                try await StoreTests.randomCommit(store, &random)
+                values.append(store.current)
+            }
+            counts.append(await store.statistics.checkpointCount)
+            _ = try await Self.checkAsOf(store, values, [0, 1, 77, 200, 255, 256, 399, 400], "limit \(limit)")
+            try await store.close()
+        }
+        #expect(counts[0] == 400, "\(counts)")
+        #expect(counts[1] > 0 && counts[1] < 200, "\(counts)")
     }
 }

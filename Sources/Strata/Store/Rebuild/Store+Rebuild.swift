@@ -10,6 +10,17 @@ public enum RebuildStart: Sendable, Hashable {
     case checkpoint(Int64)
     /// A snapshot on disk, with its basis.
     case snapshot(Int64)
+
+    /// The kind of start without its basis: "current", "empty",
+    /// "checkpoint" or "snapshot".
+    public var kind: String {
+        switch self {
+        case .current: return "current"
+        case .empty: return "empty"
+        case .checkpoint: return "checkpoint"
+        case .snapshot: return "snapshot"
+        }
+    }
 }
 
 /// How ``Store/database(asOf:)`` will rebuild a value: from which start,
