@@ -168,7 +168,9 @@ struct MapScenario {
                 .atMost,
                 0.7
             )
-            report.gate("map 100k Int: lookup hit PM/TD", measured: ratio("lookup hit"), .atMost, 1.35)
+            // Lookup timings swing most between runs on a shared VM (0.64-1.39x
+            // over CI runs); a lost specialization shows as 3x and more.
+            report.gate("map 100k Int: lookup hit PM/TD", measured: ratio("lookup hit"), .atMost, 1.75)
             report.gate("map 100k Int: iteration PM/TD", measured: ratio("iteration"), .atMost, 0.9)
             // At 100k, 100 random changes touch every top-level subtree, so the
             // share is ~10-20%; a diff that walked whole maps would be > 100%.
