@@ -112,7 +112,6 @@ extension Store {
 
         var current: Database?
         var costs = RebuildCosts()
-        let clock = ContinuousClock()
         var snapshotBasis: Int64 = 0
         var snapshotSizes: [Int64: Int] = [:]
         for (basis, name) in bases {
@@ -121,23 +120,20 @@ extension Store {
                 continue
             }
             do {
-                let readStart = clock.now
-                let (snapshot, size) = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
-                costs.snapshotRead(bytes: size, nanoseconds: (clock.now - readStart).nanoseconds)
-                let replayStart = clock.now
-                let run = try transactions(
-                    after: basis,
-                    through: Int64(history.count),
-                    tail: tail,
-                    replayFrom: replayFrom,
-                    history: &history,
-                    log: log
-                )
-                current = try replay(run[...], onto: snapshot)
-                costs.replayed(
-                    logBytes: history.logBytes(from: basis, to: Int64(history.count)),
-                    nanoseconds: (clock.now - replayStart).nanoseconds
-                )
+                let (snapshot, size) = try costs.timingSnapshotRead {
+                    try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+                }
+                current = try costs.timingReplay(logBytes: history.logBytes(from: basis, to: Int64(history.count))) {
+                    let run = try transactions(
+                        after: basis,
+                        through: Int64(history.count),
+                        tail: tail,
+                        replayFrom: replayFrom,
+                        history: &history,
+                        log: log
+                    )
+                    return try replay(run[...], onto: snapshot)
+                }
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
                 break
@@ -151,20 +147,17 @@ extension Store {
             }
         }
         if current == nil {
-            let replayStart = clock.now
-            let run = try transactions(
-                after: 0,
-                through: Int64(history.count),
-                tail: tail,
-                replayFrom: replayFrom,
-                history: &history,
-                log: log
-            )
-            current = try replay(run[...], onto: Database())
-            costs.replayed(
-                logBytes: history.logBytes(from: 0, to: Int64(history.count)),
-                nanoseconds: (clock.now - replayStart).nanoseconds
-            )
+            current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: Int64(history.count))) {
+                let run = try transactions(
+                    after: 0,
+                    through: Int64(history.count),
+                    tail: tail,
+                    replayFrom: replayFrom,
+                    history: &history,
+                    log: log
+                )
+                return try replay(run[...], onto: Database())
+            }
         }
         return (
             Loaded(

@@ -51,15 +51,10 @@ extension Store {
     ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
     public func database(inSnapshot basis: Int64) throws -> Database {
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
-        let clock = ContinuousClock()
-        let start = clock.now
-        let (value, size) = try SnapshotFile.read(
-            SnapshotFile.name(basis: basis),
-            in: snapshotDirectory,
-            fileSystem: options.fileSystem
-        )
-        rebuildCosts.snapshotRead(bytes: size, nanoseconds: (clock.now - start).nanoseconds)
-        return value
+        let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
+        return try rebuildCosts.timingSnapshotRead {
+            try SnapshotFile.read(SnapshotFile.name(basis: basis), in: directory, fileSystem: fileSystem)
+        }.0
     }
 
     /// The log and snapshot figures, without memory (O(1) but for the
@@ -80,12 +75,7 @@ extension Store {
             checkpointCount: checkpoints.values.count,
             compactedChanges: runIndex.changeCount,
             estimatedOpen: .nanoseconds(
-                Int64(
-                    rebuildCosts.rebuild(
-                        snapshotBytes: snapshotSizes[lastSnapshotBasis] ?? 0,
-                        logBytes: (log?.byteCount ?? 0) - logBytesAtSnapshot
-                    )
-                )
+                Int64(rebuildCosts.rebuild(snapshotBytes: lastSnapshotSize, logBytes: logBytesSinceSnapshot))
             ),
             rebuildCosts: rebuildCosts,
             memory: measuringMemory
@@ -99,18 +89,23 @@ extension Store {
         )
     }
 
+    /// What open would read: the newest snapshot's bytes (0: none) and the
+    /// log bytes after it.
+    private var lastSnapshotSize: Int { snapshotSizes[lastSnapshotBasis] ?? 0 }
+    private var logBytesSinceSnapshot: Int { (log?.byteCount ?? 0) - logBytesAtSnapshot }
+
     /// Starts a background snapshot when the policy says one is due.
     func considerSnapshot() {
-        guard snapshotTask == nil, let log else { return }
+        guard snapshotTask == nil, log != nil else { return }
         let value = current
         let dueByCount = options.snapshotEveryTransactions.map { value.basis - lastSnapshotBasis >= Int64($0) } ?? false
-        let dueBySize = options.snapshotEveryLogBytes.map { log.byteCount - logBytesAtSnapshot >= $0 } ?? false
+        let dueBySize = options.snapshotEveryLogBytes.map { logBytesSinceSnapshot >= $0 } ?? false
         let dueByCost =
             options.rebuildBudget.map { budget in
                 rebuildCosts.snapshotDue(
                     budget: budget.nanoseconds,
-                    snapshotBytes: snapshotSizes[lastSnapshotBasis] ?? 0,
-                    logBytes: log.byteCount - logBytesAtSnapshot
+                    snapshotBytes: lastSnapshotSize,
+                    logBytes: logBytesSinceSnapshot
                 )
             } ?? false
         guard dueByCount || dueBySize || dueByCost, value.basis > lastSnapshotBasis else { return }

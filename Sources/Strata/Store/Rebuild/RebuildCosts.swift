@@ -32,6 +32,26 @@ public struct RebuildCosts: Sendable, Hashable {
         replayNanosecondsPerByte += (nanoseconds / Double(logBytes) - replayNanosecondsPerByte) / 4
     }
 
+    /// Reads a snapshot with `read`, taking in how long it took.
+    mutating func timingSnapshotRead(
+        _ read: () throws -> (Database, size: Int)
+    ) rethrows -> (Database, size: Int) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try read()
+        snapshotRead(bytes: result.size, nanoseconds: (clock.now - start).nanoseconds)
+        return result
+    }
+
+    /// Replays `logBytes` of log with `replay`, taking in how long it took.
+    mutating func timingReplay(logBytes: Int, _ replay: () throws -> Database) rethrows -> Database {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let value = try replay()
+        replayed(logBytes: logBytes, nanoseconds: (clock.now - start).nanoseconds)
+        return value
+    }
+
     /// Estimated nanoseconds to rebuild a value from a snapshot of
     /// `snapshotBytes` and `logBytes` of log after it.
     public func rebuild(snapshotBytes: Int, logBytes: Int) -> Double {
