@@ -13,6 +13,7 @@ struct StrataCrashWriter {
             exit(2)
         }
         var options = StoreOptions()
+        options.createIfMissing = true
         options.snapshotEveryTransactions = 25
         options.segmentSize = 4_096
         options.durability = arguments.count >= 3 && arguments[2] == "grouped" ? .grouped : .everyCommit

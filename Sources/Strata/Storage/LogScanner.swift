@@ -26,13 +26,16 @@ struct LogScanner {
     let name: String
     let bytes: [UInt8]
     let isLast: Bool
+    /// Named by the manifest as created whole: a short header is damage.
+    var isListed = false
     let recovery: TransactionLog.Recovery
 
     func scan() throws -> Result {
         guard bytes.count >= LogFormat.headerSize else {
             // Creating a segment writes its header and syncs before any
-            // record goes in, so a short header is a crash during creation.
-            if isLast {
+            // record goes in (and before the manifest names it), so a short
+            // header is a crash during creation.
+            if isLast && !isListed {
                 return Result(
                     header: nil,
                     validEnd: 0,
@@ -77,6 +80,33 @@ struct LogScanner {
             return damaged
         }
         return result
+    }
+
+    /// The first record number in an intact segment header, or nil.
+    static func header(of bytes: [UInt8]) -> Int64? {
+        guard bytes.count >= LogFormat.headerSize, Array(bytes[0..<8]) == LogFormat.magic,
+            LogFormat.read(UInt32.self, bytes, at: 20) == CRC32C.checksum(bytes[0..<20])
+        else { return nil }
+        let first = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 12))
+        return first >= 1 ? first : nil
+    }
+
+    /// How many intact frames follow one another from the first intact
+    /// frame at or after `offset`: what is lost when a segment is dropped
+    /// there (a lower bound, for reporting).
+    static func intactFrames(in bytes: [UInt8], from offset: Int = LogFormat.headerSize) -> Int {
+        var position = max(offset, 0)
+        while position + LogFormat.frameHeaderSize <= bytes.count,
+            LogFormat.frameSize(in: bytes, at: position) == nil
+        {
+            position += 1
+        }
+        var count = 0
+        while let size = LogFormat.frameSize(in: bytes, at: position) {
+            count += 1
+            position += size
+        }
+        return count
     }
 
     /// The size of the intact frame at `offset`, or nil.

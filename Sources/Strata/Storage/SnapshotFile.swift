@@ -1,18 +1,28 @@
+import Foundation
+
 /// A snapshot: a whole `Database`, encoded and zstd-compressed, in
 /// `snapshot-<basis t, 20 digits>.strata`.
 ///
-///     header := "STRATSNP" (8) · format version (u32 LE) · reserved (u32, 0) · basis t (i64 LE)
-///               · record count (u64 LE) · payload size (u64 LE) · payload CRC32C (u32 LE)
-///               · CRC32C of the previous 44 bytes (u32 LE)                              48 bytes
-///     payload := zstd frame (with its own content checksum) of `BinaryCodec.encode(database)`
+///     header v2 := "STRATSNP" (8) · format version (u32 LE) · reserved (u32, 0) · basis t (i64 LE)
+///                  · record count (u64 LE) · payload size (u64 LE) · ID of transaction t (16)
+///                  · payload CRC32C (u32 LE) · CRC32C of the previous 60 bytes (u32 LE)    64 bytes
+///     header v1 := the same without the ID, its checksum at 44                          48 bytes
+///     payload   := zstd frame (with its own content checksum) of `BinaryCodec.encode(database)`
+///
+/// The basis transaction's ID ties a snapshot to the history it was taken
+/// from: open uses it only when the log's transaction t has that ID, so a
+/// snapshot of a history since cut and grown again is never loaded. (v1
+/// files, written before, carry no ID and are trusted by t alone; every
+/// version after 2 keeps the 64-byte header with its checksum at 60.)
 ///
 /// Written to a temporary file, synced, renamed into place and the
 /// directory synced, so a crash leaves either the old set of snapshots or
 /// the new one, never a partial file under a snapshot's name.
 enum SnapshotFile {
     static let magic: [UInt8] = Array("STRATSNP".utf8)
-    static let version: UInt32 = 1
-    static let headerSize = 48
+    static let version: UInt32 = 2
+    static let headerSize = 64
+    static let version1HeaderSize = 48
     static let suffix = ".strata"
     static let temporarySuffix = ".tmp"
 
@@ -21,6 +31,9 @@ enum SnapshotFile {
         var recordCount: Int
         var payloadSize: Int
         var payloadChecksum: UInt32
+        /// The basis transaction's ID (nil in a v1 file).
+        var basisID: UUID?
+        var size: Int
     }
 
     static func name(basis: Int64) -> String {
@@ -34,7 +47,9 @@ enum SnapshotFile {
         return Int64(name.dropFirst(9).dropLast(suffix.count))
     }
 
-    static func encode(_ database: Database, level: Int32) throws -> [UInt8] {
+    /// - Parameter basisID: the ID of transaction `database.basis` (the
+    ///   zero UUID for t 0).
+    static func encode(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
         let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database))
         var bytes = magic
         LogFormat.append(version, to: &bytes)
@@ -42,6 +57,7 @@ enum SnapshotFile {
         LogFormat.append(UInt64(bitPattern: database.basis), to: &bytes)
         LogFormat.append(UInt64(database.recordCount), to: &bytes)
         LogFormat.append(UInt64(payload.count), to: &bytes)
+        withUnsafeBytes(of: basisID.uuid) { bytes.append(contentsOf: $0) }
         LogFormat.append(CRC32C.checksum(payload), to: &bytes)
         LogFormat.append(CRC32C.checksum(bytes), to: &bytes)
         bytes.append(contentsOf: payload)
@@ -50,60 +66,77 @@ enum SnapshotFile {
 
     /// Checks the header of a snapshot file's first bytes.
     static func header(_ bytes: [UInt8], file: String) throws -> Header {
-        guard bytes.count >= headerSize else {
+        guard bytes.count >= version1HeaderSize else {
             throw StoreError.corruptSnapshot(file: file, reason: "\(bytes.count) bytes, shorter than the header")
         }
         guard Array(bytes[0..<8]) == magic else {
             throw StoreError.corruptSnapshot(file: file, reason: "not a Strata snapshot (bad magic)")
         }
         // The checksum first: a damaged version field is damage, not a newer
-        // format. (The 48-byte header keeps this layout in every version.)
-        guard LogFormat.read(UInt32.self, bytes, at: 44) == CRC32C.checksum(bytes[0..<44]) else {
+        // format (a v2 version damaged into 1 fails v1's checksum).
+        let version = LogFormat.read(UInt32.self, bytes, at: 8)
+        let size = version == 1 ? version1HeaderSize : headerSize
+        guard bytes.count >= size,
+            LogFormat.read(UInt32.self, bytes, at: size - 4) == CRC32C.checksum(bytes[0..<(size - 4)])
+        else {
             throw StoreError.corruptSnapshot(file: file, reason: "header checksum mismatch")
         }
-        let version = LogFormat.read(UInt32.self, bytes, at: 8)
         if version > Self.version {
             throw StoreError.unsupportedVersion(file: file, found: version, supported: Self.version)
         }
         guard version >= 1 else { throw StoreError.corruptSnapshot(file: file, reason: "format version 0") }
         let count = LogFormat.read(UInt64.self, bytes, at: 24)
-        let size = LogFormat.read(UInt64.self, bytes, at: 32)
-        guard count <= UInt64(Int.max), size <= UInt64(Int.max) else {
+        let payloadSize = LogFormat.read(UInt64.self, bytes, at: 32)
+        guard count <= UInt64(Int.max), payloadSize <= UInt64(Int.max) else {
             throw StoreError.corruptSnapshot(file: file, reason: "impossible sizes in the header")
         }
+        let basisID = version == 1 ? nil : bytes[40..<56].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         return Header(
             basis: Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16)),
             recordCount: Int(count),
-            payloadSize: Int(size),
-            payloadChecksum: LogFormat.read(UInt32.self, bytes, at: 40)
+            payloadSize: Int(payloadSize),
+            payloadChecksum: LogFormat.read(UInt32.self, bytes, at: size - 8),
+            basisID: basisID,
+            size: size
         )
     }
 
     /// Reads and decodes the snapshot `name` in `directory`.
-    /// - Returns: the value and the file's size in bytes.
-    static func read(_ name: String, in directory: String, fileSystem: any FileSystem) throws -> (Database, size: Int) {
+    /// - Returns: the value, the file's size in bytes and the basis
+    ///   transaction's ID (nil for a v1 file).
+    static func read(
+        _ name: String,
+        in directory: String,
+        fileSystem: any FileSystem
+    ) throws -> (Database, size: Int, basisID: UUID?) {
         let file = try fileSystem.open(directory + "/" + name, create: false)
         defer { file.close() }
         let bytes = try file.read(at: 0, count: try file.size())
-        return (try decode(bytes, file: name), bytes.count)
+        let (database, basisID) = try decode(bytes, file: name)
+        return (database, bytes.count, basisID)
     }
 
     /// Decodes a whole snapshot file, checking every layer.
-    static func decode(_ bytes: [UInt8], file: String) throws -> Database {
+    /// - Returns: the value and its basis transaction's ID (nil for v1).
+    static func decode(_ bytes: [UInt8], file: String) throws -> (Database, basisID: UUID?) {
         let header = try header(bytes, file: file)
-        guard bytes.count - headerSize == header.payloadSize else {
+        guard bytes.count - header.size == header.payloadSize else {
             throw StoreError.corruptSnapshot(
                 file: file,
-                reason: "payload is \(bytes.count - headerSize) bytes, header says \(header.payloadSize)"
+                reason: "payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)"
             )
         }
-        let payload = bytes[headerSize...]
+        let payload = bytes[header.size...]
         guard CRC32C.checksum(payload) == header.payloadChecksum else {
             throw StoreError.corruptSnapshot(file: file, reason: "payload checksum mismatch")
         }
         let database: Database
         do {
-            let encoded = try ZstdDecompressor().decompress(payload)
+            // The default 4 GiB bound would refuse a large store's own
+            // snapshot; a bound in proportion still refuses a frame that
+            // claims more than any real encoding compresses from.
+            let bound = max(ZstdDecompressor.defaultMaximumOutputSize, min(payload.count, Int.max / 256) * 256)
+            let encoded = try ZstdDecompressor(maximumOutputSize: bound).decompress(payload)
             database = try BinaryCodec.decodeDatabase(encoded)
         } catch {
             throw StoreError.corruptSnapshot(file: file, reason: "\(error)")
@@ -111,17 +144,18 @@ enum SnapshotFile {
         guard database.basis == header.basis, database.recordCount == header.recordCount else {
             throw StoreError.corruptSnapshot(file: file, reason: "content disagrees with the header")
         }
-        return database
+        return (database, header.basisID)
     }
 
     /// Writes `database` durably into `directory`; returns the file name.
     static func write(
         _ database: Database,
+        basisID: UUID,
         to directory: String,
         fileSystem: any FileSystem,
         level: Int32
     ) throws -> (name: String, size: Int) {
-        let bytes = try encode(database, level: level)
+        let bytes = try encode(database, basisID: basisID, level: level)
         let name = name(basis: database.basis)
         let temporary = directory + "/" + name + temporarySuffix
         let file = try fileSystem.open(temporary, create: true)

@@ -23,7 +23,6 @@ final class TransactionLog {
 
     struct Segment {
         var name: String
-        var firstSequence: Int64
         var size: Int
     }
 
@@ -37,6 +36,13 @@ final class TransactionLog {
     private var readers: [Int: any StorageFile] = [:]
     /// Sequence number the next appended record gets (1 for the first).
     private(set) var nextSequence: Int64 = 1
+    /// The store's manifest, kept current as segments come and go (see
+    /// ``StoreManifest``); nil for a log without one (tests of the log alone).
+    private(set) var manifest = StoreManifest()
+    private var manifestDirectory: String?
+    /// What open found to cut, carried out by `finishRecovery()`.
+    private var pendingTruncations: [(segment: Int, size: Int)] = []
+    private var pendingRemovals: [String] = []
 
     /// Total bytes of all segments.
     var byteCount: Int { segments.reduce(0) { $0 + $1.size } }
@@ -54,74 +60,173 @@ final class TransactionLog {
 
     func path(_ segment: Segment) -> String { directory + "/" + segment.name }
 
-    /// Opens (creating when absent) the log in `directory` and reads it,
-    /// handing `visit` every intact payload with its position, in order
-    /// (the slice lives only for the call: one segment is in memory at a
-    /// time).
-    /// - Returns: the log, ready to append; what was recovered.
+    /// What opening found beyond the records kept: for the store to compare
+    /// with what it knows of the history (manifest, snapshots) before the
+    /// log is cut.
+    struct Recovered {
+        var warnings: [StoreWarning] = []
+        /// The last record number seen anywhere on disk (intact frames in
+        /// dropped segments included): a lower bound of how far the log reached.
+        var reachedOnDisk: Int64 = 0
+        /// The first record number of the newest segment on disk (0: none).
+        var newestSegment: Int64 = 0
+        /// Where the kept records end, when something after them is dropped:
+        /// the segment, the offset and why.
+        var cut: (segment: String, offset: Int, reason: String)?
+    }
+
+    /// Reads the log in `directory` without changing it, handing `visit`
+    /// every intact payload with its position, in order (the slice lives
+    /// only for the call: one segment is in memory at a time); `visit`
+    /// returns false for a record that must be dropped with everything
+    /// after it (it does not decode). Records after damage are dropped only
+    /// under `.truncateAtDamage` (else this throws), and nothing on disk
+    /// changes until ``finishRecovery()``: the store first removes what
+    /// was built from the history being dropped (snapshots, blocks).
+    ///
+    /// - Parameter listedNewest: the first record of the newest segment the
+    ///   manifest names (0: unknown); that segment was created whole, so a
+    ///   short header there is damage, not a crash during creation.
+    /// - Returns: the log (not yet ready to append) and what was found.
     static func open(
         directory: String,
         fileSystem: any FileSystem,
         segmentLimit: Int,
         recovery: Recovery,
-        visit: (ArraySlice<UInt8>, Position) -> Void
-    ) throws -> (TransactionLog, [StoreWarning]) {
+        listedNewest: Int64 = 0,
+        visit: (ArraySlice<UInt8>, Position) -> Bool
+    ) throws -> (TransactionLog, Recovered) {
         try fileSystem.createDirectory(directory)
         let log = TransactionLog(directory: directory, fileSystem: fileSystem, segmentLimit: segmentLimit)
         let names = try fileSystem.contents(ofDirectory: directory).filter { $0.hasSuffix(".log") }
-        var warnings: [StoreWarning] = []
-        var stop = false
+        var found = Recovered()
         var expected: Int64 = 1
+        var dropping = false
         for (index, name) in names.enumerated() {
-            if stop {
-                // Everything after the damage goes (truncateAtDamage only).
-                try fileSystem.remove(directory + "/" + name)
-                continue
-            }
-            let isLast = index == names.count - 1
-            let file = try fileSystem.open(directory + "/" + name, create: false)
+            let path = directory + "/" + name
+            let file = try fileSystem.open(path, create: false)
             defer { file.close() }
             let bytes = try file.read(at: 0, count: try file.size())
-            let scan = try LogScanner(name: name, bytes: bytes, isLast: isLast, recovery: recovery).scan()
-            if scan.header == nil {
-                // A segment cut before its header was complete holds nothing.
-                try fileSystem.remove(directory + "/" + name)
-                if let warning = scan.warning {
-                    warnings.append(warning)
-                    if case .truncatedAtDamage = warning { stop = true }
+            let named = Self.firstSequence(ofName: name)
+            if let named { found.newestSegment = max(found.newestSegment, named) }
+            if dropping {
+                // Everything after the cut goes; its intact records only
+                // measure the loss.
+                log.pendingRemovals.append(name)
+                if let first = LogScanner.header(of: bytes) {
+                    found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(LogScanner.intactFrames(in: bytes)))
                 }
                 continue
             }
-            guard scan.header == expected else {
-                throw StoreError.corruptLog(
-                    segment: name,
-                    offset: 8 + 4,
-                    reason: "starts at record \(scan.header!), expected \(expected) (a segment is missing or foreign)"
-                )
+            let isLast = index == names.count - 1
+            let listed = named != nil && named == listedNewest
+            let scan = try LogScanner(
+                name: name,
+                bytes: bytes,
+                isLast: isLast,
+                isListed: listed,
+                recovery: recovery
+            ).scan()
+            guard let first = scan.header else {
+                // A segment cut before its header was complete holds nothing.
+                log.pendingRemovals.append(name)
+                if let warning = scan.warning {
+                    found.warnings.append(warning)
+                    if case .truncatedAtDamage(_, let offset, let reason) = warning {
+                        found.cut = (name, offset, reason)
+                        dropping = true
+                    }
+                }
+                continue
             }
-            expected += Int64(scan.frames.count)
+            guard first == expected else {
+                let reason =
+                    first > expected
+                    ? "starts at record \(first), expected \(expected): a segment before it is missing"
+                    : "starts at record \(first), expected \(expected): a foreign or repeated segment"
+                guard recovery == .truncateAtDamage else {
+                    throw StoreError.corruptLog(segment: name, offset: 12, reason: reason)
+                }
+                log.pendingRemovals.append(name)
+                found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(scan.frames.count))
+                found.warnings.append(.truncatedAtDamage(segment: name, offset: 0, reason: reason))
+                found.cut = (name, 0, reason)
+                dropping = true
+                continue
+            }
             let segmentIndex = log.segments.count
+            var kept = scan.validEnd
             for frame in scan.frames {
-                visit(
-                    bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end],
-                    Position(segment: segmentIndex, offset: frame.offset, size: frame.size)
+                let position = Position(segment: segmentIndex, offset: frame.offset, size: frame.size)
+                guard visit(bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end], position) else {
+                    kept = frame.offset
+                    dropping = true
+                    found.cut = (name, frame.offset, "record does not decode")
+                    break
+                }
+                expected += 1
+            }
+            found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(scan.frames.count))
+            if case .truncatedAtDamage(_, let offset, let reason)? = scan.warning, !dropping {
+                dropping = true
+                found.cut = (name, offset, reason)
+                found.reachedOnDisk = max(
+                    found.reachedOnDisk,
+                    expected - 1 + Int64(LogScanner.intactFrames(in: bytes, from: offset + 1))
                 )
             }
-            if scan.validEnd < bytes.count {
-                try file.truncate(to: scan.validEnd)
-                try file.sync()
-            }
-            if let warning = scan.warning {
-                warnings.append(warning)
-                if case .truncatedAtDamage = warning { stop = true }
-            }
-            log.segments.append(Segment(name: name, firstSequence: scan.header!, size: scan.validEnd))
+            if let warning = scan.warning { found.warnings.append(warning) }
+            if kept < bytes.count { log.pendingTruncations.append((segmentIndex, kept)) }
+            log.segments.append(Segment(name: name, size: kept))
         }
+        found.reachedOnDisk = max(found.reachedOnDisk, expected - 1)
         log.nextSequence = expected
-        if let last = log.segments.last {
-            log.file = try fileSystem.open(log.path(last), create: false)
+        return (log, found)
+    }
+
+    /// Carries out what ``open(directory:fileSystem:segmentLimit:recovery:listedNewest:visit:)``
+    /// decided: cuts the kept segments' tails and removes dropped segments,
+    /// durably; then the log is ready to append.
+    func finishRecovery() throws {
+        for (index, size) in pendingTruncations {
+            let file = try fileSystem.open(path(segments[index]), create: false)
+            defer { file.close() }
+            try file.truncate(to: size)
+            try file.sync()
         }
-        return (log, warnings)
+        for name in pendingRemovals { try fileSystem.remove(directory + "/" + name) }
+        if !pendingTruncations.isEmpty || !pendingRemovals.isEmpty { try fileSystem.syncDirectory(directory) }
+        pendingTruncations = []
+        pendingRemovals = []
+        if let last = segments.last {
+            file = try fileSystem.open(path(last), create: false)
+            // What was read may be only in the page cache (a writer at
+            // `.none` that died): open then counts all of it as durable.
+            try file!.sync()
+        }
+    }
+
+    /// Adopts `manifest` as the store's, kept in `directory`, rewriting it
+    /// there when it differs from what is on disk (`written`).
+    func adoptManifest(_ manifest: StoreManifest, in directory: String, written: StoreManifest?) throws {
+        self.manifest = manifest
+        manifestDirectory = directory
+        if manifest != written { try manifest.write(in: directory, fileSystem: fileSystem) }
+    }
+
+    /// Changes the manifest and writes it durably (a no-op when unchanged).
+    func updateManifest(_ change: (inout StoreManifest) -> Void) throws {
+        var updated = manifest
+        change(&updated)
+        guard updated != manifest else { return }
+        if let manifestDirectory { try updated.write(in: manifestDirectory, fileSystem: fileSystem) }
+        manifest = updated
+    }
+
+    /// The record number a segment's file name gives its first record.
+    static func firstSequence(ofName name: String) -> Int64? {
+        guard name.hasSuffix(".log"), name.count == 24 else { return nil }
+        return Int64(name.dropLast(4))
     }
 
     /// The payload of the record at `position`, its frame checked again
@@ -161,8 +266,12 @@ final class TransactionLog {
 
     /// Appends one record; not durable until `sync()`. On a write error the
     /// segment is cut back to where it was.
+    /// - Throws: ``StoreError/transactionTooLarge(bytes:limit:)`` for a
+    ///   payload over the frame's limit (nothing written); `FileSystemError`.
     func append(_ payload: [UInt8]) throws -> Position {
-        precondition(payload.count <= LogFormat.maximumPayloadSize, "log record of \(payload.count) bytes")
+        guard payload.count <= LogFormat.maximumPayloadSize else {
+            throw StoreError.transactionTooLarge(bytes: payload.count, limit: LogFormat.maximumPayloadSize)
+        }
         if file == nil || segments[segments.count - 1].size >= segmentLimit {
             try startSegment()
         }
@@ -188,11 +297,7 @@ final class TransactionLog {
             file.close()
         }
         file = nil
-        let segment = Segment(
-            name: Self.segmentName(nextSequence),
-            firstSequence: nextSequence,
-            size: LogFormat.headerSize
-        )
+        let segment = Segment(name: Self.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
         do {
             try newFile.write(LogFormat.header(firstSequence: nextSequence), at: 0)
@@ -205,6 +310,12 @@ final class TransactionLog {
         }
         segments.append(segment)
         file = newFile
+        // Named only once whole: from now on a short header there is damage.
+        let first = nextSequence
+        try updateManifest {
+            $0.newestSegment = first
+            $0.durableThrough = max($0.durableThrough, first - 1)
+        }
     }
 
     /// The open last segment, for syncing (possibly off the owning actor).
@@ -220,6 +331,13 @@ final class TransactionLog {
     /// (rolling back a failed write: the next successful sync makes the
     /// cut durable, and a crash before it leaves only unacknowledged records).
     func truncate(from position: Position, sequence: Int64, sync: Bool = true) throws {
+        // The manifest first: it must never name a segment or a reach the
+        // log no longer has.
+        let newest = Self.firstSequence(ofName: segments[position.segment].name) ?? 0
+        try updateManifest {
+            $0.newestSegment = min($0.newestSegment, newest)
+            $0.durableThrough = min($0.durableThrough, sequence - 1)
+        }
         closeReaders(from: position.segment)
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
@@ -239,6 +357,10 @@ final class TransactionLog {
 
     /// Drops everything: used when the first record itself goes.
     func removeAll() throws {
+        try updateManifest {
+            $0.newestSegment = 0
+            $0.durableThrough = 0
+        }
         closeReaders(from: 0)
         file?.close()
         file = nil

@@ -12,20 +12,28 @@ extension Store {
         var costs: RebuildCosts
     }
 
-    /// Opens the store in directory `path`, creating it when absent: the
-    /// newest intact snapshot, then the log after it applied as one
-    /// flattened transaction.
+    /// Opens the store in directory `path`: the newest intact snapshot
+    /// that belongs to the log's history, then the log after it applied as
+    /// one flattened transaction.
     ///
-    /// - Throws: ``StoreError/locked(path:)`` when another process (or
-    ///   another open in this one) has it; ``StoreError/corruptLog(segment:offset:reason:)``
-    ///   for damage before the log's last record (unless
-    ///   `options.recovery` is `.truncateAtDamage`);
-    ///   ``StoreError/unsupportedVersion(file:found:supported:)`` for
-    ///   files from a newer format; `FileSystemError` when the directory
+    /// A missing directory is created only with
+    /// ``StoreOptions/createIfMissing``, so a mistyped path is an error, not
+    /// a new empty store.
+    ///
+    /// - Throws: ``StoreError/noStore(path:)`` when the directory does not
+    ///   exist (and `createIfMissing` is off); ``StoreError/notAStore(path:reason:)``
+    ///   for a file or a directory of other files; ``StoreError/locked(path:)``
+    ///   when another process (or another open in this one) has it;
+    ///   ``StoreError/corruptLog(segment:offset:reason:)`` for damage before
+    ///   the log's last record and ``StoreError/missingHistory(reached:expected:reason:)``
+    ///   for a missing or cut segment (unless `options.recovery` is
+    ///   `.truncateAtDamage`); ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   for files from a newer format; `FileSystemError` when the directory
     ///   cannot be used.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) async throws -> Store {
         let fileSystem = options.fileSystem
-        try fileSystem.createDirectory(path)
+        let isNew = try StoreDirectory.check(path, fileSystem: fileSystem, create: options.createIfMissing)
+        if isNew { try fileSystem.createDirectory(path) }
         let lockFile: any StorageFile
         do {
             lockFile = try fileSystem.lock(path + "/lock")
@@ -49,6 +57,14 @@ extension Store {
 
     private static func load(path: String, options: StoreOptions) throws -> (Loaded, [StoreWarning]) {
         let fileSystem = options.fileSystem
+        var warnings: [StoreWarning] = []
+        var manifest: StoreManifest?
+        do {
+            manifest = try StoreManifest.read(in: path, fileSystem: fileSystem)
+        } catch StoreError.corruptManifest(let file, let reason) where options.recovery == .truncateAtDamage {
+            warnings.append(.rebuiltManifest(reason: "\(file): \(reason)"))
+        }
+        let pendingCut = manifest?.pendingCut
         let snapshotDirectory = path + "/snapshots"
         try fileSystem.createDirectory(snapshotDirectory)
         try fileSystem.createDirectory(path + "/" + Store.blockDirectoryName)
@@ -69,16 +85,18 @@ extension Store {
         var history = TransactionHistory(cachedChanges: options.cachedTransactionChanges)
         var tail: [Transaction] = []
         var damage: (position: TransactionLog.Position, error: any Error)?
-        let (log, logWarnings) = try TransactionLog.open(
+        let (log, found) = try TransactionLog.open(
             directory: path + "/log",
             fileSystem: fileSystem,
             segmentLimit: options.segmentSize,
-            recovery: options.recovery == .strict ? .strict : .truncateAtDamage
+            recovery: options.recovery == .strict ? .strict : .truncateAtDamage,
+            listedNewest: pendingCut == nil ? manifest?.newestSegment ?? 0 : 0
         ) { payload, position in
-            guard damage == nil else { return }
             do {
                 let expected = Int64(history.count + 1)
-                let (summary, basis) = try BinaryCodec.decodeTransactionSummary(Array(payload.prefix(4_096)))
+                // The whole record: a summary has no fixed size.
+                let bytes = Array(payload)
+                let (summary, basis) = try BinaryCodec.decodeTransactionSummary(bytes)
                 guard summary.t == expected, basis == expected - 1 else {
                     throw StoreError.corruptLog(
                         segment: "",
@@ -87,14 +105,16 @@ extension Store {
                     )
                 }
                 if summary.t > replayFrom {
-                    tail.append(try BinaryCodec.decodeTransaction(Array(payload)))
+                    tail.append(try BinaryCodec.decodeTransaction(bytes))
                 }
                 history.append(summary, at: position)
+                return true
             } catch {
                 damage = (position, error)
+                return false
             }
         }
-        var warnings = logWarnings
+        warnings += found.warnings
         if let damage {
             let segment = log.segments[damage.position.segment].name
             let reason: String
@@ -106,27 +126,110 @@ extension Store {
             guard options.recovery == .truncateAtDamage else {
                 throw StoreError.corruptLog(segment: segment, offset: damage.position.offset, reason: reason)
             }
-            try log.truncate(from: damage.position, sequence: Int64(history.count + 1))
             warnings.append(.truncatedAtDamage(segment: segment, offset: damage.position.offset, reason: reason))
         }
+
+        // How far the history is known to have reached, against what the log holds.
+        let reached = Int64(history.count)
+        var keep = reached
+        var expected = max(manifest?.durableThrough ?? 0, bases.first?.basis ?? 0)
+        var lossReasons: [String] = []
+        if let manifest, pendingCut == nil, manifest.newestSegment > 0 {
+            expected = max(expected, manifest.newestSegment - 1)
+            if found.newestSegment < manifest.newestSegment {
+                lossReasons.append("log segment \(TransactionLog.segmentName(manifest.newestSegment)) is missing")
+            }
+        }
+        if let pendingCut {
+            // truncate(after:) was cut short: finish it, if it is this log's.
+            expected = max(expected, pendingCut.t)
+            if pendingCut.t <= reached, pendingCut.t == 0 || history.summary(pendingCut.t).id == pendingCut.id {
+                keep = pendingCut.t
+                expected = min(expected, keep)
+            } else if pendingCut.t <= reached {
+                guard options.recovery == .truncateAtDamage else {
+                    throw StoreError.corruptManifest(
+                        file: path + "/" + StoreManifest.fileName,
+                        reason: "its pending cut names transaction \(pendingCut.id) at t \(pendingCut.t), "
+                            + "which the log does not hold"
+                    )
+                }
+                warnings.append(.rebuiltManifest(reason: "dropped a pending cut of another history"))
+            }
+        }
+        if let bases = bases.first, bases.basis > reached {
+            lossReasons.append("snapshot \(bases.name) has basis t \(bases.basis)")
+        }
+        if reached < expected, manifest.map({ $0.durableThrough > reached }) ?? false {
+            lossReasons.append("the log was durable through t \(manifest!.durableThrough)")
+        }
+        if let cut = found.cut { lossReasons.append("\(cut.segment) at offset \(cut.offset): \(cut.reason)") }
+        let lost = max(expected, found.reachedOnDisk) - reached
+        if lost > 0 || !lossReasons.isEmpty {
+            let reason = lossReasons.isEmpty ? "the log ends early" : lossReasons.joined(separator: "; ")
+            guard options.recovery == .truncateAtDamage else {
+                throw StoreError.missingHistory(reached: reached, expected: max(expected, found.reachedOnDisk), reason: reason)
+            }
+            warnings.append(.lostTransactions(after: reached, atLeast: max(0, lost), reason: reason))
+        }
+
+        // What was built from a history being dropped goes before the log
+        // is cut, so a crash between the two leaves nothing stale behind.
+        var removedSnapshot = false
+        for (basis, name) in bases where basis > keep {
+            try fileSystem.remove(snapshotDirectory + "/" + name)
+            removedSnapshot = true
+            if basis <= reached { continue }
+            warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis)); removed"))
+        }
+        if removedSnapshot { try fileSystem.syncDirectory(snapshotDirectory) }
+        bases.removeAll { $0.basis > keep }
+        BlockFiles(directory: path + "/" + Store.blockDirectoryName, fileSystem: fileSystem)
+            .removeAll(after: keep, blockSize: RunIndex.blockSize)
+        try log.finishRecovery()
+        if keep < reached {
+            try log.truncate(from: history.positions[Int(keep)], sequence: keep + 1)
+            history.removeAll(after: keep)
+            tail.removeAll { $0.t > keep }
+        }
+        try log.adoptManifest(
+            StoreManifest(
+                durableThrough: keep,
+                newestSegment: log.segments.last.flatMap { TransactionLog.firstSequence(ofName: $0.name) } ?? 0
+            ),
+            in: path,
+            written: manifest
+        )
 
         var current: Database?
         var costs = RebuildCosts()
         var snapshotBasis: Int64 = 0
         var snapshotSizes: [Int64: Int] = [:]
+        let last = Int64(history.count)
         for (basis, name) in bases {
-            guard basis <= Int64(history.count) else {
-                warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis))"))
-                continue
-            }
             do {
+                var basisID: UUID?
                 let (snapshot, size) = try costs.timingSnapshotRead {
-                    try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+                    let read = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+                    basisID = read.basisID
+                    return (read.0, read.size)
                 }
-                current = try costs.timingReplay(logBytes: history.logBytes(from: basis, to: Int64(history.count))) {
+                let logID = basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id
+                if let basisID, basisID != logID {
+                    // Taken from a history since cut and grown again.
+                    try fileSystem.remove(snapshotDirectory + "/" + name)
+                    warnings.append(
+                        .skippedSnapshot(
+                            file: name,
+                            reason: "it was taken from another history (transaction \(basisID) at t \(basis)); removed"
+                        )
+                    )
+                    continue
+                }
+                current = try costs.timingReplay(logBytes: history.logBytes(from: basis, to: last)) {
                     let run = try transactions(
                         after: basis,
-                        through: Int64(history.count),
+                        through: last,
                         tail: tail,
                         replayFrom: replayFrom,
                         history: &history,
@@ -147,10 +250,10 @@ extension Store {
             }
         }
         if current == nil {
-            current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: Int64(history.count))) {
+            current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
                 let run = try transactions(
                     after: 0,
-                    through: Int64(history.count),
+                    through: last,
                     tail: tail,
                     replayFrom: replayFrom,
                     history: &history,

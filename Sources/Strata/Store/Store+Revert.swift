@@ -40,26 +40,34 @@ extension Store {
     }
 
     /// Removes every transaction after `t` from the log and the snapshots
-    /// after it, and makes the value after `t` current. The one destructive
-    /// operation: for a user who wants that history gone.
+    /// and compaction blocks after it, and makes the value after `t`
+    /// current. The one destructive operation: for a user who wants that
+    /// history gone.
+    ///
+    /// Atomic against a crash: the cut is first recorded in the manifest,
+    /// then what was built from the history after `t` is removed, then the
+    /// log is cut; a store reopened after a crash at any step finishes the
+    /// cut, so it opens either before it (nothing removed) or after it.
     public func truncate(after t: Int64) async throws {
         try checkWritable()
         while let task = syncTask { await task.value }
         while let task = snapshotTask { await task.value }
+        while let task = compactionTask { await task.value }
         let target = try database(asOf: t)
         guard let log, t < Int64(history.count) else { return }
+        let id = t == 0 ? UUID(uuid: UUID.zero) : history.summary(t).id
         do {
+            try log.updateManifest {
+                $0.pendingCut = StoreManifest.PendingCut(t: t, id: id)
+                $0.durableThrough = min($0.durableThrough, t)
+            }
+            try removeSnapshotsAndBlocks(after: t)
             if t == 0 {
                 try log.removeAll()
             } else {
                 try log.truncate(from: history.positions[Int(t)], sequence: t + 1)
             }
-            for name in try options.fileSystem.contents(ofDirectory: snapshotDirectory) {
-                if let basis = SnapshotFile.basis(ofName: name), basis > t {
-                    try options.fileSystem.remove(snapshotDirectory + "/" + name)
-                }
-            }
-            try options.fileSystem.syncDirectory(snapshotDirectory)
+            try log.updateManifest { $0.pendingCut = nil }
         } catch let error as FileSystemError {
             failure = error
             throw StoreError.needsReopen(error)
@@ -70,7 +78,21 @@ extension Store {
         snapshotSizes = snapshotSizes.filter { $0.key <= t }
         unpublished = []
         head = target
-        lastSnapshotBasis = min(lastSnapshotBasis, t)
+        lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
+    }
+
+    /// Removes the snapshot and block files built from transactions after `t`, durably.
+    private func removeSnapshotsAndBlocks(after t: Int64) throws {
+        let fileSystem = options.fileSystem
+        for name in try fileSystem.contents(ofDirectory: snapshotDirectory) {
+            if let basis = SnapshotFile.basis(ofName: name), basis > t {
+                try fileSystem.remove(snapshotDirectory + "/" + name)
+            }
+        }
+        try fileSystem.syncDirectory(snapshotDirectory)
+        let blocks = path + "/" + Self.blockDirectoryName
+        BlockFiles(directory: blocks, fileSystem: fileSystem).removeAll(after: t, blockSize: RunIndex.blockSize)
+        try fileSystem.syncDirectory(blocks)
     }
 }

@@ -37,9 +37,10 @@ extension Store {
         try checkWritable()
         while let task = snapshotTask { await task.value }
         let value = current
+        let basisID = try snapshotBasisID(value)
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         let written = try await Task.detached {
-            try SnapshotFile.write(value, to: directory, fileSystem: fileSystem, level: level)
+            try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
         }.value
         snapshotWritten(basis: value.basis, size: written.size)
         return written
@@ -53,7 +54,8 @@ extension Store {
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         return try rebuildCosts.timingSnapshotRead {
-            try SnapshotFile.read(SnapshotFile.name(basis: basis), in: directory, fileSystem: fileSystem)
+            let (value, size, _) = try SnapshotFile.read(SnapshotFile.name(basis: basis), in: directory, fileSystem: fileSystem)
+            return (value, size)
         }.0
     }
 
@@ -92,7 +94,22 @@ extension Store {
     /// What open would read: the newest snapshot's bytes (0: none) and the
     /// log bytes after it.
     private var lastSnapshotSize: Int { snapshotSizes[lastSnapshotBasis] ?? 0 }
-    private var logBytesSinceSnapshot: Int { (log?.byteCount ?? 0) - logBytesAtSnapshot }
+    /// Measured from the history itself, so it holds across reopen and truncate.
+    private var logBytesSinceSnapshot: Int {
+        history.logBytes(from: min(lastSnapshotBasis, Int64(history.count)), to: Int64(history.count))
+    }
+
+    /// The ID of `value`'s basis transaction, for the snapshot's header,
+    /// once the log is durable through it: a snapshot on disk must never
+    /// reach past the log (under `.none` the log is not synced per commit).
+    func snapshotBasisID(_ value: Database) throws -> UUID {
+        do {
+            try log?.sync()
+        } catch let error as FileSystemError {
+            throw StoreError.writeFailed(error)
+        }
+        return value.basis == 0 ? UUID(uuid: UUID.zero) : history.summary(value.basis).id
+    }
 
     /// Starts a background snapshot when the policy says one is due.
     func considerSnapshot() {
@@ -108,11 +125,15 @@ extension Store {
                     logBytes: logBytesSinceSnapshot
                 )
             } ?? false
-        guard dueByCount || dueBySize || dueByCost, value.basis > lastSnapshotBasis else { return }
+        guard dueByCount || dueBySize || dueByCost, value.basis > lastSnapshotBasis,
+            let basisID = try? snapshotBasisID(value)
+        else { return }
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         snapshotTask = Task {
             let result = await Task.detached {
-                Result { try SnapshotFile.write(value, to: directory, fileSystem: fileSystem, level: level) }
+                Result {
+                    try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
+                }
             }.value
             // A failed background snapshot costs only open time: the log
             // holds everything. The next commit tries again.
@@ -123,9 +144,14 @@ extension Store {
 
     /// Records a new snapshot and removes all but the newest kept ones.
     func snapshotWritten(basis: Int64, size: Int) {
+        // A snapshot finishing after a truncate cut its basis away is of a
+        // history that is gone.
+        guard basis <= Int64(history.count) else {
+            try? options.fileSystem.remove(snapshotDirectory + "/" + SnapshotFile.name(basis: basis))
+            return
+        }
         snapshotSizes[basis] = size
         lastSnapshotBasis = max(lastSnapshotBasis, basis)
-        logBytesAtSnapshot = log?.byteCount ?? 0
         let fileSystem = options.fileSystem
         guard let names = try? fileSystem.contents(ofDirectory: snapshotDirectory) else { return }
         let snapshots = names.compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }

@@ -12,7 +12,9 @@ import Synchronization
 /// durable values are published: a commit's value becomes ``current`` once
 /// its log record is synced (per ``StoreOptions/durability``).
 ///
-///     let store = try await Store.open(at: "/path/to/library.strata")
+///     var options = StoreOptions()
+///     options.createIfMissing = true
+///     let store = try await Store.open(at: "/path/to/library.strata", options: options)
 ///     let report = try await store.transact(message: "Import") { builder in
 ///         try builder.insert(["title": "Blue River"], id: 7, into: "songs")
 ///     }
@@ -55,8 +57,9 @@ public actor Store {
     var syncCount = 0
     /// An unrecoverable write failure: every write refuses until reopened.
     var failure: FileSystemError?
+    /// The basis of the newest snapshot on disk that belongs to the history
+    /// (0: none): what open would start from.
     var lastSnapshotBasis: Int64
-    var logBytesAtSnapshot: Int
     /// Measured rates of snapshot reads and log replay, for the snapshot
     /// policy and the rebuild planner.
     var rebuildCosts: RebuildCosts
@@ -87,7 +90,6 @@ public actor Store {
         self.snapshotSizes = loaded.snapshotSizes
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis
-        self.logBytesAtSnapshot = loaded.log.byteCount
         self.rebuildCosts = loaded.costs
         self.runIndex = RunIndex(
             changeLimit: options.compactionChangesInMemory,
@@ -288,7 +290,15 @@ public actor Store {
             reportFeeds = [:]
         }
         if failure == nil {
-            do { try log.sync() } catch let error as FileSystemError { throw StoreError.writeFailed(error) }
+            do {
+                try log.sync()
+                // A later open then knows every transaction through here
+                // must be in the log (a deleted segment is not a clean end).
+                let t = Int64(history.count)
+                try log.updateManifest { $0.durableThrough = max($0.durableThrough, t) }
+            } catch let error as FileSystemError {
+                throw StoreError.writeFailed(error)
+            }
         }
     }
 }

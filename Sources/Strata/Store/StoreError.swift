@@ -26,6 +26,24 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case noSnapshot(basis: Int64)
     /// Undoing a transaction conflicts with a later change.
     case revertConflict(transaction: String, conflict: ApplyError)
+    /// No store at `path`: the directory does not exist. Set
+    /// ``StoreOptions/createIfMissing`` to create one.
+    case noStore(path: String)
+    /// `path` exists but is not a Strata store (not a directory, or a
+    /// directory holding other files and no manifest).
+    case notAStore(path: String, reason: String)
+    /// The store's manifest is damaged. Open with
+    /// `StoreOptions.recovery = .truncateAtDamage` to rebuild it from the log.
+    case corruptManifest(file: String, reason: String)
+    /// The log ends at `reached` but the store knows its history reached
+    /// at least `expected` (a log segment is missing or was cut): acknowledged
+    /// transactions are gone. Open with `StoreOptions.recovery =
+    /// .truncateAtDamage` to open at `reached` (the loss is then reported
+    /// in ``Store/warnings``).
+    case missingHistory(reached: Int64, expected: Int64, reason: String)
+    /// A transaction's encoding exceeds what one log record holds; nothing
+    /// was written.
+    case transactionTooLarge(bytes: Int, limit: Int)
 
     /// A one-line explanation.
     public var description: String {
@@ -44,6 +62,16 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .noSnapshot(let basis): return "no snapshot with basis \(basis) is on disk"
         case let .revertConflict(transaction, conflict):
             return "cannot revert transaction \(transaction): \(conflict)"
+        case .noStore(let path):
+            return "no store at \(path) (the directory does not exist; set createIfMissing to create one)"
+        case let .notAStore(path, reason): return "\(path) is not a Strata store: \(reason)"
+        case let .corruptManifest(file, reason): return "manifest \(file) is damaged: \(reason)"
+        case let .missingHistory(reached, expected, reason):
+            let reach = expected > reached ? " but the history reached at least t \(expected)" : ""
+            return "acknowledged history is missing: the log ends at t \(reached)\(reach) (\(reason)); "
+                + "open with recovery .truncateAtDamage to open at t \(reached)"
+        case let .transactionTooLarge(bytes, limit):
+            return "transaction of \(bytes) encoded bytes exceeds the log record limit of \(limit)"
         }
     }
 }
@@ -57,6 +85,13 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
     case truncatedAtDamage(segment: String, offset: Int, reason: String)
     /// A snapshot was skipped for an older one or the log.
     case skippedSnapshot(file: String, reason: String)
+    /// Acknowledged transactions after `t` could not be recovered (damage,
+    /// a missing or cut segment) and are gone: at least `atLeast` of them
+    /// (only with `.truncateAtDamage`; `.strict` refuses to open).
+    case lostTransactions(after: Int64, atLeast: Int64, reason: String)
+    /// The manifest was damaged and was rebuilt from the log (only with
+    /// `.truncateAtDamage`).
+    case rebuiltManifest(reason: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -66,6 +101,9 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
         case let .truncatedAtDamage(segment, offset, reason):
             return "dropped the log from offset \(offset) of segment \(segment): \(reason)"
         case let .skippedSnapshot(file, reason): return "skipped snapshot \(file): \(reason)"
+        case let .lostTransactions(t, count, reason):
+            return "lost at least \(count) acknowledged transaction(s) after t \(t): \(reason)"
+        case .rebuiltManifest(let reason): return "rebuilt the manifest from the log: \(reason)"
         }
     }
 }

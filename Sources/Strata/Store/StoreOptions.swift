@@ -69,6 +69,11 @@ public struct StoreOptions: Sendable {
     /// pre-combined blocks (the oldest kept go first; blocks of 256+
     /// transactions are read back from their files). Default 1,000,000.
     public var compactionChangesInMemory: Int = 1_000_000
+    /// Create the store when `path` does not exist or is an empty
+    /// directory. Default false: opening a path that holds no store throws
+    /// ``StoreError/noStore(path:)`` (a mistyped path is an error, not a
+    /// new empty store).
+    public var createIfMissing = false
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 

@@ -47,6 +47,7 @@ struct RebuildScenario {
         let initialBytes = MemoryProbe.allocatedBytes() - allocatedBefore
         var options = StoreOptions()
         options.durability = .none
+        options.createIfMissing = true
         options.snapshotsKept = 1_000  // every snapshot stays, for baseline (2)
         let store = try await Store.open(at: storePath, options: options)
         try await StoreScenario.load(initial, into: store)

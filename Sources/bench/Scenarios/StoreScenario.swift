@@ -37,6 +37,7 @@ struct StoreScenario {
         context.progress.update("\(label): loading the store")
         var bulk = StoreOptions()
         bulk.durability = .none
+        bulk.createIfMissing = true
         bulk.snapshotEveryTransactions = nil
         bulk.rebuildBudget = nil
         bulk.snapshotEveryLogBytes = nil
@@ -275,6 +276,7 @@ struct StoreScenario {
     static func options(_ durability: Durability) -> StoreOptions {
         var options = StoreOptions()
         options.durability = durability
+        options.createIfMissing = true
         options.snapshotEveryTransactions = nil
         options.snapshotEveryLogBytes = nil
         options.rebuildBudget = nil

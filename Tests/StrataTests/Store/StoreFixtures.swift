@@ -17,6 +17,7 @@ func removeStore(_ path: String) {
 func testOptions(_ durability: Durability = .none) -> StoreOptions {
     var options = StoreOptions()
     options.durability = durability
+    options.createIfMissing = true
     return options
 }
 

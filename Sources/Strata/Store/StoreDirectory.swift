@@ -1,0 +1,37 @@
+import Foundation
+
+/// What may be opened as a store: a directory holding a manifest (or, from
+/// before manifests, a log), or with ``StoreOptions/createIfMissing`` a
+/// missing or empty directory.
+enum StoreDirectory {
+    /// Entries a store's directory may hold before it has a manifest: the
+    /// lock an interrupted first open took, and the manifest's temporary.
+    static let ignorable: Set<String> = ["lock", StoreManifest.fileName + ".tmp"]
+
+    /// Checks `path` before anything is written there.
+    /// - Returns: whether the store is new (the directory is created, or is empty).
+    /// - Throws: ``StoreError/noStore(path:)``, ``StoreError/notAStore(path:reason:)``.
+    static func check(_ path: String, fileSystem: any FileSystem, create: Bool) throws -> Bool {
+        guard fileSystem.exists(path) else {
+            if create { return true }
+            throw StoreError.noStore(path: path)
+        }
+        let names: [String]
+        do {
+            names = try fileSystem.contents(ofDirectory: path)
+        } catch let error as FileSystemError where error.code == ENOTDIR {
+            throw StoreError.notAStore(path: path, reason: "it is a file, not a directory")
+        }
+        if names.contains(StoreManifest.fileName) || names.contains("log") { return false }
+        let others = names.filter { !ignorable.contains($0) }
+        if others.isEmpty {
+            if create { return true }
+            throw StoreError.notAStore(
+                path: path,
+                reason: "the directory is empty (set createIfMissing to create a store in it)"
+            )
+        }
+        let listed = others.prefix(3).joined(separator: ", ") + (others.count > 3 ? ", …" : "")
+        throw StoreError.notAStore(path: path, reason: "it holds other files (\(listed)) and no manifest")
+    }
+}
