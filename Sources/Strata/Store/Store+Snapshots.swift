@@ -8,6 +8,9 @@ public struct StoreStatistics: Sendable, Hashable {
     public var logBytes: Int
     /// The basis of the newest snapshot (0: none).
     public var lastSnapshotBasis: Int64
+    /// Bytes of log after that snapshot: what open replays, and what the
+    /// snapshot policy measures.
+    public var logBytesSinceSnapshot: Int
     /// Log syncs since the store was opened: with ``Durability/grouped``,
     /// fewer than commits.
     public var syncCount: Int
@@ -71,6 +74,7 @@ extension Store {
             transactionCount: Int(current.basis),
             logBytes: log?.byteCount ?? 0,
             lastSnapshotBasis: lastSnapshotBasis,
+            logBytesSinceSnapshot: logBytesSinceSnapshot,
             syncCount: syncCount,
             snapshotBytes: snapshotSizes.values.reduce(0, +),
             snapshotBases: snapshotSizes.keys.sorted(),
