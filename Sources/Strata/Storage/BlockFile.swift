@@ -63,7 +63,8 @@ enum BlockFile {
         else { return nil }
         let payload = bytes[headerSize...]
         guard CRC32C.checksum(payload) == LogFormat.read(UInt32.self, bytes, at: 56),
-            let encoded = try? ZstdDecompressor().decompress(payload),
+            let encoded = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(payload.count))
+                .decompress(payload),
             let block = try? BinaryCodec.decodeTransaction(encoded)
         else { return nil }
         return block

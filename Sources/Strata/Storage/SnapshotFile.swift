@@ -132,11 +132,7 @@ enum SnapshotFile {
         }
         let database: Database
         do {
-            // The default 4 GiB bound would refuse a large store's own
-            // snapshot; a bound in proportion still refuses a frame that
-            // claims more than any real encoding compresses from.
-            let bound = max(ZstdDecompressor.defaultMaximumOutputSize, min(payload.count, Int.max / 256) * 256)
-            let encoded = try ZstdDecompressor(maximumOutputSize: bound).decompress(payload)
+            let encoded = try ZstdDecompressor(maximumOutputSize: outputBound(payload.count)).decompress(payload)
             database = try BinaryCodec.decodeDatabase(encoded)
         } catch {
             throw StoreError.corruptSnapshot(file: file, reason: "\(error)")
@@ -145,6 +141,14 @@ enum SnapshotFile {
             throw StoreError.corruptSnapshot(file: file, reason: "content disagrees with the header")
         }
         return (database, header.basisID)
+    }
+
+    /// The most a checked zstd payload of `size` bytes may decompress to:
+    /// the decompressor's default 4 GiB would refuse a large store's own
+    /// snapshot, and a bound in proportion still refuses a frame claiming
+    /// more than any real encoding compresses from.
+    static func outputBound(_ size: Int) -> Int {
+        max(ZstdDecompressor.defaultMaximumOutputSize, min(size, Int.max / 256) * 256)
     }
 
     /// Writes `database` durably into `directory`; returns the file name.

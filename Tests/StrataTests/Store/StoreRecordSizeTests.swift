@@ -1,0 +1,156 @@
+import Foundation
+import Strata
+import Testing
+
+/// Whatever was written and acknowledged reads back, whatever its size:
+/// messages, metadata and change sets from 0 bytes to several MB, across
+/// reopen, snapshots, compaction blocks and `.truncateAtDamage`.
+@Suite("Store record sizes", .serialized)
+struct StoreRecordSizeTests {
+    /// Sizes around every boundary a reader might assume: varint lengths,
+    /// the 4 KiB pages, segment limits, and several MB.
+    static let sizes = [0, 1, 127, 128, 4_062, 4_063, 4_064, 4_095, 4_096, 4_097, 5_000, 16_383, 16_384, 65_536, 1 << 20, 3 << 20]
+
+    static func text(_ size: Int, seed: Int) -> String {
+        // Multi-byte characters too: sizes are UTF-8 bytes, not characters.
+        let unit = seed % 2 == 0 ? "m" : "é"
+        return String(repeating: unit, count: size / unit.utf8.count)
+    }
+
+    static func bytes(_ size: Int, seed: Int) -> [UInt8] {
+        var random = SeededRandom(seed: UInt64(size &+ seed))
+        return (0..<size).map { _ in UInt8(random.int(below: 256)) }
+    }
+
+    /// Commits one transaction per size (message, metadata and records of
+    /// that size), a transaction of many records, and enough small ones
+    /// that the large ones fall inside a persisted compaction block.
+    static func fill(_ store: Store) async throws -> [Int64: Database] {
+        var values: [Int64: Database] = [0: store.current]
+        for (i, size) in sizes.enumerated() {
+            let metadata: [String: Value] = [
+                "note": .string(text(size, seed: i)), "blob": .bytes(bytes(size, seed: i)),
+            ]
+            try await store.transact(message: text(size, seed: i + 1), metadata: metadata) { builder in
+                try builder.insert(
+                    ["payload": .bytes(bytes(size, seed: i)), "text": .string(text(size, seed: i))],
+                    id: RecordID(i),
+                    into: "big"
+                )
+                if i > 0 {
+                    try builder.update(RecordID(i - 1), in: "big", [.set("next", .string(text(size, seed: i)))])
+                }
+            }
+            values[store.current.basis] = store.current
+            if i == sizes.count / 2 { try await store.snapshot() }
+        }
+        try await store.transact(message: "", metadata: [:]) { builder in
+            for n in 0..<2_000 {
+                try builder.insert(["n": .int(Int64(n)), "pad": .bytes(bytes(2_000, seed: n))], id: RecordID(n), into: "many")
+            }
+        }
+        values[store.current.basis] = store.current
+        // The empty transaction: no message, no metadata, no changes.
+        try await store.transact { _ in }
+        values[store.current.basis] = store.current
+        while store.current.basis < 300 {
+            let n = store.current.basis
+            try await store.transact(message: "small \(n)") { try $0.upsert(["n": .int(n)], id: RecordID(Int(n % 10)), into: "small") }
+            values[store.current.basis] = store.current
+        }
+        return values
+    }
+
+    static func check(_ store: Store, against values: [Int64: Database], label: String) async throws {
+        #expect(store.current == values[store.current.basis], "\(label): current")
+        for (i, size) in sizes.enumerated() {
+            let t = Int64(i + 1)
+            guard t <= store.current.basis, let transaction = try await store.transaction(at: t) else { continue }
+            #expect(transaction.message == text(size, seed: i + 1), "\(label): message of \(size) bytes")
+            #expect(transaction.metadata["blob"] == .bytes(bytes(size, seed: i)), "\(label): metadata of \(size) bytes")
+            #expect(transaction.metadata["note"] == .string(text(size, seed: i)), "\(label)")
+        }
+        let history = try await store.history(limit: .max)
+        #expect(history.count == Int(store.current.basis), "\(label): history")
+        for t in stride(from: Int64(0), through: store.current.basis, by: 7) {
+            #expect(try await store.database(asOf: t) == values[t], "\(label): as of \(t)")
+        }
+        for t in 0...min(Int64(sizes.count + 2), store.current.basis) {
+            #expect(try await store.database(asOf: t) == values[t], "\(label): as of \(t)")
+        }
+    }
+
+    @Test("records of every size read back across reopen, snapshots and compaction blocks")
+    func everySize() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.segmentSize = 1 << 20
+        options.snapshotEveryTransactions = 100
+        let store = try await Store.open(at: path, options: options)
+        let values = try await Self.fill(store)
+        try await Self.check(store, against: values, label: "live")
+        try await store.close()
+        let blocks = (try? FileManager.default.contentsOfDirectory(atPath: path + "/blocks")) ?? []
+        #expect(blocks.contains { $0.hasPrefix("block-L1-") }, "a persisted block of the first 256: \(blocks)")
+
+        let reopened = try await Store.open(at: path, options: options)
+        #expect(reopened.warnings.isEmpty, "\(reopened.warnings)")
+        try await Self.check(reopened, against: values, label: "reopened")
+        try await reopened.close()
+
+        // Without snapshots: the log alone, every record decoded at open.
+        for file in snapshotFiles(path) { try FileManager.default.removeItem(atPath: file) }
+        let fromLog = try await Store.open(at: path, options: options)
+        try await Self.check(fromLog, against: values, label: "from the log")
+        try await fromLog.close()
+    }
+
+    @Test("damage after large records keeps them under .truncateAtDamage")
+    func damageAfterLargeRecords() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.segmentSize = 64 << 20
+        let store = try await Store.open(at: path, options: options)
+        let values = try await Self.fill(store)
+        try await store.close()
+        // Damage the record of t 250: everything before it, large ones included, stays.
+        let segment = logSegments(path).last!
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
+        let offsets = StoreHistoryTieTests.frameOffsets(bytes)
+        bytes[offsets[249] + 20] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        var recovering = options
+        recovering.recovery = .truncateAtDamage
+        let recovered = try await Store.open(at: path, options: recovering)
+        #expect(recovered.current.basis == 249)
+        try await Self.check(recovered, against: values, label: "truncated at 250")
+        try await recovered.close()
+    }
+
+    @Test("a transaction too large for one log record is refused, nothing written")
+    func tooLarge() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.insert(["a": 1], id: 1, into: "t") }
+        let before = store.current
+        do {
+            try await store.transact { builder in
+                for n in 0..<5 {
+                    try builder.insert(["blob": .bytes([UInt8](repeating: UInt8(n), count: 220 << 20))], id: RecordID(n + 10), into: "t")
+                }
+            }
+            Issue.record("a transaction over 1 GiB was committed")
+        } catch StoreError.transactionTooLarge(let size, let limit) {
+            #expect(size > limit)
+        }
+        #expect(store.current == before)
+        try await store.transact { try $0.insert(["a": 2], id: 2, into: "t") }
+        try await store.close()
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(reopened.current.basis == 2 && reopened.warnings.isEmpty)
+        try await reopened.close()
+    }
+}
