@@ -41,6 +41,9 @@ extension Store {
             throw StoreError.locked(path: path)
         }
         do {
+            // The manifest first: from here on the directory reads as a
+            // store, even if this first open is cut short.
+            if isNew { try StoreManifest().write(in: path, fileSystem: fileSystem) }
             var (loaded, warnings) = try load(path: path, options: options)
             loaded.lockFile = lockFile
             return Store(path: path, options: options, warnings: warnings, loaded: loaded)
