@@ -86,13 +86,13 @@ struct StoreHistoryTieTests {
         defer { removeStore(original) }
         var options = testOptions()
         options.segmentSize = 2_048
-        options.snapshotEveryTransactions = 60
         options.snapshotsKept = 10
         let store = try await Store.open(at: original, options: options)
         var values = [store.current]
         for i in 1...300 {
             try await Self.upsert(store, i % 70, "v\(i) " + String(repeating: "z", count: i % 40))
             values.append(store.current)
+            if i % 60 == 0 { try await store.snapshot() }
         }
         try await store.close()
         #expect(logSegments(original).count > 3 && snapshotFiles(original).count >= 4)
