@@ -97,9 +97,7 @@ extension Store {
         ) { payload, position in
             do {
                 let expected = Int64(history.count + 1)
-                // The whole record: a summary has no fixed size.
-                let bytes = Array(payload)
-                let (summary, basis) = try BinaryCodec.decodeTransactionSummary(bytes)
+                let (summary, basis) = try summaryAndBasis(payload)
                 guard summary.t == expected, basis == expected - 1 else {
                     throw StoreError.corruptLog(
                         segment: "",
@@ -108,7 +106,7 @@ extension Store {
                     )
                 }
                 if summary.t > replayFrom {
-                    tail.append(try BinaryCodec.decodeTransaction(bytes))
+                    tail.append(try BinaryCodec.decodeTransaction(Array(payload)))
                 }
                 history.append(summary, at: position)
                 return true
@@ -301,6 +299,20 @@ extension Store {
             run += tail[Int(tailStart - replayFrom)..<Int(last - replayFrom)]
         }
         return run
+    }
+
+    /// The summary at the head of a log record. A summary has no fixed
+    /// size (a message or metadata of megabytes): it is read from the
+    /// first 4 KiB when it fits there (sparing a copy of a large record),
+    /// else from the whole record.
+    static func summaryAndBasis(_ payload: ArraySlice<UInt8>) throws -> (TransactionSummary, Int64) {
+        let prefix = 4_096
+        if payload.count > prefix,
+            let decoded = try? BinaryCodec.decodeTransactionSummary(Array(payload.prefix(prefix)))
+        {
+            return decoded
+        }
+        return try BinaryCodec.decodeTransactionSummary(Array(payload))
     }
 
     /// `base` with `run` applied as one flattened transaction.
