@@ -90,7 +90,8 @@ enum SnapshotFile {
         guard count <= UInt64(Int.max), payloadSize <= UInt64(Int.max) else {
             throw StoreError.corruptSnapshot(file: file, reason: "impossible sizes in the header")
         }
-        let basisID = version == 1 ? nil : bytes[40..<56].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+        let basisID =
+            version == 1 ? nil : bytes[40..<56].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         return Header(
             basis: Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16)),
             recordCount: Int(count),

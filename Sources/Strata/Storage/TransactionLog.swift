@@ -114,7 +114,10 @@ final class TransactionLog {
                 // measure the loss.
                 log.pendingRemovals.append(name)
                 if let first = LogScanner.header(of: bytes) {
-                    found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(LogScanner.intactFrames(in: bytes)))
+                    found.reachedOnDisk = max(
+                        found.reachedOnDisk,
+                        first - 1 + Int64(LogScanner.intactFrames(in: bytes))
+                    )
                 }
                 continue
             }

@@ -169,7 +169,11 @@ extension Store {
         if lost > 0 || !lossReasons.isEmpty {
             let reason = lossReasons.isEmpty ? "the log ends early" : lossReasons.joined(separator: "; ")
             guard options.recovery == .truncateAtDamage else {
-                throw StoreError.missingHistory(reached: reached, expected: max(expected, found.reachedOnDisk), reason: reason)
+                throw StoreError.missingHistory(
+                    reached: reached,
+                    expected: max(expected, found.reachedOnDisk),
+                    reason: reason
+                )
             }
             warnings.append(.lostTransactions(after: reached, atLeast: max(0, lost), reason: reason))
         }

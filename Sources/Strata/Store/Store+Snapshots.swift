@@ -57,7 +57,11 @@ extension Store {
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         return try rebuildCosts.timingSnapshotRead {
-            let (value, size, _) = try SnapshotFile.read(SnapshotFile.name(basis: basis), in: directory, fileSystem: fileSystem)
+            let (value, size, _) = try SnapshotFile.read(
+                SnapshotFile.name(basis: basis),
+                in: directory,
+                fileSystem: fileSystem
+            )
             return (value, size)
         }.0
     }

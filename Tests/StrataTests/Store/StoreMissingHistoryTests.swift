@@ -229,7 +229,11 @@ struct StoreDirectoryTests {
             let before = await store.statistics.logBytesSinceSnapshot
             for i in 0..<40 {
                 try await store.transact(message: "round \(round)") {
-                    try $0.upsert(["n": .int(Int64(i)), "pad": .string(String(repeating: "p", count: 20))], id: RecordID(i), into: "r")
+                    try $0.upsert(
+                        ["n": .int(Int64(i)), "pad": .string(String(repeating: "p", count: 20))],
+                        id: RecordID(i),
+                        into: "r"
+                    )
                 }
             }
             roundBytes = max(roundBytes, await store.statistics.logBytesSinceSnapshot - before)

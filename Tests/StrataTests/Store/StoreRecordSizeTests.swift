@@ -9,7 +9,9 @@ import Testing
 struct StoreRecordSizeTests {
     /// Sizes around every boundary a reader might assume: varint lengths,
     /// the 4 KiB pages, segment limits, and several MB.
-    static let sizes = [0, 1, 127, 128, 4_062, 4_063, 4_064, 4_095, 4_096, 4_097, 5_000, 16_383, 16_384, 65_536, 1 << 20, 3 << 20]
+    static let sizes = [
+        0, 1, 127, 128, 4_062, 4_063, 4_064, 4_095, 4_096, 4_097, 5_000, 16_383, 16_384, 65_536, 1 << 20, 3 << 20,
+    ]
 
     static func text(_ size: Int, seed: Int) -> String {
         // Multi-byte characters too: sizes are UTF-8 bytes, not characters.
@@ -46,7 +48,11 @@ struct StoreRecordSizeTests {
         }
         try await store.transact(message: "", metadata: [:]) { builder in
             for n in 0..<2_000 {
-                try builder.insert(["n": .int(Int64(n)), "pad": .bytes(bytes(2_000, seed: n))], id: RecordID(n), into: "many")
+                try builder.insert(
+                    ["n": .int(Int64(n)), "pad": .bytes(bytes(2_000, seed: n))],
+                    id: RecordID(n),
+                    into: "many"
+                )
             }
         }
         values[store.current.basis] = store.current
@@ -55,7 +61,9 @@ struct StoreRecordSizeTests {
         values[store.current.basis] = store.current
         while store.current.basis < 300 {
             let n = store.current.basis
-            try await store.transact(message: "small \(n)") { try $0.upsert(["n": .int(n)], id: RecordID(Int(n % 10)), into: "small") }
+            try await store.transact(message: "small \(n)") {
+                try $0.upsert(["n": .int(n)], id: RecordID(Int(n % 10)), into: "small")
+            }
             values[store.current.basis] = store.current
         }
         return values
@@ -139,7 +147,11 @@ struct StoreRecordSizeTests {
         do {
             try await store.transact { builder in
                 for n in 0..<5 {
-                    try builder.insert(["blob": .bytes([UInt8](repeating: UInt8(n), count: 220 << 20))], id: RecordID(n + 10), into: "t")
+                    try builder.insert(
+                        ["blob": .bytes([UInt8](repeating: UInt8(n), count: 220 << 20))],
+                        id: RecordID(n + 10),
+                        into: "t"
+                    )
                 }
             }
             Issue.record("a transaction over 1 GiB was committed")
