@@ -31,8 +31,9 @@ final class TransactionLog {
     let fileSystem: any FileSystem
     let segmentLimit: Int
     private(set) var segments: [Segment] = []
-    /// The last segment, open for appending.
-    private var file: (any StorageFile)?
+    /// The last segment, open for appending (shared with the group syncs
+    /// in flight, which may outlive its place here).
+    private var file: SharedFile?
     /// Read descriptors of earlier segments, opened on first use.
     private var readers: [Int: any StorageFile] = [:]
     /// Sequence number the next appended record gets (1 for the first).
@@ -119,7 +120,7 @@ final class TransactionLog {
         }
         log.nextSequence = expected
         if let last = log.segments.last {
-            log.file = try fileSystem.open(log.path(last), create: false)
+            log.file = SharedFile(try fileSystem.open(log.path(last), create: false))
         }
         return (log, warnings)
     }
@@ -145,7 +146,7 @@ final class TransactionLog {
     /// A descriptor for reading segment `index`: the append file for the
     /// last one, else one opened on first use and kept.
     private func readHandle(_ index: Int) throws -> any StorageFile {
-        if index == segments.count - 1, let file { return file }
+        if index == segments.count - 1, let file { return file.file }
         if let reader = readers[index] { return reader }
         let reader = try fileSystem.open(path(segments[index]), create: false)
         readers[index] = reader
@@ -163,16 +164,14 @@ final class TransactionLog {
     /// segment is cut back to where it was.
     func append(_ payload: [UInt8]) throws -> Position {
         precondition(payload.count <= LogFormat.maximumPayloadSize, "log record of \(payload.count) bytes")
-        if file == nil || segments[segments.count - 1].size >= segmentLimit {
-            try startSegment()
-        }
+        if needsNewSegment { try startSegment() }
         let frame = LogFormat.frame(payload)
         let index = segments.count - 1
         let offset = segments[index].size
         do {
-            try file!.write(frame, at: offset)
+            try file!.file.write(frame, at: offset)
         } catch {
-            try file!.truncate(to: offset)
+            try file!.file.truncate(to: offset)
             throw error
         }
         segments[index].size += frame.count
@@ -180,13 +179,17 @@ final class TransactionLog {
         return Position(segment: index, offset: offset, size: frame.count)
     }
 
-    /// A new segment whose first record is the next one; the previous
-    /// segment is synced first so only the last segment is ever unsynced.
-    private func startSegment() throws {
-        if let file {
-            try file.sync()
-            file.close()
-        }
+    /// Whether the next ``append(_:)`` starts a new segment (none is open,
+    /// or the last one is full).
+    var needsNewSegment: Bool { file == nil || segments[segments.count - 1].size >= segmentLimit }
+
+    /// Starts a new segment whose first record is the next one. The
+    /// previous segment's tail is synced first, so only the last segment
+    /// is ever unsynced; it is then let go, and closed once no group sync
+    /// still holds it. When this throws, the previous segment's unsynced
+    /// records may not be durable.
+    func startSegment() throws {
+        if let file { try file.file.sync() }
         file = nil
         let segment = Segment(
             name: Self.segmentName(nextSequence),
@@ -204,15 +207,17 @@ final class TransactionLog {
             throw error
         }
         segments.append(segment)
-        file = newFile
+        file = SharedFile(newFile)
     }
 
-    /// The open last segment, for syncing (possibly off the owning actor).
-    var activeFile: (any StorageFile)? { file }
+    /// The open last segment, for a sync off the owning actor: the
+    /// descriptor stays open while the returned reference is held, however
+    /// the log moves on meanwhile (a rollover, a cut, closing).
+    var activeFile: SharedFile? { file }
 
     /// Makes every appended record durable.
     func sync() throws {
-        try file?.sync()
+        try file?.file.sync()
     }
 
     /// Drops every record from `position` on (it becomes the end of its
@@ -223,16 +228,15 @@ final class TransactionLog {
         closeReaders(from: position.segment)
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
-            file?.close()
             file = nil
             try fileSystem.remove(path(last))
         }
-        if file == nil { file = try fileSystem.open(path(segments[position.segment]), create: false) }
-        try file!.truncate(to: position.offset)
+        if file == nil { file = SharedFile(try fileSystem.open(path(segments[position.segment]), create: false)) }
+        try file!.file.truncate(to: position.offset)
         segments[position.segment].size = position.offset
         nextSequence = sequence
         if sync {
-            try file!.sync()
+            try file!.file.sync()
             try fileSystem.syncDirectory(directory)
         }
     }
@@ -240,7 +244,6 @@ final class TransactionLog {
     /// Drops everything: used when the first record itself goes.
     func removeAll() throws {
         closeReaders(from: 0)
-        file?.close()
         file = nil
         for segment in segments { try fileSystem.remove(path(segment)) }
         segments = []
@@ -248,9 +251,25 @@ final class TransactionLog {
         try fileSystem.syncDirectory(directory)
     }
 
+    /// Closes the read descriptors and lets the append file go (closed
+    /// at once unless a group sync still holds it).
     func close() {
         closeReaders(from: 0)
-        file?.close()
         file = nil
+    }
+
+    /// A segment file shared by the log and the group syncs in flight,
+    /// closed when the last holder lets it go: a sync never meets a closed
+    /// descriptor, nor one the kernel has since given to another file.
+    ///
+    /// `@unchecked Sendable`: the log's owner writes and truncates while
+    /// one sync thread calls `fdatasync` on the same descriptor, which
+    /// POSIX allows (the kernel orders them); nothing else crosses threads.
+    final class SharedFile: @unchecked Sendable {
+        let file: any StorageFile
+
+        init(_ file: any StorageFile) { self.file = file }
+
+        deinit { file.close() }
     }
 }

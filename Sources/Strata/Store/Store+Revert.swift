@@ -42,10 +42,33 @@ extension Store {
     /// Removes every transaction after `t` from the log and the snapshots
     /// after it, and makes the value after `t` current. The one destructive
     /// operation: for a user who wants that history gone.
+    ///
+    /// Commits already appended when it is called finish first: each is
+    /// synced and published and returns to its caller (durable), and is
+    /// then removed with the rest of the history after `t` (so a caller
+    /// who truncates after ``current``'s basis while commits are in flight
+    /// removes them, as asked). Commits that arrive while it runs wait, then
+    /// build on the truncated value. No commit is left waiting, and none
+    /// both returns and is missing before the truncate.
+    /// - Throws: ``StoreError/outOfRange(t:current:)`` when `t` is past the
+    ///   history once the commits in flight have finished;
+    ///   ``StoreError/closed`` when the store closes meanwhile.
     public func truncate(after t: Int64) async throws {
         try checkWritable()
-        while let task = syncTask { await task.value }
-        while let task = snapshotTask { await task.value }
+        try await holdingWriters {
+            while true {
+                await settleAppended()
+                guard let task = snapshotTask else { break }
+                await task.value
+            }
+            try cut(after: t)
+        }
+    }
+
+    /// The cut itself: no suspension, so no commit or snapshot starts
+    /// between the checks above and the cut.
+    private func cut(after t: Int64) throws {
+        try checkWritable()
         let target = try database(asOf: t)
         guard let log, t < Int64(history.count) else { return }
         do {
