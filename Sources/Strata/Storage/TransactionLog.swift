@@ -55,6 +55,10 @@ final class TransactionLog {
 
     func path(_ segment: Segment) -> String { directory + "/" + segment.name }
 
+    /// The file of segment `index` (for a reader off the owning actor, which
+    /// opens it itself).
+    func path(ofSegment index: Int) -> String { path(segments[index]) }
+
     /// Opens (creating when absent) the log in `directory` and reads it,
     /// handing `visit` every intact payload with its position, in order
     /// (the slice lives only for the call: one segment is in memory at a

@@ -79,8 +79,16 @@ public actor Store {
     /// policy and the rebuild planner.
     var rebuildCosts: RebuildCosts
     var snapshotTask: Task<Void, Never>?
-    /// Building the compaction blocks the latest commits completed.
+    /// A compaction round: building, off the actor, the blocks the latest
+    /// commits completed.
     var compactionTask: Task<Void, Never>?
+    /// Measuring what the newest checkpoints cost, off the actor.
+    var checkpointTask: Task<Void, Never>?
+    /// Whether commits completed blocks since the running round began.
+    var compactionDue = false
+    /// Every block completed by transactions up to this t has been planned
+    /// by a round (blocks completed before open are built when needed).
+    var compactedThrough: Int64
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
 
@@ -107,6 +115,7 @@ public actor Store {
         self.lastSnapshotBasis = loaded.snapshotBasis
         self.logBytesAtSnapshot = loaded.log.byteCount
         self.rebuildCosts = loaded.costs
+        self.compactedThrough = loaded.current.basis
         self.runIndex = RunIndex(
             changeLimit: options.compactionChangesInMemory,
             files: BlockFiles(directory: path + "/" + Self.blockDirectoryName, fileSystem: options.fileSystem)
@@ -369,6 +378,7 @@ public actor Store {
             for feed in valueFeeds.values { feed.yield(report.after) }
             for feed in reportFeeds.values { feed.yield(report) }
         }
+        measureCheckpoints()
         scheduleCompaction(from: previous, to: current.basis)
     }
 

@@ -66,6 +66,12 @@ struct TransactionHistory {
     /// The summary of transaction `t` (1...count).
     func summary(_ t: Int64) -> TransactionSummary { summaries[Int(t - 1)] }
 
+    /// Transaction `t` if it is kept decoded. O(1).
+    func cachedTransaction(_ t: Int64) -> Transaction? { cache[t] }
+
+    /// Where transaction `t`'s record is in the log (1...count). O(1).
+    func position(_ t: Int64) -> TransactionLog.Position { positions[Int(t - 1)] }
+
     /// Transaction `t`, from the cache or else the log. O(its size).
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
     ///   record no longer reads back.

@@ -9,6 +9,13 @@ import PersistentCollections
 /// next one add up to more than `byteLimit`, every other one goes and the
 /// interval doubles, so they stay evenly spread over the whole history and
 /// both their number and their memory stay bounded.
+///
+/// What a checkpoint costs is measured off the store's actor (comparing two
+/// values after a large import walks every node it changed, milliseconds
+/// the commit that reaches the checkpoint would otherwise wait): the store
+/// hands ``pendingMeasurements`` to a thread and returns the figures to
+/// ``measured(_:generation:)``, which thins when they exceed the limit.
+/// Until then the byte limit counts what is measured.
 struct Checkpoints {
     private(set) var interval: Int64
     let limit: Int
@@ -16,10 +23,15 @@ struct Checkpoints {
     /// By basis, ascending.
     private(set) var values: [Database] = []
     /// `costs[i]`: trie bytes of `values[i]` not shared with `values[i + 1]`
-    /// (the newest: 0 until the next one comes).
+    /// (the newest, and any not measured yet: 0).
     private var costs: [Int] = []
+    /// Indices `i` whose cost against `values[i + 1]` is not measured yet.
+    private var unmeasured: [Int] = []
     /// The sum of `costs`.
     private(set) var bytes = 0
+    /// Bumped whenever values are removed (indices move): measurements of
+    /// another generation are dropped.
+    private(set) var generation = 0
 
     init(interval: Int, limit: Int, byteLimit: Int = .max) {
         self.interval = Int64(max(1, interval))
@@ -27,24 +39,87 @@ struct Checkpoints {
         self.byteLimit = max(0, byteLimit)
     }
 
-    /// Keeps `value` when its basis falls on the interval.
+    /// Keeps `value` when its basis falls on the interval; its predecessor's
+    /// cost is left to measure. O(1) but when thinning by count (O(kept)).
     mutating func consider(_ value: Database) {
         guard limit > 0, value.basis > 0, value.basis % interval == 0 else { return }
         if let last = values.last {
             guard last.basis < value.basis else { return }
-            costs[costs.count - 1] = last.nodeBytes(notSharedWith: value)
-            bytes += costs[costs.count - 1]
+            // Costs matter only against a byte limit.
+            if byteLimit < .max { unmeasured.append(values.count - 1) }
         }
         values.append(value)
         costs.append(0)
+        thinWhileOverLimits()
+    }
+
+    /// Whether costs are waiting to be measured.
+    var needsMeasuring: Bool { !unmeasured.isEmpty }
+
+    /// Values thinned away and not yet handed over by ``takeDropped()``.
+    private var dropped: [Database] = []
+
+    /// The values thinned away since the last call, for the caller to let
+    /// go of off the actor (freeing the nodes only they held takes time).
+    mutating func takeDropped() -> [Database] {
+        defer { dropped = [] }
+        return dropped
+    }
+
+    /// Pairs whose cost is still to be measured (off the actor), each as
+    /// the older value's index and the two values.
+    var pendingMeasurements: [(index: Int, older: Database, newer: Database)] {
+        unmeasured.map { ($0, values[$0], values[$0 + 1]) }
+    }
+
+    /// Records costs measured from ``pendingMeasurements`` of `generation`
+    /// (dropped when values were removed since), then thins while over the
+    /// limits.
+    mutating func measured(_ results: [(index: Int, bytes: Int)], generation measuredGeneration: Int) {
+        guard measuredGeneration == generation else { return }
+        let pending = Set(unmeasured)
+        for (index, cost) in results where pending.contains(index) {
+            bytes += cost - costs[index]
+            costs[index] = cost
+        }
+        let done = Set(results.map(\.index))
+        unmeasured.removeAll { done.contains($0) }
+        thinWhileOverLimits()
+    }
+
+    /// Every other value goes while more than `limit` are kept or their
+    /// measured bytes exceed `byteLimit`. O(kept).
+    ///
+    /// A kept value's cost beside its new neighbour is left to measure; until
+    /// then it counts what it cost beside the old one, a lower bound (a node
+    /// the old neighbour no longer shared, the next one does not share
+    /// either: nodes never come back), so the byte limit keeps acting.
+    private mutating func thinWhileOverLimits() {
         while values.count > 1 && (values.count > limit || bytes > byteLimit) {
             interval *= 2
-            values.removeAll { $0.basis % interval != 0 }
-            costs = values.indices.map { i in
-                i + 1 < values.count ? values[i].nodeBytes(notSharedWith: values[i + 1]) : 0
+            var keptValues: [Database] = []
+            var keptCosts: [Int] = []
+            for (value, cost) in zip(values, costs) {
+                if value.basis % interval == 0 {
+                    keptValues.append(value)
+                    keptCosts.append(cost)
+                } else {
+                    dropped.append(value)
+                }
             }
+            if !keptCosts.isEmpty { keptCosts[keptCosts.count - 1] = 0 }
+            values = keptValues
+            costs = keptCosts
+            unmeasured = byteLimit < .max ? Array(values.indices.dropLast()) : []
             bytes = costs.reduce(0, +)
+            generation += 1
         }
+    }
+
+    /// The cost of keeping `older` beside `newer`. O(nodes changed between
+    /// them · depth): run off the actor.
+    static func cost(of older: Database, keptWith newer: Database) -> Int {
+        older.nodeBytes(notSharedWith: newer)
     }
 
     /// The kept values nearest to `t` from below and from above.
@@ -61,10 +136,13 @@ struct Checkpoints {
     /// Forgets every checkpoint after `t`.
     mutating func removeAll(after t: Int64) {
         let keep = values.firstIndex { $0.basis > t } ?? values.count
+        guard keep < values.count else { return }
         values.removeSubrange(keep...)
         costs.removeSubrange(keep...)
         if !costs.isEmpty { costs[costs.count - 1] = 0 }
+        unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
+        generation += 1
     }
 }
 

@@ -104,25 +104,113 @@ extension Store {
 
     /// Merges the log into blocks as it grows: once the commits published
     /// between `previous` and `t` complete a block of 256, 4,096 or 65,536
-    /// transactions, builds it (from the smaller ones, mostly in memory)
-    /// and writes its file, after the commit has returned. A store reopened
-    /// later finds every full block on disk.
+    /// transactions, a compaction round builds it (from the smaller ones,
+    /// mostly in memory) and writes its file. Only gathering the parts and
+    /// installing the result run on the actor; flattening, compression and
+    /// file writes run on a thread of their own, so commits do not wait
+    /// for them. A store reopened later finds every full block on disk.
     func scheduleCompaction(from previous: Int64, to t: Int64) {
         let first = RunIndex.blockSize(RunIndex.persistedLevel)
-        guard t / first > previous / first, compactionTask == nil else { return }
+        guard t / first > previous / first else { return }
+        compactionDue = true
+        startCompaction()
+    }
+
+    /// Starts a round for the blocks completed since the last one, unless a
+    /// round is running (it starts the next when it ends).
+    private func startCompaction() {
+        guard compactionDue, compactionTask == nil, !closing, let log else { return }
+        compactionDue = false
+        let t = current.basis
+        // A cut since the last round leaves its blocks to be built again.
+        let from = min(compactedThrough, t)
+        compactedThrough = t
+        // Cached transactions are taken decoded; the others are read
+        // (and decoded) off the actor from where their records are.
+        let source = RunIndex.PlanSource(
+            transaction: { t in
+                if let cached = self.history.cachedTransaction(t) { return .transaction(cached) }
+                let position = self.history.position(t)
+                return .logged(
+                    t: t,
+                    path: log.path(ofSegment: position.segment),
+                    offset: position.offset,
+                    size: position.size
+                )
+            },
+            id: { t in self.history.summary(t).id }
+        )
+        var plans: [RunIndex.BlockPlan] = []
+        for level in RunIndex.persistedLevel..<RunIndex.levels {
+            let size = RunIndex.blockSize(level)
+            for index in (from / size)..<(t / size) {
+                if let plan = runIndex.plan(level: level, index: index, source: source) { plans.append(plan) }
+            }
+        }
+        guard !plans.isEmpty else { return }
+        let (files, fileSystem, generation) = (runIndex.files, options.fileSystem, runIndex.generation)
         compactionTask = Task {
-            self.compactCompletedBlocks(through: t)
-            self.compactionTask = nil
+            let built = await Self.buildOffActor(plans, files: files, fileSystem: fileSystem, generation: generation)
+            self.finishCompaction(built, from: from)
         }
     }
 
-    private func compactCompletedBlocks(through t: Int64) {
-        guard let log, t <= current.basis else { return }
-        for level in RunIndex.persistedLevel..<RunIndex.levels {
-            let size = RunIndex.blockSize(level)
-            guard t % size < RunIndex.blockSize(RunIndex.persistedLevel), t >= size else { continue }
-            // A failure here (a damaged record) surfaces when a rebuild needs the block.
-            _ = try? runIndex.block(level: level, index: t / size - 1, source: runSource(log))
+    /// Installs a round's blocks and starts the next round when more blocks
+    /// completed meanwhile. The same blocks are planned again when the
+    /// history was cut meanwhile (what is left of it plans anew), or when
+    /// block files the round relied on did not read back (removed now, so
+    /// the next round builds them).
+    private func finishCompaction(_ built: RunIndex.Built, from: Int64) {
+        compactionTask = nil
+        if !runIndex.install(built) || !built.unreadable.isEmpty {
+            compactedThrough = min(compactedThrough, from)
+            compactionDue = true
+        }
+        startCompaction()
+    }
+
+    /// One thread for compaction, below the writers' priority: flattening
+    /// and compressing a block takes milliseconds to seconds, which would
+    /// hold one of the cooperative pool's few threads.
+    private static let compactionQueue = BackgroundQueue(name: "strata.store.compaction")
+
+    private static func buildOffActor(
+        _ plans: [RunIndex.BlockPlan],
+        files: BlockFiles?,
+        fileSystem: any FileSystem,
+        generation: Int
+    ) async -> RunIndex.Built {
+        await compactionQueue.run {
+            RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation)
+        }
+    }
+
+    /// Measures, off the actor, what the checkpoints kept since the last
+    /// measurement cost beside their neighbours; the checkpoints thin when
+    /// over their byte limit. One measurement at a time; each starts the
+    /// next when more are due.
+    func measureCheckpoints() {
+        let dropped = checkpoints.takeDropped()
+        if !dropped.isEmpty { Self.checkpointQueue.async { withExtendedLifetime(dropped) {} } }
+        guard checkpointTask == nil, !closing, checkpoints.needsMeasuring else { return }
+        let pending = checkpoints.pendingMeasurements
+        let generation = checkpoints.generation
+        checkpointTask = Task {
+            let results = await Self.measureOffActor(pending)
+            self.checkpointTask = nil
+            self.checkpoints.measured(results, generation: generation)
+            self.measureCheckpoints()
+        }
+    }
+
+    /// One thread for measuring checkpoints, below the writers' priority.
+    private static let checkpointQueue = BackgroundQueue(name: "strata.store.checkpoints")
+
+    private static func measureOffActor(
+        _ pairs: [(index: Int, older: Database, newer: Database)]
+    ) async -> [(index: Int, bytes: Int)] {
+        await checkpointQueue.run {
+            pairs.map { ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer)) }
         }
     }
 
