@@ -43,13 +43,6 @@ final class BackgroundQueue: @unchecked Sendable {
         condition.signal()
     }
 
-    /// Runs `job` there and returns its result.
-    func run<T: Sendable>(_ job: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            async { continuation.resume(returning: job()) }
-        }
-    }
-
     private func serve() {
         #if os(Linux)
         // On Linux the nice value belongs to the calling thread alone.

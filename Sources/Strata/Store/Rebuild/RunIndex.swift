@@ -136,7 +136,18 @@ struct RunIndex {
         return built
     }
 
-    /// Keeps a block in memory, evicting the oldest kept past the limit.
+    /// Blocks evicted since the last ``takeEvicted()``.
+    private var evicted: [Transaction] = []
+
+    /// The blocks evicted since the last call, for the caller to let go of
+    /// off the actor (freeing a large block takes milliseconds).
+    mutating func takeEvicted() -> [Transaction] {
+        defer { evicted = [] }
+        return evicted
+    }
+
+    /// Keeps a block in memory, evicting the oldest kept past the limit
+    /// (held for ``takeEvicted()``).
     mutating func keep(_ block: Transaction, level: Int, index: Int64) {
         blocks[level][index] = block
         changeCount += block.changeCount
@@ -144,7 +155,10 @@ struct RunIndex {
         while changeCount > changeLimit, orderHead < order.count {
             let (oldLevel, oldIndex) = order[orderHead]
             orderHead += 1
-            if let evicted = blocks[oldLevel].removeValue(forKey: oldIndex) { changeCount -= evicted.changeCount }
+            if let old = blocks[oldLevel].removeValue(forKey: oldIndex) {
+                changeCount -= old.changeCount
+                evicted.append(old)
+            }
         }
         if orderHead > 1_024 && orderHead * 2 > order.count {
             order.removeFirst(orderHead)

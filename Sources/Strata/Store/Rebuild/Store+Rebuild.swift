@@ -85,6 +85,7 @@ extension Store {
         let base = try startValue(plan.start)
         let (low, high) = (min(plan.startBasis, t), max(plan.startBasis, t))
         guard let log else { throw StoreError.closed }
+        defer { Self.releaseOffActor(runIndex.takeEvicted()) }
         guard
             let combined = try runIndex.combined(
                 from: low,
@@ -119,7 +120,7 @@ extension Store {
     /// Starts a round for the blocks completed since the last one, unless a
     /// round is running (it starts the next when it ends).
     private func startCompaction() {
-        guard compactionDue, compactionTask == nil, !closing, let log else { return }
+        guard compactionDue, !compacting, !closing, let log else { return }
         compactionDue = false
         let t = current.basis
         // A cut since the last round leaves its blocks to be built again.
@@ -149,9 +150,20 @@ extension Store {
         }
         guard !plans.isEmpty else { return }
         let (files, fileSystem, generation) = (runIndex.files, options.fileSystem, runIndex.generation)
-        compactionTask = Task {
-            let built = await Self.buildOffActor(plans, files: files, fileSystem: fileSystem, generation: generation)
-            self.finishCompaction(built, from: from)
+        compacting = true
+        // Handed to the thread directly, reporting back through a task
+        // created there: a task created here would run its first part on
+        // the actor, ahead of the next commit.
+        Self.compactionQueue.async { [plans] in
+            let built = RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation)
+            Task { await self.finishCompaction(built, from: from) }
+        }
+    }
+
+    /// Waits until no compaction round runs (none starts once closing).
+    func compactionSettled() async {
+        while compacting {
+            await withCheckedContinuation { compactionSettledWaiters.append($0) }
         }
     }
 
@@ -161,12 +173,19 @@ extension Store {
     /// block files the round relied on did not read back (removed now, so
     /// the next round builds them).
     private func finishCompaction(_ built: RunIndex.Built, from: Int64) {
-        compactionTask = nil
+        compacting = false
         if !runIndex.install(built) || !built.unreadable.isEmpty {
             compactedThrough = min(compactedThrough, from)
             compactionDue = true
         }
+        let evicted = runIndex.takeEvicted()
+        if !evicted.isEmpty { Self.releaseOffActor(evicted) }
         startCompaction()
+        if !compacting {
+            let waiters = compactionSettledWaiters
+            compactionSettledWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     /// One thread for compaction, below the writers' priority: flattening
@@ -174,44 +193,44 @@ extension Store {
     /// hold one of the cooperative pool's few threads.
     private static let compactionQueue = BackgroundQueue(name: "strata.store.compaction")
 
-    private static func buildOffActor(
-        _ plans: [RunIndex.BlockPlan],
-        files: BlockFiles?,
-        fileSystem: any FileSystem,
-        generation: Int
-    ) async -> RunIndex.Built {
-        await compactionQueue.run {
-            RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation)
-        }
-    }
-
     /// Measures, off the actor, what the checkpoints kept since the last
     /// measurement cost beside their neighbours; the checkpoints thin when
     /// over their byte limit. One measurement at a time; each starts the
     /// next when more are due.
+    ///
+    /// The job is handed to the thread directly and reports back through a
+    /// task created there: creating a task on the actor costs the commit
+    /// that does it more than the commit itself.
     func measureCheckpoints() {
         let dropped = checkpoints.takeDropped()
-        if !dropped.isEmpty { Self.checkpointQueue.async { withExtendedLifetime(dropped) {} } }
-        guard checkpointTask == nil, !closing, checkpoints.needsMeasuring else { return }
-        let pending = checkpoints.pendingMeasurements
+        if !dropped.isEmpty { Self.releaseOffActor(dropped) }
+        guard !measuringCheckpoints, !closing, checkpoints.needsMeasuring else { return }
+        measuringCheckpoints = true
+        let pairs = checkpoints.pendingMeasurements
         let generation = checkpoints.generation
-        checkpointTask = Task {
-            let results = await Self.measureOffActor(pending)
-            self.checkpointTask = nil
-            self.checkpoints.measured(results, generation: generation)
-            self.measureCheckpoints()
+        Self.upkeepQueue.async {
+            let results = pairs.map { ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer)) }
+            Task { await self.checkpointsMeasured(results, generation: generation) }
         }
     }
 
-    /// One thread for measuring checkpoints, below the writers' priority.
-    private static let checkpointQueue = BackgroundQueue(name: "strata.store.checkpoints")
+    private func checkpointsMeasured(_ results: [(index: Int, bytes: Int)], generation: Int) {
+        measuringCheckpoints = false
+        checkpoints.measured(results, generation: generation)
+        measureCheckpoints()
+    }
 
-    private static func measureOffActor(
-        _ pairs: [(index: Int, older: Database, newer: Database)]
-    ) async -> [(index: Int, bytes: Int)] {
-        await checkpointQueue.run {
-            pairs.map { ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer)) }
-        }
+    /// One thread for upkeep other than compaction (measuring checkpoints,
+    /// freeing what the store let go of), below the writers' priority.
+    private static let upkeepQueue = BackgroundQueue(name: "strata.store.upkeep")
+
+    /// Lets go of `values` on the upkeep thread: freeing what only they
+    /// hold (a large transaction's records, a thinned checkpoint's nodes)
+    /// takes time a commit would otherwise wait for.
+    static func releaseOffActor<T: Sendable>(_ values: consuming [T]) {
+        let moved = consume values
+        guard !moved.isEmpty else { return }
+        upkeepQueue.async { withExtendedLifetime(moved) {} }
     }
 
     private func startValue(_ start: RebuildStart) throws -> Database {
