@@ -77,14 +77,27 @@ struct BlockFiles {
     let directory: String
     let fileSystem: any FileSystem
 
-    func read(level: Int, first: Int64, last: Int64, lastID: UUID) -> Transaction? {
-        let path = directory + "/" + BlockFile.name(level: level, first: first)
+    private func path(level: Int, first: Int64) -> String {
+        directory + "/" + BlockFile.name(level: level, first: first)
+    }
+
+    /// Whether a file stands under the block's name (it may still not read back).
+    func exists(level: Int, first: Int64) -> Bool {
+        fileSystem.exists(path(level: level, first: first))
+    }
+
+    /// The block in its file, or nil when absent or not the block expected
+    /// (damaged, another format, another history); such a file is removed
+    /// unless `removingDamaged` is false (a reader off the store's actor
+    /// leaves the name to the actor, which may have written it anew).
+    func read(level: Int, first: Int64, last: Int64, lastID: UUID, removingDamaged: Bool = true) -> Transaction? {
+        let path = path(level: level, first: first)
         guard fileSystem.exists(path), let file = try? fileSystem.open(path, create: false) else { return nil }
         defer { file.close() }
         guard let size = try? file.size(), let bytes = try? file.read(at: 0, count: size),
             let block = BlockFile.decode(bytes, level: level, first: first, last: last, lastID: lastID)
         else {
-            try? fileSystem.remove(path)
+            if removingDamaged { try? fileSystem.remove(path) }
             return nil
         }
         return block
@@ -93,17 +106,63 @@ struct BlockFiles {
     /// Writes through a temporary file and a rename, so a reader never sees
     /// a half-written block under its name.
     func write(_ block: Transaction, level: Int, first: Int64, last: Int64, lastID: UUID) {
+        guard
+            let temporary = writeTemporary(
+                block,
+                level: level,
+                first: first,
+                last: last,
+                lastID: lastID,
+                suffix: ".tmp"
+            )
+        else { return }
+        install(temporary, level: level, first: first)
+    }
+
+    /// Encodes, compresses and writes the block beside its name (its name
+    /// + `suffix`, which must not end in ``BlockFile/suffix``), for
+    /// ``install(_:level:first:)`` to rename into place later. Safe off the
+    /// store's actor: the file is trusted by nothing until renamed, and is
+    /// removed as a stray temporary by the next open or cut.
+    /// - Returns: the temporary's path, nil when it could not be written.
+    func writeTemporary(
+        _ block: Transaction,
+        level: Int,
+        first: Int64,
+        last: Int64,
+        lastID: UUID,
+        suffix: String
+    ) -> String? {
         guard let bytes = try? BlockFile.encode(block, level: level, first: first, last: last, lastID: lastID) else {
-            return
+            return nil
         }
-        let name = BlockFile.name(level: level, first: first)
-        let temporary = directory + "/" + name + ".tmp"
-        guard let file = try? fileSystem.open(temporary, create: true) else { return }
+        let temporary = path(level: level, first: first) + suffix
+        guard let file = try? fileSystem.open(temporary, create: true) else { return nil }
         let written = (try? file.truncate(to: 0)) != nil && (try? file.write(bytes, at: 0)) != nil
         file.close()
-        if !written || (try? fileSystem.rename(temporary, to: directory + "/" + name)) == nil {
+        guard written else {
+            try? fileSystem.remove(temporary)
+            return nil
+        }
+        return temporary
+    }
+
+    /// Renames a temporary written by ``writeTemporary(_:level:first:last:lastID:suffix:)``
+    /// to the block's name (removing it when that fails).
+    func install(_ temporary: String, level: Int, first: Int64) {
+        if (try? fileSystem.rename(temporary, to: path(level: level, first: first))) == nil {
             try? fileSystem.remove(temporary)
         }
+    }
+
+    /// Removes the file of a block (one that does not read back).
+    func remove(level: Int, first: Int64) {
+        try? fileSystem.remove(path(level: level, first: first))
+    }
+
+    /// Removes a temporary that is not to be installed.
+    func discard(_ temporary: String) {
+        try? fileSystem.remove(temporary)
     }
 
     /// Removes every block reaching past transaction `t`, and stray temporaries.

@@ -30,8 +30,9 @@ final class TransactionLog {
     let fileSystem: any FileSystem
     let segmentLimit: Int
     private(set) var segments: [Segment] = []
-    /// The last segment, open for appending.
-    private var file: (any StorageFile)?
+    /// The last segment, open for appending (shared with the group syncs
+    /// in flight, which may outlive its place here).
+    private var file: SharedFile?
     /// Read descriptors of earlier segments, opened on first use.
     private var readers: [Int: any StorageFile] = [:]
     /// Sequence number the next appended record gets (1 for the first).
@@ -59,6 +60,10 @@ final class TransactionLog {
     }
 
     func path(_ segment: Segment) -> String { directory + "/" + segment.name }
+
+    /// The file of segment `index` (for a reader off the owning actor, which
+    /// opens it itself).
+    func path(ofSegment index: Int) -> String { path(segments[index]) }
 
     /// What opening found beyond the records kept: for the store to compare
     /// with what it knows of the history (manifest, snapshots) before the
@@ -202,10 +207,11 @@ final class TransactionLog {
         pendingTruncations = []
         pendingRemovals = []
         if let last = segments.last {
-            file = try fileSystem.open(path(last), create: false)
+            let opened = SharedFile(try fileSystem.open(path(last), create: false))
+            file = opened
             // What was read may be only in the page cache (a writer at
             // `.none` that died): open then counts all of it as durable.
-            try file!.sync()
+            try opened.file.sync()
         }
     }
 
@@ -253,7 +259,7 @@ final class TransactionLog {
     /// A descriptor for reading segment `index`: the append file for the
     /// last one, else one opened on first use and kept.
     private func readHandle(_ index: Int) throws -> any StorageFile {
-        if index == segments.count - 1, let file { return file }
+        if index == segments.count - 1, let file { return file.file }
         if let reader = readers[index] { return reader }
         let reader = try fileSystem.open(path(segments[index]), create: false)
         readers[index] = reader
@@ -275,16 +281,14 @@ final class TransactionLog {
         guard payload.count <= LogFormat.maximumPayloadSize else {
             throw StoreError.transactionTooLarge(bytes: payload.count, limit: LogFormat.maximumPayloadSize)
         }
-        if file == nil || segments[segments.count - 1].size >= segmentLimit {
-            try startSegment()
-        }
+        if needsNewSegment { try startSegment() }
         let frame = LogFormat.frame(payload)
         let index = segments.count - 1
         let offset = segments[index].size
         do {
-            try file!.write(frame, at: offset)
+            try file!.file.write(frame, at: offset)
         } catch {
-            try file!.truncate(to: offset)
+            try file!.file.truncate(to: offset)
             throw error
         }
         segments[index].size += frame.count
@@ -292,13 +296,17 @@ final class TransactionLog {
         return Position(segment: index, offset: offset, size: frame.count)
     }
 
-    /// A new segment whose first record is the next one; the previous
-    /// segment is synced first so only the last segment is ever unsynced.
-    private func startSegment() throws {
-        if let file {
-            try file.sync()
-            file.close()
-        }
+    /// Whether the next ``append(_:)`` starts a new segment (none is open,
+    /// or the last one is full).
+    var needsNewSegment: Bool { file == nil || segments[segments.count - 1].size >= segmentLimit }
+
+    /// Starts a new segment whose first record is the next one. The
+    /// previous segment's tail is synced first, so only the last segment
+    /// is ever unsynced; it is then let go, and closed once no group sync
+    /// still holds it. When this throws, the previous segment's unsynced
+    /// records may not be durable.
+    func startSegment() throws {
+        if let file { try file.file.sync() }
         file = nil
         let segment = Segment(name: Self.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
@@ -312,7 +320,7 @@ final class TransactionLog {
             throw error
         }
         segments.append(segment)
-        file = newFile
+        file = SharedFile(newFile)
         // Named only once whole: from now on a short header there is damage.
         let first = nextSequence
         try updateManifest {
@@ -321,12 +329,14 @@ final class TransactionLog {
         }
     }
 
-    /// The open last segment, for syncing (possibly off the owning actor).
-    var activeFile: (any StorageFile)? { file }
+    /// The open last segment, for a sync off the owning actor: the
+    /// descriptor stays open while the returned reference is held, however
+    /// the log moves on meanwhile (a rollover, a cut, closing).
+    var activeFile: SharedFile? { file }
 
     /// Makes every appended record durable.
     func sync() throws {
-        try file?.sync()
+        try file?.file.sync()
     }
 
     /// Drops every record from `position` on (it becomes the end of its
@@ -344,16 +354,15 @@ final class TransactionLog {
         closeReaders(from: position.segment)
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
-            file?.close()
             file = nil
             try fileSystem.remove(path(last))
         }
-        if file == nil { file = try fileSystem.open(path(segments[position.segment]), create: false) }
-        try file!.truncate(to: position.offset)
+        if file == nil { file = SharedFile(try fileSystem.open(path(segments[position.segment]), create: false)) }
+        try file!.file.truncate(to: position.offset)
         segments[position.segment].size = position.offset
         nextSequence = sequence
         if sync {
-            try file!.sync()
+            try file!.file.sync()
             try fileSystem.syncDirectory(directory)
         }
     }
@@ -365,7 +374,6 @@ final class TransactionLog {
             $0.durableThrough = 0
         }
         closeReaders(from: 0)
-        file?.close()
         file = nil
         for segment in segments { try fileSystem.remove(path(segment)) }
         segments = []
@@ -373,9 +381,25 @@ final class TransactionLog {
         try fileSystem.syncDirectory(directory)
     }
 
+    /// Closes the read descriptors and lets the append file go (closed
+    /// at once unless a group sync still holds it).
     func close() {
         closeReaders(from: 0)
-        file?.close()
         file = nil
+    }
+
+    /// A segment file shared by the log and the group syncs in flight,
+    /// closed when the last holder lets it go: a sync never meets a closed
+    /// descriptor, nor one the kernel has since given to another file.
+    ///
+    /// `@unchecked Sendable`: the log's owner writes and truncates while
+    /// one sync thread calls `fdatasync` on the same descriptor, which
+    /// POSIX allows (the kernel orders them); nothing else crosses threads.
+    final class SharedFile: @unchecked Sendable {
+        let file: any StorageFile
+
+        init(_ file: any StorageFile) { self.file = file }
+
+        deinit { file.close() }
     }
 }

@@ -92,7 +92,9 @@ extension Store {
         return try history.transaction(t, log: log)
     }
 
-    /// The transaction with `id`, if durable. O(its size).
+    /// The transaction with `id`, if durable: nil while its commit is in
+    /// flight, and for one that threw (with a caller-supplied ID, what tells
+    /// after an error whether a commit landed). O(its size).
     public func transaction(id: UUID) throws -> Transaction? {
         guard let t = history.t(of: id) else { return nil }
         return try transaction(at: t)

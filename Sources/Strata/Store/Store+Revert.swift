@@ -44,15 +44,44 @@ extension Store {
     /// current. The one destructive operation: for a user who wants that
     /// history gone.
     ///
+    /// Commits already appended when it is called finish first: each is
+    /// synced and published and returns to its caller (durable), and is
+    /// then removed with the rest of the history after `t` (so a caller
+    /// who truncates after ``current``'s basis while commits are in flight
+    /// removes them, as asked). Commits that arrive while it runs wait, then
+    /// build on the truncated value. No commit is left waiting, and none
+    /// both returns and is missing before the truncate.
+    ///
     /// Atomic against a crash: the cut is first recorded in the manifest,
     /// then what was built from the history after `t` is removed, then the
     /// log is cut; a store reopened after a crash at any step finishes the
     /// cut, so it opens either before it (nothing removed) or after it.
+    /// - Throws: ``StoreError/outOfRange(t:current:)`` when `t` is past the
+    ///   history once the commits in flight have finished;
+    ///   ``StoreError/closed`` when the store closes meanwhile.
     public func truncate(after t: Int64) async throws {
         try checkWritable()
-        while let task = syncTask { await task.value }
-        while let task = snapshotTask { await task.value }
-        while let task = compactionTask { await task.value }
+        try await holdingWriters {
+            // No snapshot or compaction round may write files of the
+            // history being cut after they are removed.
+            while true {
+                await settleAppended()
+                if let task = snapshotTask {
+                    await task.value
+                } else if compacting {
+                    await compactionSettled()
+                } else {
+                    break
+                }
+            }
+            try cut(after: t)
+        }
+    }
+
+    /// The cut itself: no suspension, so no commit, snapshot or compaction
+    /// round starts between the checks above and the cut.
+    private func cut(after t: Int64) throws {
+        try checkWritable()
         let target = try database(asOf: t)
         guard let log, t < Int64(history.count) else { return }
         let id = t == 0 ? UUID(uuid: UUID.zero) : history.summary(t).id

@@ -121,7 +121,7 @@ extension Store {
 
     /// Starts a background snapshot when the policy says one is due.
     func considerSnapshot() {
-        guard snapshotTask == nil, log != nil else { return }
+        guard snapshotTask == nil, log != nil, !closing else { return }
         let value = current
         let dueByCount = options.snapshotEveryTransactions.map { value.basis - lastSnapshotBasis >= Int64($0) } ?? false
         let dueBySize = options.snapshotEveryLogBytes.map { logBytesSinceSnapshot >= $0 } ?? false

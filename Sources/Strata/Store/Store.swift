@@ -47,16 +47,34 @@ public actor Store {
     /// The value after the last appended transaction (ahead of `current`
     /// while a group sync runs).
     var head: Database
-    /// Commits appended but not yet published, oldest first.
-    var unpublished: [CommitReport] = []
-    /// Bumped when a failed write rolls back, failing every commit appended before.
+    /// Commits appended but not yet published, oldest first, each with its
+    /// append serial.
+    var unpublished: [(report: CommitReport, serial: Int)] = []
+    /// Records appended since open (each commit's serial is the count
+    /// after it), and the serial of the last one published: a commit has
+    /// returned or will once its serial is published, whatever later
+    /// truncates or rollbacks do to numbers `t`.
+    var appendedCount = 0
+    var publishedCount = 0
+    /// Bumped when a failed write rolls back, failing every commit appended
+    /// before it and not yet published.
     var epoch = 0
+    /// `publishedAtRollback[e]`: ``publishedCount`` when epoch `e` ended.
+    /// A commit of epoch `e` with a higher serial was rolled back; one at
+    /// or below it was published before the rollback (its waiter may not
+    /// have resumed yet).
+    var publishedAtRollback: [Int] = []
     var lastWriteError: FileSystemError?
     var syncTask: Task<Void, Never>?
     /// Log syncs since open (commits per sync measures group commit).
     var syncCount = 0
     /// An unrecoverable write failure: every write refuses until reopened.
     var failure: FileSystemError?
+    /// Set by ``close()``: new commits refuse while the appended ones finish.
+    var closing = false
+    /// Truncates holding new writers, and the writers held.
+    var truncations = 0
+    var heldWriters: [CheckedContinuation<Void, Never>] = []
     /// The basis of the newest snapshot on disk that belongs to the history
     /// (0: none): what open would start from.
     var lastSnapshotBasis: Int64
@@ -64,8 +82,17 @@ public actor Store {
     /// policy and the rebuild planner.
     var rebuildCosts: RebuildCosts
     var snapshotTask: Task<Void, Never>?
-    /// Building the compaction blocks the latest commits completed.
-    var compactionTask: Task<Void, Never>?
+    /// Whether a compaction round runs: building, off the actor, the
+    /// blocks the latest commits completed; and who waits for none to run.
+    var compacting = false
+    var compactionSettledWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Whether the upkeep thread is measuring what the newest checkpoints cost.
+    var measuringCheckpoints = false
+    /// Whether commits completed blocks since the running round began.
+    var compactionDue = false
+    /// Every block completed by transactions up to this t has been planned
+    /// by a round (blocks completed before open are built when needed).
+    var compactedThrough: Int64
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
 
@@ -91,6 +118,7 @@ public actor Store {
         self.head = loaded.current
         self.lastSnapshotBasis = loaded.snapshotBasis
         self.rebuildCosts = loaded.costs
+        self.compactedThrough = loaded.current.basis
         self.runIndex = RunIndex(
             changeLimit: options.compactionChangesInMemory,
             files: BlockFiles(directory: path + "/" + Self.blockDirectoryName, fileSystem: options.fileSystem)
@@ -100,6 +128,9 @@ public actor Store {
     }
 
     var snapshotDirectory: String { path + "/snapshots" }
+    /// Transactions of at least this many changes, evicted from the cache,
+    /// are freed on the upkeep thread (about 100 µs per 1,000 changes).
+    static let releasedOffActor = 64
     /// Where the compaction engine keeps its block files, under the store.
     static let blockDirectoryName = "blocks"
 
@@ -107,33 +138,58 @@ public actor Store {
 
     /// Builds a transaction on the latest value with `body` and commits it.
     ///
+    /// A commit ends in exactly one of two ways: it returns, and it is
+    /// durable (per ``StoreOptions/durability``) and in the history; or it
+    /// throws, and it is not in the history, now or after reopening. To
+    /// learn after an error whether a commit landed (the process died, the
+    /// store needed reopening), pass your own `id` and ask
+    /// ``transaction(id:)``.
+    ///
+    /// While ``truncate(after:)`` runs, a commit waits for it and then
+    /// builds on the truncated value.
+    ///
+    /// - Parameter id: the transaction's ID (default: a new one); at most
+    ///   one transaction in the history has it.
     /// - Returns: the report: the numbered transaction and the values
     ///   before and after.
-    /// - Throws: what `body` throws (nothing is committed), or
-    ///   ``StoreError`` when the write fails (nothing is committed and
-    ///   ``current`` is unchanged).
+    /// - Throws: what `body` throws (nothing is committed);
+    ///   ``StoreError/duplicateTransaction(id:)`` when `id` is already in
+    ///   the history; ``StoreError`` when the write fails (nothing is
+    ///   committed and ``current`` is unchanged) or the store is closed.
     @discardableResult
     public func transact(
+        id: UUID? = nil,
         message: String = "",
         significance: Significance = .normal,
         metadata: [String: Value] = [:],
         _ body: sending (inout TransactionBuilder) throws -> Void
     ) async throws -> CommitReport {
-        try checkWritable()
+        try await admitWriter()
+        if let id { try checkNew(id) }
         var builder = TransactionBuilder(on: head)
         try body(&builder)
-        let transaction = builder.transaction(message: message, significance: significance, metadata: metadata)
+        let transaction = builder.transaction(
+            id: id ?? UUID(),
+            message: message,
+            significance: significance,
+            metadata: metadata
+        )
         var next = builder.database
         next.basis = transaction.t
         return try await append(transaction, producing: next)
     }
 
     /// Commits a prepared transaction, renumbered to follow the latest
-    /// value. Its changes are checked against that value (``ApplyError``
-    /// when something it replaced has changed).
+    /// value; it keeps its ID, so that after an error ``transaction(id:)``
+    /// tells whether it landed. Its changes are checked against that value
+    /// (``ApplyError`` when something it replaced has changed). Ends as
+    /// ``transact(id:message:significance:metadata:_:)`` does.
+    /// - Throws: ``StoreError/duplicateTransaction(id:)`` when its ID is
+    ///   already in the history.
     @discardableResult
     public func commit(_ prepared: Transaction) async throws -> CommitReport {
-        try checkWritable()
+        try await admitWriter()
+        try checkNew(prepared.id)
         var transaction = prepared
         transaction.basis = head.basis
         transaction.t = head.basis + 1
@@ -152,8 +208,36 @@ public actor Store {
     }
 
     func checkWritable() throws {
-        guard log != nil else { throw StoreError.closed }
+        guard log != nil, !closing else { throw StoreError.closed }
         if let failure { throw StoreError.needsReopen(failure) }
+    }
+
+    /// Refuses an ID already in the history (durable or in flight).
+    private func checkNew(_ id: UUID) throws {
+        if history.t(of: id) != nil { throw StoreError.duplicateTransaction(id: id) }
+    }
+
+    /// Waits while a truncate settles the commits in flight (so it never
+    /// cuts under one), then checks the store is writable.
+    private func admitWriter() async throws {
+        while truncations > 0 {
+            await withCheckedContinuation { heldWriters.append($0) }
+        }
+        try checkWritable()
+    }
+
+    /// Holds new writers while `body` runs (see ``truncate(after:)``).
+    func holdingWriters<T>(_ body: () async throws -> T) async rethrows -> T {
+        truncations += 1
+        defer {
+            truncations -= 1
+            if truncations == 0 {
+                let held = heldWriters
+                heldWriters = []
+                for writer in held { writer.resume() }
+            }
+        }
+        return try await body()
     }
 
     /// Appends, waits for durability per the policy, publishes.
@@ -162,17 +246,32 @@ public actor Store {
         let payload = BinaryCodec.encode(transaction)
         let position: TransactionLog.Position
         do {
+            if log.needsNewSegment {
+                do {
+                    try log.startSegment()
+                } catch let error as FileSystemError {
+                    // The old segment's tail may not have reached the disk:
+                    // the commits waiting for it are not durable.
+                    if !unpublished.isEmpty { rollBack(after: current.basis, error) }
+                    throw error
+                }
+            }
             position = try log.append(payload)
         } catch let error as FileSystemError {
             throw StoreError.writeFailed(error)
         }
         let report = CommitReport(transaction: transaction, before: head, after: next)
         history.append(transaction, at: position)
+        // Freeing a small transaction costs less than handing it over.
+        let evicted = history.takeEvicted()
+        if evicted.contains(where: { $0.changeCount >= Self.releasedOffActor }) { Self.releaseOffActor(evicted) }
         head = next
-        unpublished.append(report)
+        appendedCount += 1
+        let serial = appendedCount
+        unpublished.append((report, serial))
         switch options.durability {
         case .none:
-            publish(through: transaction.t)
+            publish(through: serial)
         case .everyCommit:
             do {
                 syncCount += 1
@@ -181,9 +280,9 @@ public actor Store {
                 rollBack(after: current.basis, error)
                 throw StoreError.writeFailed(error)
             }
-            publish(through: transaction.t)
+            publish(through: serial)
         case .grouped:
-            try await waitUntilDurable(transaction.t, epoch: epoch)
+            try await waitUntilDurable(serial, epoch: epoch)
         }
         considerSnapshot()
         return report
@@ -191,24 +290,44 @@ public actor Store {
 
     /// Group commit: one sync covers every record appended before it
     /// started; commits arriving meanwhile wait for the next one.
-    private func waitUntilDurable(_ t: Int64, epoch myEpoch: Int) async throws {
+    private func waitUntilDurable(_ serial: Int, epoch myEpoch: Int) async throws {
         while true {
-            guard epoch == myEpoch, let log else {
+            if epoch != myEpoch {
+                if serial <= publishedAtRollback[myEpoch] { return }
                 throw lastWriteError.map { StoreError.writeFailed($0) } ?? StoreError.closed
             }
-            if current.basis >= t { return }
-            if let syncTask {
-                await syncTask.value
-                continue
-            }
-            let target = head.basis
-            let file = _UncheckedFile(log.activeFile)
-            syncCount += 1
-            syncTask = Task {
-                let result = await Self.syncOffPool(file)
-                self.finishSync(result, target: target)
-            }
+            if publishedCount >= serial { return }
+            await groupSync()
         }
+    }
+
+    /// Waits for the running group sync, or starts one covering every
+    /// record appended so far and waits for it.
+    private func groupSync() async {
+        if let syncTask {
+            await syncTask.value
+            return
+        }
+        // The sync holds the segment file itself: a rollover or a cut
+        // meanwhile lets the log's reference go, not the descriptor. A
+        // rollover syncs the old segment's tail, so syncing the segment
+        // active now covers every record appended so far.
+        let file = log?.activeFile
+        let target = appendedCount
+        syncCount += 1
+        let task = Task {
+            let result = await Self.syncOffPool(file)
+            self.finishSync(result, target: target)
+        }
+        syncTask = task
+        await task.value
+    }
+
+    /// Answers every commit appended so far: syncs and publishes them (or
+    /// rolls them back when a sync fails), and waits for the sync running.
+    func settleAppended() async {
+        while !unpublished.isEmpty { await groupSync() }
+        while let task = syncTask { await task.value }
     }
 
     /// One serial thread for group syncs: `fdatasync` blocks, and blocking
@@ -216,13 +335,15 @@ public actor Store {
     /// whose appends the next sync should gather.
     private static let syncQueue = DispatchQueue(label: "strata.store.sync", qos: .userInitiated)
 
-    private static func syncOffPool(_ file: _UncheckedFile) async -> Result<Void, any Error> {
+    private static func syncOffPool(_ file: TransactionLog.SharedFile?) async -> Result<Void, any Error> {
         await withCheckedContinuation { continuation in
-            syncQueue.async { continuation.resume(returning: Result { try file.value?.sync() }) }
+            syncQueue.async { continuation.resume(returning: Result { try file?.file.sync() }) }
         }
     }
 
-    private func finishSync(_ result: Result<Void, any Error>, target: Int64) {
+    /// Publishes what a group sync covered. Appends after it started have
+    /// higher serials; a rollback meanwhile removed the ones it covered.
+    private func finishSync(_ result: Result<Void, any Error>, target: Int) {
         syncTask = nil
         switch result {
         case .success: publish(through: target)
@@ -234,9 +355,11 @@ public actor Store {
     }
 
     /// Drops every appended transaction after `t` (the durable value):
-    /// the log is cut back and the head returns to `current`.
+    /// the log is cut back and the head returns to `current`; the commits
+    /// waiting for them throw.
     func rollBack(after t: Int64, _ error: FileSystemError) {
         lastWriteError = error
+        publishedAtRollback.append(publishedCount)
         epoch += 1
         let keep = Int(t)
         if keep < history.count, let log {
@@ -248,20 +371,23 @@ public actor Store {
         }
         history.removeAll(after: t)
         runIndex.removeAll(after: t)
-        unpublished.removeAll { $0.transaction.t > t }
+        unpublished.removeAll { $0.report.transaction.t > t }
         head = current
     }
 
-    /// Publishes every appended commit up to `t`, in order.
-    func publish(through t: Int64) {
+    /// Publishes every appended commit up to append serial `serial`, in order.
+    private func publish(through serial: Int) {
         let previous = current.basis
-        while let first = unpublished.first, first.transaction.t <= t {
+        while let first = unpublished.first, first.serial <= serial {
             unpublished.removeFirst()
-            setCurrent(first.after)
-            checkpoints.consider(first.after)
-            for feed in valueFeeds.values { feed.yield(first.after) }
-            for feed in reportFeeds.values { feed.yield(first) }
+            publishedCount = first.serial
+            let report = first.report
+            setCurrent(report.after)
+            checkpoints.consider(report.after, changeCount: report.transaction.changeCount)
+            for feed in valueFeeds.values { feed.yield(report.after) }
+            for feed in reportFeeds.values { feed.yield(report) }
         }
+        measureCheckpoints()
         scheduleCompaction(from: previous, to: current.basis)
     }
 
@@ -271,13 +397,16 @@ public actor Store {
 
     // MARK: Closing
 
-    /// Waits for pending syncs and snapshots, syncs the log and releases
-    /// the lock. Later writes throw ``StoreError/closed``; reads of
-    /// ``current`` keep working.
+    /// Lets every commit already appended finish (synced, published,
+    /// returned to its caller), waits for background snapshots and
+    /// compaction, syncs the log and releases the lock. Commits that arrive
+    /// once closing has begun throw ``StoreError/closed`` and are not
+    /// committed; reads of ``current`` keep working.
     public func close() async throws {
-        while let task = syncTask { await task.value }
+        closing = true
+        await settleAppended()
         while let task = snapshotTask { await task.value }
-        while let task = compactionTask { await task.value }
+        await compactionSettled()
         guard let log else { return }
         defer {
             log.close()
@@ -301,11 +430,4 @@ public actor Store {
             }
         }
     }
-}
-
-/// Hands a file to the detached sync task: `fdatasync` may run while the
-/// actor appends to the same descriptor (the kernel orders them).
-struct _UncheckedFile: @unchecked Sendable {
-    let value: (any StorageFile)?
-    init(_ value: (any StorageFile)?) { self.value = value }
 }

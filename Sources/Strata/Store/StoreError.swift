@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a store could not be opened or an operation failed. Each case names
 /// the file, offset, transaction or record involved.
 public enum StoreError: Error, Sendable, CustomStringConvertible {
@@ -20,6 +22,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case closed
     /// No transaction with this ID or number is in the history.
     case unknownTransaction(String)
+    /// A transaction with this ID is already in the history (a commit
+    /// retried after it landed); nothing was committed.
+    case duplicateTransaction(id: UUID)
     /// `t` is outside the history (0 through the current basis).
     case outOfRange(t: Int64, current: Int64)
     /// No snapshot with this basis is on disk.
@@ -58,6 +63,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .needsReopen(let error): return "store needs to be reopened after a failed write: \(error)"
         case .closed: return "the store is closed"
         case .unknownTransaction(let id): return "no transaction \(id) in the history"
+        case .duplicateTransaction(let id):
+            return "transaction \(id) is already in the history; nothing was committed"
         case let .outOfRange(t, current): return "t \(t) is outside the history (0...\(current))"
         case .noSnapshot(let basis): return "no snapshot with basis \(basis) is on disk"
         case let .revertConflict(transaction, conflict):

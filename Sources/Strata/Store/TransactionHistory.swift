@@ -1,4 +1,5 @@
 import Foundation
+import PersistentCollections
 
 /// The store's index of its history: for every transaction a summary and
 /// the log position of its record, in memory (~100 bytes each); whole
@@ -14,11 +15,14 @@ struct TransactionHistory {
     private(set) var positions: [TransactionLog.Position] = []
     /// `logByteSums[i]`: log bytes of transactions 1...i (`[0] == 0`).
     private var logByteSums: [Int] = [0]
-    private var tByID: [UUID: Int64] = [:]
+    /// A persistent map, not a `Dictionary`: a dictionary's growth rehashes
+    /// every ID at once, which the commit that crosses the threshold waits
+    /// for (milliseconds at 100k transactions).
+    private var tByID: PersistentMap<UUID, Int64> = [:]
     private var cache: TransactionCache
 
     /// The decoded transactions held in memory.
-    var cachedTransactions: Dictionary<Int64, Transaction>.Values { cache.transactions }
+    var cachedTransactions: PersistentMap<Int64, Transaction>.Values { cache.transactions }
 
     /// - Parameter cachedChanges: how many changes the decoded transactions
     ///   kept in memory may hold together.
@@ -29,6 +33,10 @@ struct TransactionHistory {
     /// Transactions in the history.
     var count: Int { summaries.count }
 
+    /// Decoded transactions evicted from the cache since the last call, for
+    /// the caller to let go of off the actor.
+    mutating func takeEvicted() -> [Transaction] { cache.takeEvicted() }
+
     /// Adds the summary of the next transaction, read from the log at open.
     mutating func append(_ summary: TransactionSummary, at position: TransactionLog.Position) {
         precondition(summary.t == Int64(summaries.count + 1), "history out of order")
@@ -38,10 +46,11 @@ struct TransactionHistory {
         tByID[summary.id] = summary.t
     }
 
-    /// Adds a transaction just appended to the log, keeping it decoded.
+    /// Adds a transaction just appended to the log, keeping it decoded;
+    /// what that evicts from the cache waits for ``takeEvicted()``.
     mutating func append(_ transaction: Transaction, at position: TransactionLog.Position) {
         append(transaction.summary, at: position)
-        cache.insert(transaction)
+        cache.insert(transaction, keepingEvicted: true)
     }
 
     /// Drops every transaction after `t`.
@@ -65,6 +74,12 @@ struct TransactionHistory {
 
     /// The summary of transaction `t` (1...count).
     func summary(_ t: Int64) -> TransactionSummary { summaries[Int(t - 1)] }
+
+    /// Transaction `t` if it is kept decoded. O(1).
+    func cachedTransaction(_ t: Int64) -> Transaction? { cache[t] }
+
+    /// Where transaction `t`'s record is in the log (1...count). O(1).
+    func position(_ t: Int64) -> TransactionLog.Position { positions[Int(t - 1)] }
 
     /// Transaction `t`, from the cache or else the log. O(its size).
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
@@ -105,7 +120,8 @@ struct TransactionHistory {
 /// count; the oldest inserted go first.
 struct TransactionCache {
     let capacity: Int
-    private var entries: [Int64: Transaction] = [:]
+    /// Persistent for the reason `tByID` is: no rehash on growth.
+    private var entries: PersistentMap<Int64, Transaction> = [:]
     private var order: [Int64] = []
     private var head = 0
     private var changes = 0
@@ -114,13 +130,30 @@ struct TransactionCache {
 
     subscript(t: Int64) -> Transaction? { entries[t] }
 
-    var transactions: Dictionary<Int64, Transaction>.Values { entries.values }
+    var transactions: PersistentMap<Int64, Transaction>.Values { entries.values }
 
-    mutating func insert(_ transaction: Transaction) {
+    /// Transactions evicted since the last ``takeEvicted()``.
+    private var evicted: [Transaction] = []
+
+    /// The transactions evicted since the last call, for the caller to let
+    /// go of off the actor (freeing a large one takes time).
+    mutating func takeEvicted() -> [Transaction] {
+        defer { evicted = [] }
+        return evicted
+    }
+
+    /// Keeps `transaction`, evicting the oldest kept past the capacity;
+    /// with `keepingEvicted`, they wait for ``takeEvicted()`` instead of
+    /// being let go of here.
+    mutating func insert(_ transaction: Transaction, keepingEvicted: Bool = false) {
+        defer { if !keepingEvicted { evicted = [] } }
         let size = transaction.changeCount
         guard size <= capacity, entries[transaction.t] == nil else { return }
         while changes + size > capacity, head < order.count {
-            if let evicted = entries.removeValue(forKey: order[head]) { changes -= evicted.changeCount }
+            if let old = entries.removeValue(forKey: order[head]) {
+                changes -= old.changeCount
+                evicted.append(old)
+            }
             head += 1
         }
         if head > 1_024 && head * 2 > order.count {

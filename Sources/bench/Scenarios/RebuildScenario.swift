@@ -54,6 +54,7 @@ struct RebuildScenario {
         var history = LibraryHistory(seed: context.seed, songs: songs)
         var commitTimes: [Double] = []
         var editTimes: [Double] = []
+        var compactionEditTimes: [Double] = []
         commitTimes.reserveCapacity(transactions)
         var recentValues: [Database] = []
         for n in 0..<transactions {
@@ -62,7 +63,10 @@ struct RebuildScenario {
             let ns = try await Measure.nanoseconds { committed = try await history.commitNext(to: store) }
             commitTimes.append(ns)
             guard let committed else { continue }
-            if committed.changes.values.reduce(0, { $0 + $1.count }) == 1 { editTimes.append(ns) }
+            if committed.changes.values.reduce(0, { $0 + $1.count }) == 1 {
+                editTimes.append(ns)
+                if Self.meetsCompaction(committed.transaction.t) { compactionEditTimes.append(ns) }
+            }
             // The last 1,000 values as published: what an app's undo stack holds.
             recentValues.append(committed.after)
             if recentValues.count > 1_000 { recentValues.removeFirst() }
@@ -73,7 +77,7 @@ struct RebuildScenario {
         // A snapshot at the end, as an app writes one when it closes; it also
         // waits for any background snapshot still being written.
         try await store.snapshot()
-        let now = await store.current.basis
+        let now = store.current.basis
         var random = SplitMix64(seed: context.seed &+ 7)
         var samples = Samples()
 
@@ -121,7 +125,7 @@ struct RebuildScenario {
         context.progress.update("\(label): memory of retained values")
         var memory = try await Self.retainedMemory(store, now: now, count: 1_000)
         memory.recentBytes = heldByRecent
-        let current = await store.current
+        let current = store.current
         let copies = Self.dictionaryCopies(
             current,
             versions: 1_000,
@@ -164,6 +168,7 @@ struct RebuildScenario {
             storeMemory: statistics.memory,
             commitTimes: commitTimes,
             editTimes: editTimes,
+            compactionEditTimes: compactionEditTimes,
             readFiles: readFiles,
             evicts: evicts,
             logBytes: statistics.logBytes
@@ -172,6 +177,19 @@ struct RebuildScenario {
         let chartName = "rebuild-\(MapScenario.sizeLabel(songs))\(context.quick ? "-quick" : "").svg"
         try chart(samples, fromSnapshot: fromSnapshot, bases: statistics.snapshotBases, name: chartName, label: label)
         report.printSection(label)
+    }
+
+    /// Commits the store builds a compaction block behind: a block of 256
+    /// transactions (the first level written to a block file) completes at
+    /// every multiple of 256, and is built, compressed and written while the
+    /// next commits arrive. The 32 commits after each completion are the
+    /// ones that would wait if that work held the store.
+    static let compactionWindow: Int64 = 32
+
+    /// Whether commit `t` is one of the ``compactionWindow`` commits right
+    /// after a 256-transaction block completed.
+    static func meetsCompaction(_ t: Int64) -> Bool {
+        t > 256 && (t - 1) % 256 < compactionWindow
     }
 
     /// The chart: as-of latency (warm, cold) and replay from the last

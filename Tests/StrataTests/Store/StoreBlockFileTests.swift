@@ -117,4 +117,35 @@ struct StoreBlockFileTests {
         _ = try await StoreRebuildTests.checkAsOf(store, values, Self.ts, "after cut")
         try await store.close()
     }
+
+    @Test("blocks built off the actor while the history is cut are never installed nor trusted")
+    func cutWhileCompacting() async throws {
+        var random = SeededRandom(seed: 41)
+        for round in 0..<6 {
+            let path = temporaryStorePath()
+            defer { removeStore(path) }
+            var (store, values, options) = try await Self.makeStore(path, seed: 41 &+ UInt64(round))
+            // Commit 768 completes the third 256-block: its round is still
+            // running when the cut lands inside or below it.
+            for _ in 700..<768 {
+                try await StoreTests.randomCommit(store, &random)
+                values.append(store.current)
+            }
+            let cut = Int64(1 + random.int(below: 760))
+            try await store.truncate(after: cut)
+            values.removeSubrange(Int(cut + 1)...)
+            // A new history long enough that rebuilds of t ≤ 1,000 start from
+            // the empty value, through the block the round built.
+            for _ in 0..<(2_000 - Int(cut)) {
+                try await StoreTests.randomCommit(store, &random)
+                values.append(store.current)
+            }
+            let ts: [Int64] = [0, 255, 256, 257, 511, 512, 513, 767, 768, 800, 1_000, 1_024, 2_000]
+            _ = try await StoreRebuildTests.checkAsOf(store, values, ts, "round \(round) cut \(cut)")
+            try await store.close()
+            store = try await Store.open(at: path, options: options)
+            _ = try await StoreRebuildTests.checkAsOf(store, values, ts, "round \(round) cut \(cut), reopened")
+            try await store.close()
+        }
+    }
 }

@@ -9,6 +9,15 @@ import PersistentCollections
 /// next one add up to more than `byteLimit`, every other one goes and the
 /// interval doubles, so they stay evenly spread over the whole history and
 /// both their number and their memory stay bounded.
+///
+/// What a checkpoint costs beside the next one is measured on the caller's
+/// side when few changes lie between them (microseconds), and off the
+/// store's actor otherwise (comparing two values around a large import
+/// walks every node it changed, milliseconds the commit that reaches the
+/// checkpoint would wait): the store hands ``pendingMeasurements`` to a
+/// thread and returns the figures to ``measured(_:generation:)``, which
+/// thins when they exceed the limit. Until then the byte limit counts what
+/// is measured.
 struct Checkpoints {
     private(set) var interval: Int64
     let limit: Int
@@ -16,10 +25,25 @@ struct Checkpoints {
     /// By basis, ascending.
     private(set) var values: [Database] = []
     /// `costs[i]`: trie bytes of `values[i]` not shared with `values[i + 1]`
-    /// (the newest: 0 until the next one comes).
+    /// (the newest: 0; one not measured yet: a lower bound).
     private var costs: [Int] = []
+    /// `changes[i]`: changes made by the transactions between `values[i]`
+    /// and `values[i + 1]` (the newest: since it), what measuring costs.
+    private var changes: [Int] = []
+    /// Indices `i` whose cost against `values[i + 1]` is not measured yet.
+    private var unmeasured: [Int] = []
     /// The sum of `costs`.
     private(set) var bytes = 0
+    /// Bumped whenever values are removed (indices move): measurements of
+    /// another generation are dropped.
+    private(set) var generation = 0
+    /// Values thinned away and not yet handed over by ``takeDropped()``.
+    private var dropped: [Database] = []
+
+    /// A pair at most this many changes apart is measured at once.
+    static let measuredInline = 8
+    /// How many costs a measurement off the actor takes at least.
+    static let measuredTogether = 4
 
     init(interval: Int, limit: Int, byteLimit: Int = .max) {
         self.interval = Int64(max(1, interval))
@@ -27,24 +51,108 @@ struct Checkpoints {
         self.byteLimit = max(0, byteLimit)
     }
 
-    /// Keeps `value` when its basis falls on the interval.
-    mutating func consider(_ value: Database) {
-        guard limit > 0, value.basis > 0, value.basis % interval == 0 else { return }
+    /// Keeps `value` (after a transaction of `changeCount` changes) when its
+    /// basis falls on the interval; its predecessor's cost is measured now
+    /// when few changes lie between them, else left to measure. O(1) but
+    /// when measuring or thinning (O(kept)).
+    mutating func consider(_ value: Database, changeCount: Int) {
+        guard limit > 0, value.basis > 0 else { return }
+        if !changes.isEmpty { changes[changes.count - 1] += changeCount }
+        guard value.basis % interval == 0 else { return }
         if let last = values.last {
             guard last.basis < value.basis else { return }
-            costs[costs.count - 1] = last.nodeBytes(notSharedWith: value)
-            bytes += costs[costs.count - 1]
+            measureOrDefer(values.count - 1, newer: value)
         }
         values.append(value)
         costs.append(0)
+        changes.append(0)
+        thinWhileOverLimits()
+    }
+
+    /// Measures the cost of `values[index]` beside `newer` when cheap, else
+    /// queues it. Costs matter only against a byte limit.
+    private mutating func measureOrDefer(_ index: Int, newer: Database) {
+        guard byteLimit < .max else { return }
+        if changes[index] <= Self.measuredInline {
+            let cost = Self.cost(of: values[index], keptWith: newer)
+            bytes += cost - costs[index]
+            costs[index] = cost
+        } else {
+            unmeasured.append(index)
+        }
+    }
+
+    /// Whether enough costs wait to be measured for a measurement: they are
+    /// measured a few at a time (the byte limit acts a few checkpoints late).
+    var needsMeasuring: Bool { unmeasured.count >= Self.measuredTogether }
+
+    /// The values thinned away since the last call, for the caller to let
+    /// go of off the actor (freeing the nodes only they held takes time).
+    mutating func takeDropped() -> [Database] {
+        defer { dropped = [] }
+        return dropped
+    }
+
+    /// Pairs whose cost is still to be measured (off the actor), each as
+    /// the older value's index and the two values.
+    var pendingMeasurements: [(index: Int, older: Database, newer: Database)] {
+        unmeasured.map { ($0, values[$0], values[$0 + 1]) }
+    }
+
+    /// Records costs measured from ``pendingMeasurements`` of `generation`
+    /// (dropped when values were removed since), then thins while over the
+    /// limits.
+    mutating func measured(_ results: [(index: Int, bytes: Int)], generation measuredGeneration: Int) {
+        guard measuredGeneration == generation else { return }
+        let pending = Set(unmeasured)
+        for (index, cost) in results where pending.contains(index) {
+            bytes += cost - costs[index]
+            costs[index] = cost
+        }
+        let done = Set(results.map(\.index))
+        unmeasured.removeAll { done.contains($0) }
+        thinWhileOverLimits()
+    }
+
+    /// Every other value goes while more than `limit` are kept or their
+    /// measured bytes exceed `byteLimit`. O(kept).
+    ///
+    /// A kept value's cost beside its new neighbour is measured as in
+    /// ``consider(_:changeCount:)``; until then it counts what it cost beside
+    /// the old one, a lower bound (a node the old neighbour no longer shared,
+    /// the next one does not share either: nodes never come back), so the
+    /// byte limit keeps acting.
+    private mutating func thinWhileOverLimits() {
         while values.count > 1 && (values.count > limit || bytes > byteLimit) {
             interval *= 2
-            values.removeAll { $0.basis % interval != 0 }
-            costs = values.indices.map { i in
-                i + 1 < values.count ? values[i].nodeBytes(notSharedWith: values[i + 1]) : 0
+            var keptValues: [Database] = []
+            var keptCosts: [Int] = []
+            var keptChanges: [Int] = []
+            for (value, (cost, changed)) in zip(values, zip(costs, changes)) {
+                if value.basis % interval == 0 {
+                    keptValues.append(value)
+                    keptCosts.append(cost)
+                    keptChanges.append(changed)
+                } else {
+                    dropped.append(value)
+                    if !keptChanges.isEmpty { keptChanges[keptChanges.count - 1] += changed }
+                }
             }
+            if !keptCosts.isEmpty { keptCosts[keptCosts.count - 1] = 0 }
+            values = keptValues
+            costs = keptCosts
+            changes = keptChanges
             bytes = costs.reduce(0, +)
+            unmeasured = []
+            generation += 1
+            for index in values.indices.dropLast() { measureOrDefer(index, newer: values[index + 1]) }
         }
+    }
+
+    /// The cost of keeping `older` beside `newer`. O(nodes changed between
+    /// them · depth).
+    static func cost(of older: Database, keptWith newer: Database) -> Int {
+        older.nodeBytes(notSharedWith: newer)
     }
 
     /// The kept values nearest to `t` from below and from above.
@@ -61,10 +169,14 @@ struct Checkpoints {
     /// Forgets every checkpoint after `t`.
     mutating func removeAll(after t: Int64) {
         let keep = values.firstIndex { $0.basis > t } ?? values.count
+        guard keep < values.count else { return }
         values.removeSubrange(keep...)
         costs.removeSubrange(keep...)
+        changes.removeSubrange(keep...)
         if !costs.isEmpty { costs[costs.count - 1] = 0 }
+        unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
+        generation += 1
     }
 }
 

@@ -31,7 +31,7 @@ struct RunIndex {
     }
 
     /// `blocks[L][j]`, when built or loaded.
-    private var blocks: [[Int64: Transaction]] = Array(repeating: [:], count: levels)
+    private(set) var blocks: [[Int64: Transaction]] = Array(repeating: [:], count: levels)
     /// Blocks in memory, oldest kept first: evicted in this order past the limit.
     private var order: [(level: Int, index: Int64)] = []
     private var orderHead = 0
@@ -41,6 +41,10 @@ struct RunIndex {
     let changeLimit: Int
     /// The block files, when blocks are persisted.
     let files: BlockFiles?
+    /// Bumped by every cut of the history (``removeAll(after:)``): a block
+    /// built off the store's actor from a history of another generation is
+    /// not installed.
+    private(set) var generation = 0
 
     init(changeLimit: Int = .max, files: BlockFiles? = nil) {
         self.changeLimit = max(0, changeLimit)
@@ -132,15 +136,29 @@ struct RunIndex {
         return built
     }
 
-    /// Keeps a block in memory, evicting the oldest kept past the limit.
-    private mutating func keep(_ block: Transaction, level: Int, index: Int64) {
+    /// Blocks evicted since the last ``takeEvicted()``.
+    private var evicted: [Transaction] = []
+
+    /// The blocks evicted since the last call, for the caller to let go of
+    /// off the actor (freeing a large block takes milliseconds).
+    mutating func takeEvicted() -> [Transaction] {
+        defer { evicted = [] }
+        return evicted
+    }
+
+    /// Keeps a block in memory, evicting the oldest kept past the limit
+    /// (held for ``takeEvicted()``).
+    mutating func keep(_ block: Transaction, level: Int, index: Int64) {
         blocks[level][index] = block
         changeCount += block.changeCount
         order.append((level, index))
         while changeCount > changeLimit, orderHead < order.count {
             let (oldLevel, oldIndex) = order[orderHead]
             orderHead += 1
-            if let evicted = blocks[oldLevel].removeValue(forKey: oldIndex) { changeCount -= evicted.changeCount }
+            if let old = blocks[oldLevel].removeValue(forKey: oldIndex) {
+                changeCount -= old.changeCount
+                evicted.append(old)
+            }
         }
         if orderHead > 1_024 && orderHead * 2 > order.count {
             order.removeFirst(orderHead)
@@ -151,6 +169,7 @@ struct RunIndex {
     /// Forgets every block that reaches past transaction `t` (the history
     /// after it was cut or rolled back).
     mutating func removeAll(after t: Int64) {
+        generation += 1
         for level in 0..<Self.levels {
             let size = Self.blockSize(level)
             for (index, block) in blocks[level] where (index + 1) * size > t {

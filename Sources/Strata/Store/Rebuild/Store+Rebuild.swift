@@ -85,6 +85,7 @@ extension Store {
         let base = try startValue(plan.start)
         let (low, high) = (min(plan.startBasis, t), max(plan.startBasis, t))
         guard let log else { throw StoreError.closed }
+        defer { Self.releaseOffActor(runIndex.takeEvicted()) }
         guard
             let combined = try runIndex.combined(
                 from: low,
@@ -104,26 +105,132 @@ extension Store {
 
     /// Merges the log into blocks as it grows: once the commits published
     /// between `previous` and `t` complete a block of 256, 4,096 or 65,536
-    /// transactions, builds it (from the smaller ones, mostly in memory)
-    /// and writes its file, after the commit has returned. A store reopened
-    /// later finds every full block on disk.
+    /// transactions, a compaction round builds it (from the smaller ones,
+    /// mostly in memory) and writes its file. Only gathering the parts and
+    /// installing the result run on the actor; flattening, compression and
+    /// file writes run on a thread of their own, so commits do not wait
+    /// for them. A store reopened later finds every full block on disk.
     func scheduleCompaction(from previous: Int64, to t: Int64) {
         let first = RunIndex.blockSize(RunIndex.persistedLevel)
-        guard t / first > previous / first, compactionTask == nil else { return }
-        compactionTask = Task {
-            self.compactCompletedBlocks(through: t)
-            self.compactionTask = nil
+        guard t / first > previous / first else { return }
+        compactionDue = true
+        startCompaction()
+    }
+
+    /// Starts a round for the blocks completed since the last one, unless a
+    /// round is running (it starts the next when it ends).
+    private func startCompaction() {
+        guard compactionDue, !compacting, !closing, let log else { return }
+        compactionDue = false
+        let t = current.basis
+        // A cut since the last round leaves its blocks to be built again.
+        let from = min(compactedThrough, t)
+        compactedThrough = t
+        // Cached transactions are taken decoded; the others are read
+        // (and decoded) off the actor from where their records are.
+        let source = RunIndex.PlanSource(
+            transaction: { t in
+                if let cached = self.history.cachedTransaction(t) { return .transaction(cached) }
+                let position = self.history.position(t)
+                return .logged(
+                    t: t,
+                    path: log.path(ofSegment: position.segment),
+                    offset: position.offset,
+                    size: position.size
+                )
+            },
+            id: { t in self.history.summary(t).id }
+        )
+        var plans: [RunIndex.BlockPlan] = []
+        for level in RunIndex.persistedLevel..<RunIndex.levels {
+            let size = RunIndex.blockSize(level)
+            for index in (from / size)..<(t / size) {
+                if let plan = runIndex.plan(level: level, index: index, source: source) { plans.append(plan) }
+            }
+        }
+        guard !plans.isEmpty else { return }
+        let (files, fileSystem, generation) = (runIndex.files, options.fileSystem, runIndex.generation)
+        compacting = true
+        // Handed to the thread directly, reporting back through a task
+        // created there: a task created here would run its first part on
+        // the actor, ahead of the next commit.
+        Self.compactionQueue.async { [plans] in
+            let built = RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation)
+            Task { await self.finishCompaction(built, from: from) }
         }
     }
 
-    private func compactCompletedBlocks(through t: Int64) {
-        guard let log, t <= current.basis else { return }
-        for level in RunIndex.persistedLevel..<RunIndex.levels {
-            let size = RunIndex.blockSize(level)
-            guard t % size < RunIndex.blockSize(RunIndex.persistedLevel), t >= size else { continue }
-            // A failure here (a damaged record) surfaces when a rebuild needs the block.
-            _ = try? runIndex.block(level: level, index: t / size - 1, source: runSource(log))
+    /// Waits until no compaction round runs (none starts once closing).
+    func compactionSettled() async {
+        while compacting {
+            await withCheckedContinuation { compactionSettledWaiters.append($0) }
         }
+    }
+
+    /// Installs a round's blocks and starts the next round when more blocks
+    /// completed meanwhile. The same blocks are planned again when the
+    /// history was cut meanwhile (what is left of it plans anew), or when
+    /// block files the round relied on did not read back (removed now, so
+    /// the next round builds them).
+    private func finishCompaction(_ built: RunIndex.Built, from: Int64) {
+        compacting = false
+        if !runIndex.install(built) || !built.unreadable.isEmpty {
+            compactedThrough = min(compactedThrough, from)
+            compactionDue = true
+        }
+        let evicted = runIndex.takeEvicted()
+        if !evicted.isEmpty { Self.releaseOffActor(evicted) }
+        startCompaction()
+        if !compacting {
+            let waiters = compactionSettledWaiters
+            compactionSettledWaiters = []
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// One thread for compaction, below the writers' priority: flattening
+    /// and compressing a block takes milliseconds to seconds, which would
+    /// hold one of the cooperative pool's few threads.
+    private static let compactionQueue = BackgroundQueue(name: "strata.store.compaction")
+
+    /// Measures, off the actor, what the checkpoints kept since the last
+    /// measurement cost beside their neighbours; the checkpoints thin when
+    /// over their byte limit. One measurement at a time; each starts the
+    /// next when more are due.
+    ///
+    /// The job is handed to the thread directly and reports back through a
+    /// task created there: creating a task on the actor costs the commit
+    /// that does it more than the commit itself.
+    func measureCheckpoints() {
+        let dropped = checkpoints.takeDropped()
+        if !dropped.isEmpty { Self.releaseOffActor(dropped) }
+        guard !measuringCheckpoints, !closing, checkpoints.needsMeasuring else { return }
+        measuringCheckpoints = true
+        let pairs = checkpoints.pendingMeasurements
+        let generation = checkpoints.generation
+        Self.upkeepQueue.async {
+            let results = pairs.map { ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer)) }
+            Task { await self.checkpointsMeasured(results, generation: generation) }
+        }
+    }
+
+    private func checkpointsMeasured(_ results: [(index: Int, bytes: Int)], generation: Int) {
+        measuringCheckpoints = false
+        checkpoints.measured(results, generation: generation)
+        measureCheckpoints()
+    }
+
+    /// One thread for upkeep other than compaction (measuring checkpoints,
+    /// freeing what the store let go of), below the writers' priority.
+    private static let upkeepQueue = BackgroundQueue(name: "strata.store.upkeep")
+
+    /// Lets go of `values` on the upkeep thread: freeing what only they
+    /// hold (a large transaction's records, a thinned checkpoint's nodes)
+    /// takes time a commit would otherwise wait for.
+    static func releaseOffActor<T: Sendable>(_ values: consuming [T]) {
+        let moved = consume values
+        guard !moved.isEmpty else { return }
+        upkeepQueue.async { withExtendedLifetime(moved) {} }
     }
 
     private func startValue(_ start: RebuildStart) throws -> Database {

@@ -1,0 +1,61 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A serial queue of jobs run on one thread of its own, at a lower
+/// scheduling priority than the writers: the store's upkeep (building
+/// compaction blocks, measuring checkpoints) takes what the cores leave,
+/// instead of time slices from the thread a commit runs on. Jobs run in
+/// order; the thread starts with the first job and lives with the process.
+///
+/// A dispatch queue's QoS does not lower a thread's priority on Linux, and
+/// its worker threads are shared; here the thread is ours, so its nice
+/// value (Linux: per thread) can be raised.
+final class BackgroundQueue: @unchecked Sendable {
+    /// The nice value of the thread on Linux (0 normal, 19 lowest): it still
+    /// progresses under load, about a tenth of a busy core.
+    static let niceness: Int32 = 10
+
+    private let name: String
+    // `@unchecked Sendable`: `jobs` and `started` are only touched with
+    // `condition` locked.
+    private let condition = NSCondition()
+    private var jobs: [@Sendable () -> Void] = []
+    private var started = false
+
+    init(name: String) { self.name = name }
+
+    /// Runs `job` after the jobs already queued. O(1).
+    func async(_ job: @escaping @Sendable () -> Void) {
+        condition.lock()
+        defer { condition.unlock() }
+        jobs.append(job)
+        if !started {
+            started = true
+            let thread = Thread { [self] in serve() }
+            thread.name = name
+            thread.start()
+        }
+        condition.signal()
+    }
+
+    private func serve() {
+        #if os(Linux)
+        // On Linux the nice value belongs to the calling thread alone.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+        #else
+        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+        #endif
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job()
+        }
+    }
+}
