@@ -16,35 +16,32 @@ import Foundation
 /// and is built again from the log. So it is written without syncing:
 /// a crash can leave it torn, never wrong.
 enum BlockFile {
-    static let magic: [UInt8] = Array("STRATBLK".utf8)
     static let version: UInt32 = 1
     static let headerSize = 64
     static let suffix = ".strata"
 
-    static func name(level: Int, first: Int64) -> String {
-        let digits = String(first)
-        return "block-L\(level)-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + suffix
-    }
+    static func name(level: Int, first: Int64) -> String { FileName.numbered("block-L\(level)-", first, suffix) }
 
     /// The level and first t a block file name encodes, or nil for other files.
     static func parse(_ name: String) -> (level: Int, first: Int64)? {
-        guard name.hasPrefix("block-L"), name.hasSuffix(suffix) else { return nil }
-        let parts = name.dropFirst(7).dropLast(suffix.count).split(separator: "-")
-        guard parts.count == 2, let level = Int(parts[0]), let first = Int64(parts[1]) else { return nil }
+        guard name.hasPrefix("block-L") else { return nil }
+        let rest = name.dropFirst(7)
+        guard let dash = rest.firstIndex(of: "-"), let level = Int(rest[..<dash]), level >= 0,
+            let first = FileName.number(in: name, prefix: "block-L\(level)-", suffix: suffix)
+        else { return nil }
         return (level, first)
     }
 
     static func encode(_ block: Transaction, level: Int, first: Int64, last: Int64, lastID: UUID) throws -> [UInt8] {
         let payload = try ZstdCompressor(level: 1).compress(BinaryCodec.encode(block))
-        var bytes = magic
-        LogFormat.append(version, to: &bytes)
-        LogFormat.append(UInt32(level), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: first), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: last), to: &bytes)
-        withUnsafeBytes(of: lastID.uuid) { bytes.append(contentsOf: $0) }
-        LogFormat.append(UInt64(payload.count), to: &bytes)
-        LogFormat.append(CRC32C.checksum(payload), to: &bytes)
-        LogFormat.append(CRC32C.checksum(bytes), to: &bytes)
+        var bytes = FileHeader.encode(.block, version: version, size: headerSize) {
+            $0.append(UInt32(level))
+            $0.append(UInt64(bitPattern: first))
+            $0.append(UInt64(bitPattern: last))
+            $0.append(lastID)
+            $0.append(UInt64(payload.count))
+            $0.append(CRC32C.checksum(payload))
+        }
         bytes.append(contentsOf: payload)
         return bytes
     }
@@ -52,17 +49,17 @@ enum BlockFile {
     /// Decodes a block file, or nil when it is damaged, from another format
     /// or version, or not the block expected (level, run, last ID).
     static func decode(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> Transaction? {
-        guard bytes.count >= headerSize, Array(bytes[0..<8]) == magic,
-            LogFormat.read(UInt32.self, bytes, at: 60) == CRC32C.checksum(bytes[0..<60]),
-            LogFormat.read(UInt32.self, bytes, at: 8) == version,
-            LogFormat.read(UInt32.self, bytes, at: 12) == UInt32(level),
-            Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16)) == first,
-            Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 24)) == last,
-            bytes[32..<48].elementsEqual(withUnsafeBytes(of: lastID.uuid) { Array($0) }),
-            LogFormat.read(UInt64.self, bytes, at: 48) == UInt64(bytes.count - headerSize)
+        // A block of a newer version reads as absent too: it is rebuilt.
+        guard let header = try? FileHeader.decode(bytes, kind: .block, size: { _ in headerSize }, supported: version),
+            header.version == version,
+            header.read(UInt32.self, at: 12) == UInt32(level),
+            Int64(bitPattern: header.read(UInt64.self, at: 16)) == first,
+            Int64(bitPattern: header.read(UInt64.self, at: 24)) == last,
+            header.uuid(at: 32) == lastID,
+            header.read(UInt64.self, at: 48) == UInt64(bytes.count - headerSize)
         else { return nil }
         let payload = bytes[headerSize...]
-        guard CRC32C.checksum(payload) == LogFormat.read(UInt32.self, bytes, at: 56),
+        guard CRC32C.checksum(payload) == header.read(UInt32.self, at: 56),
             let encoded = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(payload.count))
                 .decompress(payload),
             let block = try? BinaryCodec.decodeTransaction(encoded)

@@ -7,6 +7,14 @@
 /// flipped length byte cannot pass for a torn tail and hide the records
 /// after it).
 struct LogScanner {
+    /// What a scan found wrong, for the store to report.
+    enum Finding: Equatable, Sendable {
+        /// A partial last record (a write cut short by a crash).
+        case tornTail(segment: String, offset: Int, bytes: Int)
+        /// Damage; the segment is kept only up to `offset`.
+        case damage(segment: String, offset: Int, reason: String)
+    }
+
     struct Frame {
         var offset: Int
         var size: Int
@@ -20,7 +28,7 @@ struct LogScanner {
         var frames: [Frame] = []
         /// Where the intact prefix ends.
         var validEnd: Int
-        var warning: StoreWarning?
+        var finding: Finding?
     }
 
     let name: String
@@ -28,7 +36,7 @@ struct LogScanner {
     let isLast: Bool
     /// Named by the manifest as created whole: a short header is damage.
     var isListed = false
-    let recovery: TransactionLog.Recovery
+    let recovery: Recovery
 
     func scan() throws -> Result {
         guard bytes.count >= LogFormat.headerSize else {
@@ -39,27 +47,18 @@ struct LogScanner {
                 return Result(
                     header: nil,
                     validEnd: 0,
-                    warning: .tornTail(segment: name, offset: 0, bytes: bytes.count)
+                    finding: .tornTail(segment: name, offset: 0, bytes: bytes.count)
                 )
             }
             return try damage(at: 0, "segment shorter than its \(LogFormat.headerSize)-byte header", header: nil)
         }
-        guard Array(bytes[0..<8]) == LogFormat.magic else {
-            return try damage(at: 0, "not a Strata log segment (bad magic)", header: nil)
+        let first: Int64
+        do {
+            first = try LogFormat.firstSequence(inHeader: bytes)
+        } catch {
+            if case .newerVersion = error.problem { throw error.in(name) }
+            return try damage(at: error.offset, error.reason, header: nil)
         }
-        // The checksum first: a damaged version field is damage, not a newer
-        // format. (The 24-byte header keeps this layout in every version.)
-        let version = LogFormat.read(UInt32.self, bytes, at: 8)
-        let crc = LogFormat.read(UInt32.self, bytes, at: 20)
-        guard crc == CRC32C.checksum(bytes[0..<20]) else {
-            return try damage(at: 0, "header checksum mismatch", header: nil)
-        }
-        if version > LogFormat.version {
-            throw StoreError.unsupportedVersion(file: name, found: version, supported: LogFormat.version)
-        }
-        guard version >= 1 else { return try damage(at: 8, "format version 0", header: nil) }
-        let first = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 12))
-        guard first >= 1 else { return try damage(at: 12, "first record number \(first)", header: nil) }
 
         var result = Result(header: first, validEnd: LogFormat.headerSize)
         var offset = LogFormat.headerSize
@@ -72,7 +71,7 @@ struct LogScanner {
             }
             let problem = describe(at: offset)
             if isLast && !hasIntactFrame(after: offset) {
-                result.warning = .tornTail(segment: name, offset: offset, bytes: bytes.count - offset)
+                result.finding = .tornTail(segment: name, offset: offset, bytes: bytes.count - offset)
                 return result
             }
             var damaged = try damage(at: offset, problem, header: first)
@@ -84,11 +83,7 @@ struct LogScanner {
 
     /// The first record number in an intact segment header, or nil.
     static func header(of bytes: [UInt8]) -> Int64? {
-        guard bytes.count >= LogFormat.headerSize, Array(bytes[0..<8]) == LogFormat.magic,
-            LogFormat.read(UInt32.self, bytes, at: 20) == CRC32C.checksum(bytes[0..<20])
-        else { return nil }
-        let first = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 12))
-        return first >= 1 ? first : nil
+        try? LogFormat.firstSequence(inHeader: bytes)
     }
 
     /// How many intact frames follow one another from the first intact
@@ -117,7 +112,7 @@ struct LogScanner {
     func describe(at offset: Int) -> String {
         let remaining = bytes.count - offset
         if remaining < LogFormat.frameHeaderSize { return "partial frame header (\(remaining) bytes)" }
-        let length = Int(LogFormat.read(UInt32.self, bytes, at: offset))
+        let length = Int(LittleEndian.read(UInt32.self, bytes, at: offset))
         if length > remaining - LogFormat.frameHeaderSize {
             return "frame of \(length) bytes runs past the end of the segment"
         }
@@ -136,12 +131,12 @@ struct LogScanner {
 
     func damage(at offset: Int, _ reason: String, header: Int64?) throws -> Result {
         guard recovery == .truncateAtDamage else {
-            throw StoreError.corruptLog(segment: name, offset: offset, reason: reason)
+            throw FormatError(.logSegment, file: name, offset: offset, .damaged(reason))
         }
         return Result(
             header: header,
             validEnd: header == nil ? 0 : offset,
-            warning: .truncatedAtDamage(segment: name, offset: offset, reason: reason)
+            finding: .damage(segment: name, offset: offset, reason: reason)
         )
     }
 }

@@ -19,10 +19,10 @@ import Foundation
 /// directory synced, so a crash leaves either the old set of snapshots or
 /// the new one, never a partial file under a snapshot's name.
 enum SnapshotFile {
-    static let magic: [UInt8] = Array("STRATSNP".utf8)
     static let version: UInt32 = 2
     static let headerSize = 64
     static let version1HeaderSize = 48
+    static let prefix = "snapshot-"
     static let suffix = ".strata"
     static let temporarySuffix = ".tmp"
 
@@ -36,69 +36,54 @@ enum SnapshotFile {
         var size: Int
     }
 
-    static func name(basis: Int64) -> String {
-        let digits = String(basis)
-        return "snapshot-" + String(repeating: "0", count: max(0, 20 - digits.count)) + digits + suffix
-    }
+    static func name(basis: Int64) -> String { FileName.numbered(prefix, basis, suffix) }
 
     /// The basis named by a snapshot file name, or nil for other files.
-    static func basis(ofName name: String) -> Int64? {
-        guard name.hasPrefix("snapshot-"), name.hasSuffix(suffix) else { return nil }
-        return Int64(name.dropFirst(9).dropLast(suffix.count))
-    }
+    static func basis(ofName name: String) -> Int64? { FileName.number(in: name, prefix: prefix, suffix: suffix) }
 
     /// - Parameter basisID: the ID of transaction `database.basis` (the
     ///   zero UUID for t 0).
     static func encode(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
         let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database))
-        var bytes = magic
-        LogFormat.append(version, to: &bytes)
-        LogFormat.append(UInt32(0), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: database.basis), to: &bytes)
-        LogFormat.append(UInt64(database.recordCount), to: &bytes)
-        LogFormat.append(UInt64(payload.count), to: &bytes)
-        withUnsafeBytes(of: basisID.uuid) { bytes.append(contentsOf: $0) }
-        LogFormat.append(CRC32C.checksum(payload), to: &bytes)
-        LogFormat.append(CRC32C.checksum(bytes), to: &bytes)
+        var bytes = FileHeader.encode(.snapshot, version: version, size: headerSize) {
+            $0.append(UInt32(0))
+            $0.append(UInt64(bitPattern: database.basis))
+            $0.append(UInt64(database.recordCount))
+            $0.append(UInt64(payload.count))
+            $0.append(basisID)
+            $0.append(CRC32C.checksum(payload))
+        }
         bytes.append(contentsOf: payload)
         return bytes
     }
 
     /// Checks the header of a snapshot file's first bytes.
-    static func header(_ bytes: [UInt8], file: String) throws -> Header {
-        guard bytes.count >= version1HeaderSize else {
-            throw StoreError.corruptSnapshot(file: file, reason: "\(bytes.count) bytes, shorter than the header")
+    /// - Throws: ``FormatError`` naming `file`.
+    static func header(_ bytes: [UInt8], file: String) throws(FormatError) -> Header {
+        let header: FileHeader
+        do {
+            // Every version after 2 keeps the 64-byte header.
+            header = try FileHeader.decode(
+                bytes,
+                kind: .snapshot,
+                size: { $0 == 1 ? version1HeaderSize : headerSize },
+                supported: version
+            )
+        } catch {
+            throw error.in(file)
         }
-        guard Array(bytes[0..<8]) == magic else {
-            throw StoreError.corruptSnapshot(file: file, reason: "not a Strata snapshot (bad magic)")
-        }
-        // The checksum first: a damaged version field is damage, not a newer
-        // format (a v2 version damaged into 1 fails v1's checksum).
-        let version = LogFormat.read(UInt32.self, bytes, at: 8)
-        let size = version == 1 ? version1HeaderSize : headerSize
-        guard bytes.count >= size,
-            LogFormat.read(UInt32.self, bytes, at: size - 4) == CRC32C.checksum(bytes[0..<(size - 4)])
-        else {
-            throw StoreError.corruptSnapshot(file: file, reason: "header checksum mismatch")
-        }
-        if version > Self.version {
-            throw StoreError.unsupportedVersion(file: file, found: version, supported: Self.version)
-        }
-        guard version >= 1 else { throw StoreError.corruptSnapshot(file: file, reason: "format version 0") }
-        let count = LogFormat.read(UInt64.self, bytes, at: 24)
-        let payloadSize = LogFormat.read(UInt64.self, bytes, at: 32)
+        let count = header.read(UInt64.self, at: 24)
+        let payloadSize = header.read(UInt64.self, at: 32)
         guard count <= UInt64(Int.max), payloadSize <= UInt64(Int.max) else {
-            throw StoreError.corruptSnapshot(file: file, reason: "impossible sizes in the header")
+            throw FormatError(.snapshot, file: file, offset: 24, .invalidField("impossible sizes in the header"))
         }
-        let basisID =
-            version == 1 ? nil : bytes[40..<56].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         return Header(
-            basis: Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16)),
+            basis: Int64(bitPattern: header.read(UInt64.self, at: 16)),
             recordCount: Int(count),
             payloadSize: Int(payloadSize),
-            payloadChecksum: LogFormat.read(UInt32.self, bytes, at: size - 8),
-            basisID: basisID,
-            size: size
+            payloadChecksum: header.read(UInt32.self, at: header.size - 8),
+            basisID: header.version == 1 ? nil : header.uuid(at: 40),
+            size: header.size
         )
     }
 
@@ -119,27 +104,26 @@ enum SnapshotFile {
 
     /// Decodes a whole snapshot file, checking every layer.
     /// - Returns: the value and its basis transaction's ID (nil for v1).
-    static func decode(_ bytes: [UInt8], file: String) throws -> (Database, basisID: UUID?) {
+    /// - Throws: ``FormatError`` naming `file`.
+    static func decode(_ bytes: [UInt8], file: String) throws(FormatError) -> (Database, basisID: UUID?) {
         let header = try header(bytes, file: file)
+        func damaged(_ reason: String) -> FormatError {
+            FormatError(.snapshot, file: file, offset: header.size, .damaged(reason))
+        }
         guard bytes.count - header.size == header.payloadSize else {
-            throw StoreError.corruptSnapshot(
-                file: file,
-                reason: "payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)"
-            )
+            throw damaged("payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)")
         }
         let payload = bytes[header.size...]
-        guard CRC32C.checksum(payload) == header.payloadChecksum else {
-            throw StoreError.corruptSnapshot(file: file, reason: "payload checksum mismatch")
-        }
+        guard CRC32C.checksum(payload) == header.payloadChecksum else { throw damaged("payload checksum mismatch") }
         let database: Database
         do {
             let encoded = try ZstdDecompressor(maximumOutputSize: outputBound(payload.count)).decompress(payload)
             database = try BinaryCodec.decodeDatabase(encoded)
         } catch {
-            throw StoreError.corruptSnapshot(file: file, reason: "\(error)")
+            throw damaged("\(error)")
         }
         guard database.basis == header.basis, database.recordCount == header.recordCount else {
-            throw StoreError.corruptSnapshot(file: file, reason: "content disagrees with the header")
+            throw damaged("content disagrees with the header")
         }
         return (database, header.basisID)
     }

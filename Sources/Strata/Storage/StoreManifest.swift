@@ -16,7 +16,6 @@ import Foundation
 /// temporary file, synced and renamed, so it is always one whole version.
 struct StoreManifest: Equatable, Sendable {
     static let fileName = "manifest"
-    static let magic: [UInt8] = Array("STRATMAN".utf8)
     static let version: UInt32 = 1
     static let size = 60
 
@@ -35,47 +34,43 @@ struct StoreManifest: Equatable, Sendable {
     var pendingCut: PendingCut?
 
     func encoded() -> [UInt8] {
-        var bytes = Self.magic
-        LogFormat.append(Self.version, to: &bytes)
-        LogFormat.append(UInt32(pendingCut == nil ? 0 : 1), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: durableThrough), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: newestSegment), to: &bytes)
-        LogFormat.append(UInt64(bitPattern: pendingCut?.t ?? 0), to: &bytes)
-        withUnsafeBytes(of: (pendingCut?.id ?? UUID(uuid: UUID.zero)).uuid) { bytes.append(contentsOf: $0) }
-        LogFormat.append(CRC32C.checksum(bytes), to: &bytes)
-        return bytes
+        FileHeader.encode(.manifest, version: Self.version, size: Self.size) {
+            $0.append(UInt32(pendingCut == nil ? 0 : 1))
+            $0.append(UInt64(bitPattern: durableThrough))
+            $0.append(UInt64(bitPattern: newestSegment))
+            $0.append(UInt64(bitPattern: pendingCut?.t ?? 0))
+            $0.append(pendingCut?.id ?? UUID(uuid: UUID.zero))
+        }
     }
 
     /// Decodes a manifest file's bytes.
-    /// - Throws: ``StoreError/corruptManifest(file:reason:)`` for damage;
-    ///   ``StoreError/unsupportedVersion(file:found:supported:)`` for a newer format.
-    static func decode(_ bytes: [UInt8], file: String) throws -> StoreManifest {
+    /// - Throws: ``FormatError`` naming `file`: damage, or a newer format.
+    static func decode(_ bytes: [UInt8], file: String) throws(FormatError) -> StoreManifest {
         guard bytes.count == size else {
-            throw StoreError.corruptManifest(file: file, reason: "\(bytes.count) bytes where \(size) were expected")
+            throw FormatError(
+                .manifest,
+                file: file,
+                offset: 0,
+                .invalidField("\(bytes.count) bytes where \(size) were expected")
+            )
         }
-        guard Array(bytes[0..<8]) == magic else {
-            throw StoreError.corruptManifest(file: file, reason: "not a Strata manifest (bad magic)")
+        let header: FileHeader
+        do {
+            header = try FileHeader.decode(bytes, kind: .manifest, size: { _ in size }, supported: version)
+        } catch {
+            throw error.in(file)
         }
-        // The checksum first: a damaged version field is damage, not a newer format.
-        guard LogFormat.read(UInt32.self, bytes, at: 56) == CRC32C.checksum(bytes[0..<56]) else {
-            throw StoreError.corruptManifest(file: file, reason: "checksum mismatch")
+        let flags = header.read(UInt32.self, at: 12)
+        let durable = Int64(bitPattern: header.read(UInt64.self, at: 16))
+        let newest = Int64(bitPattern: header.read(UInt64.self, at: 24))
+        let cut = Int64(bitPattern: header.read(UInt64.self, at: 32))
+        guard flags <= 1, durable >= 0, newest >= 0, cut >= 0 else {
+            throw FormatError(.manifest, file: file, offset: 12, .invalidField("impossible fields"))
         }
-        let version = LogFormat.read(UInt32.self, bytes, at: 8)
-        if version > Self.version {
-            throw StoreError.unsupportedVersion(file: file, found: version, supported: Self.version)
-        }
-        let flags = LogFormat.read(UInt32.self, bytes, at: 12)
-        let durable = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 16))
-        let newest = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 24))
-        let cut = Int64(bitPattern: LogFormat.read(UInt64.self, bytes, at: 32))
-        guard version >= 1, flags <= 1, durable >= 0, newest >= 0, cut >= 0 else {
-            throw StoreError.corruptManifest(file: file, reason: "impossible fields")
-        }
-        let id = bytes[40..<56].withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
         return StoreManifest(
             durableThrough: durable,
             newestSegment: newest,
-            pendingCut: flags == 1 ? PendingCut(t: cut, id: id) : nil
+            pendingCut: flags == 1 ? PendingCut(t: cut, id: header.uuid(at: 40)) : nil
         )
     }
 

@@ -14,13 +14,6 @@ final class TransactionLog {
         var end: Int { offset + size }
     }
 
-    enum Recovery: Sendable {
-        /// Refuse to open when a record before the last is damaged.
-        case strict
-        /// Keep every record before the first damage; drop the rest.
-        case truncateAtDamage
-    }
-
     struct Segment {
         var name: String
         var size: Int
@@ -54,11 +47,6 @@ final class TransactionLog {
         self.segmentLimit = segmentLimit
     }
 
-    static func segmentName(_ firstSequence: Int64) -> String {
-        let digits = String(firstSequence)
-        return String(repeating: "0", count: max(0, 20 - digits.count)) + digits + ".log"
-    }
-
     func path(_ segment: Segment) -> String { directory + "/" + segment.name }
 
     /// The file of segment `index` (for a reader off the owning actor, which
@@ -69,7 +57,7 @@ final class TransactionLog {
     /// with what it knows of the history (manifest, snapshots) before the
     /// log is cut.
     struct Recovered {
-        var warnings: [StoreWarning] = []
+        var findings: [LogScanner.Finding] = []
         /// The last record number seen anywhere on disk (intact frames in
         /// dropped segments included): a lower bound of how far the log reached.
         var reachedOnDisk: Int64 = 0
@@ -112,7 +100,7 @@ final class TransactionLog {
             let file = try fileSystem.open(path, create: false)
             defer { file.close() }
             let bytes = try file.read(at: 0, count: try file.size())
-            let named = Self.firstSequence(ofName: name)
+            let named = LogFormat.firstSequence(ofName: name)
             if let named { found.newestSegment = max(found.newestSegment, named) }
             if dropping {
                 // Everything after the cut goes; its intact records only
@@ -138,9 +126,9 @@ final class TransactionLog {
             guard let first = scan.header else {
                 // A segment cut before its header was complete holds nothing.
                 log.pendingRemovals.append(name)
-                if let warning = scan.warning {
-                    found.warnings.append(warning)
-                    if case .truncatedAtDamage(_, let offset, let reason) = warning {
+                if let finding = scan.finding {
+                    found.findings.append(finding)
+                    if case .damage(_, let offset, let reason) = finding {
                         found.cut = (name, offset, reason)
                         dropping = true
                     }
@@ -153,11 +141,11 @@ final class TransactionLog {
                     ? "starts at record \(first), expected \(expected): a segment before it is missing"
                     : "starts at record \(first), expected \(expected): a foreign or repeated segment"
                 guard recovery == .truncateAtDamage else {
-                    throw StoreError.corruptLog(segment: name, offset: 12, reason: reason)
+                    throw FormatError(.logSegment, file: name, offset: 12, .damaged(reason))
                 }
                 log.pendingRemovals.append(name)
                 found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(scan.frames.count))
-                found.warnings.append(.truncatedAtDamage(segment: name, offset: 0, reason: reason))
+                found.findings.append(.damage(segment: name, offset: 0, reason: reason))
                 found.cut = (name, 0, reason)
                 dropping = true
                 continue
@@ -175,7 +163,7 @@ final class TransactionLog {
                 expected += 1
             }
             found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(scan.frames.count))
-            if case .truncatedAtDamage(_, let offset, let reason)? = scan.warning, !dropping {
+            if case .damage(_, let offset, let reason)? = scan.finding, !dropping {
                 dropping = true
                 found.cut = (name, offset, reason)
                 found.reachedOnDisk = max(
@@ -183,7 +171,7 @@ final class TransactionLog {
                     expected - 1 + Int64(LogScanner.intactFrames(in: bytes, from: offset + 1))
                 )
             }
-            if let warning = scan.warning { found.warnings.append(warning) }
+            if let finding = scan.finding { found.findings.append(finding) }
             if kept < bytes.count { log.pendingTruncations.append((segmentIndex, kept)) }
             log.segments.append(Segment(name: name, size: kept))
         }
@@ -232,25 +220,20 @@ final class TransactionLog {
         manifest = updated
     }
 
-    /// The record number a segment's file name gives its first record.
-    static func firstSequence(ofName name: String) -> Int64? {
-        guard name.hasSuffix(".log"), name.count == 24 else { return nil }
-        return Int64(name.dropLast(4))
-    }
-
     /// The payload of the record at `position`, its frame checked again
     /// (the bytes may have changed on disk since the log was opened).
-    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when the
-    ///   frame no longer checks; `FileSystemError` when it cannot be read.
+    /// - Throws: ``FormatError`` when the frame no longer checks;
+    ///   `FileSystemError` when it cannot be read.
     func read(_ position: Position) throws -> [UInt8] {
         let segment = segments[position.segment]
         let reader = try readHandle(position.segment)
         let frame = try reader.read(at: position.offset, count: position.size)
         guard frame.count == position.size, let payload = LogFormat.payload(ofFrame: frame) else {
-            throw StoreError.corruptLog(
-                segment: segment.name,
+            throw FormatError(
+                .logSegment,
+                file: segment.name,
                 offset: position.offset,
-                reason: "the record no longer matches its checksum"
+                .damaged("the record no longer matches its checksum")
             )
         }
         return payload
@@ -275,12 +258,11 @@ final class TransactionLog {
 
     /// Appends one record; not durable until `sync()`. On a write error the
     /// segment is cut back to where it was.
-    /// - Throws: ``StoreError/transactionTooLarge(bytes:limit:)`` for a
-    ///   payload over the frame's limit (nothing written); `FileSystemError`.
+    /// - Precondition: the payload fits a frame
+    ///   (``LogFormat/maximumPayloadSize``: the store refuses larger ones).
+    /// - Throws: `FileSystemError`.
     func append(_ payload: [UInt8]) throws -> Position {
-        guard payload.count <= LogFormat.maximumPayloadSize else {
-            throw StoreError.transactionTooLarge(bytes: payload.count, limit: LogFormat.maximumPayloadSize)
-        }
+        precondition(payload.count <= LogFormat.maximumPayloadSize, "log record of \(payload.count) bytes")
         if needsNewSegment { try startSegment() }
         let frame = LogFormat.frame(payload)
         let index = segments.count - 1
@@ -308,7 +290,7 @@ final class TransactionLog {
     func startSegment() throws {
         if let file { try file.file.sync() }
         file = nil
-        let segment = Segment(name: Self.segmentName(nextSequence), size: LogFormat.headerSize)
+        let segment = Segment(name: LogFormat.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
         do {
             try newFile.write(LogFormat.header(firstSequence: nextSequence), at: 0)
@@ -346,7 +328,7 @@ final class TransactionLog {
     func truncate(from position: Position, sequence: Int64, sync: Bool = true) throws {
         // The manifest first: it must never name a segment or a reach the
         // log no longer has.
-        let newest = Self.firstSequence(ofName: segments[position.segment].name) ?? 0
+        let newest = LogFormat.firstSequence(ofName: segments[position.segment].name) ?? 0
         try updateManifest {
             $0.newestSegment = min($0.newestSegment, newest)
             $0.durableThrough = min($0.durableThrough, sequence - 1)

@@ -100,12 +100,6 @@ extension Store {
         return try transaction(at: t)
     }
 
-    /// Durable transactions `range` (numbers), oldest first.
-    func transactions(_ range: ClosedRange<Int64>) throws -> [Transaction] {
-        guard let log else { throw StoreError.closed }
-        return try history.run(range, log: log)
-    }
-
     /// Every version of record `id` of `table`, newest first, each with the
     /// transaction that made it. O(history): reads every transaction.
     public func versions(of id: RecordID, in table: String) throws -> [RecordVersion] {

@@ -44,7 +44,7 @@ extension Store {
             // The manifest first: from here on the directory reads as a
             // store, even if this first open is cut short.
             if isNew { try StoreManifest().write(in: path, fileSystem: fileSystem) }
-            var (loaded, warnings) = try load(path: path, options: options)
+            var (loaded, warnings) = try StoreError.mappingFormat { try load(path: path, options: options) }
             loaded.lockFile = lockFile
             return Store(path: path, options: options, warnings: warnings, loaded: loaded)
         } catch {
@@ -64,8 +64,9 @@ extension Store {
         var manifest: StoreManifest?
         do {
             manifest = try StoreManifest.read(in: path, fileSystem: fileSystem)
-        } catch StoreError.corruptManifest(let file, let reason) where options.recovery == .truncateAtDamage {
-            warnings.append(.rebuiltManifest(reason: "\(file): \(reason)"))
+        } catch let error as FormatError {
+            guard options.recovery == .truncateAtDamage, !error.isNewerVersion else { throw StoreError(error) }
+            warnings.append(.rebuiltManifest(reason: "\(error.file): \(error.reason)"))
         }
         let pendingCut = manifest?.pendingCut
         let snapshotDirectory = path + "/snapshots"
@@ -115,7 +116,7 @@ extension Store {
                 return false
             }
         }
-        warnings += found.warnings
+        warnings += found.findings.map(StoreWarning.init)
         if let damage {
             let segment = log.segments[damage.position.segment].name
             let reason: String
@@ -138,7 +139,7 @@ extension Store {
         if let manifest, pendingCut == nil, manifest.newestSegment > 0 {
             expected = max(expected, manifest.newestSegment - 1)
             if found.newestSegment < manifest.newestSegment {
-                lossReasons.append("log segment \(TransactionLog.segmentName(manifest.newestSegment)) is missing")
+                lossReasons.append("log segment \(LogFormat.segmentName(manifest.newestSegment)) is missing")
             }
         }
         if let pendingCut {
@@ -200,7 +201,7 @@ extension Store {
         try log.adoptManifest(
             StoreManifest(
                 durableThrough: keep,
-                newestSegment: log.segments.last.flatMap { TransactionLog.firstSequence(ofName: $0.name) } ?? 0
+                newestSegment: log.segments.last.flatMap { LogFormat.firstSequence(ofName: $0.name) } ?? 0
             ),
             in: path,
             written: manifest
@@ -245,6 +246,10 @@ extension Store {
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
                 break
+            } catch let error as FormatError {
+                // A newer format or a damaged log is not the snapshot's to absorb.
+                if error.isNewerVersion || error.kind == .logSegment { throw StoreError(error) }
+                warnings.append(.skippedSnapshot(file: name, reason: "\(StoreError(error))"))
             } catch let error as StoreError {
                 switch error {
                 case .unsupportedVersion, .corruptLog: throw error

@@ -190,9 +190,7 @@ public actor Store {
     public func commit(_ prepared: Transaction) async throws -> CommitReport {
         try await admitWriter()
         try checkNew(prepared.id)
-        var transaction = prepared
-        transaction.basis = head.basis
-        transaction.t = head.basis + 1
+        let transaction = prepared.numbered(onto: head)
         let next = try apply(head, transaction)
         return try await append(transaction, producing: next)
     }
@@ -201,10 +199,7 @@ public actor Store {
     /// committing it. O(changes · log32 n).
     public nonisolated func with(_ transaction: Transaction) throws -> Database {
         let base = current
-        var renumbered = transaction
-        renumbered.basis = base.basis
-        renumbered.t = base.basis + 1
-        return try apply(base, renumbered)
+        return try apply(base, transaction.numbered(onto: base))
     }
 
     func checkWritable() throws {
@@ -244,6 +239,9 @@ public actor Store {
     private func append(_ transaction: Transaction, producing next: Database) async throws -> CommitReport {
         guard let log else { throw StoreError.closed }
         let payload = BinaryCodec.encode(transaction)
+        guard payload.count <= LogFormat.maximumPayloadSize else {
+            throw StoreError.transactionTooLarge(bytes: payload.count, limit: LogFormat.maximumPayloadSize)
+        }
         let position: TransactionLog.Position
         do {
             if log.needsNewSegment {
@@ -349,7 +347,7 @@ public actor Store {
         case .success: publish(through: target)
         case .failure(let error):
             let error =
-                error as? FileSystemError ?? FileSystemError(operation: "sync", path: path, code: 5 /* EIO */)
+                error as? FileSystemError ?? FileSystemError(operation: "sync", path: path, code: EIO)
             rollBack(after: current.basis, error)
         }
     }
@@ -366,7 +364,7 @@ public actor Store {
             do {
                 try log.truncate(from: history.positions[keep], sequence: t + 1, sync: false)
             } catch {
-                failure = error as? FileSystemError ?? FileSystemError(operation: "truncate", path: path, code: 5)
+                failure = error as? FileSystemError ?? FileSystemError(operation: "truncate", path: path, code: EIO)
             }
         }
         history.removeAll(after: t)
@@ -429,5 +427,16 @@ public actor Store {
                 throw StoreError.writeFailed(error)
             }
         }
+    }
+}
+
+extension Transaction {
+    /// This transaction numbered to follow `base` (basis and t; nothing
+    /// else changes): how a prepared transaction joins the history.
+    func numbered(onto base: Database) -> Transaction {
+        var numbered = self
+        numbered.basis = base.basis
+        numbered.t = base.basis + 1
+        return numbered
     }
 }

@@ -10,8 +10,8 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case corruptLog(segment: String, offset: Int, reason: String)
     /// A file was written by a newer format than this build reads.
     case unsupportedVersion(file: String, found: UInt32, supported: UInt32)
-    /// A snapshot failed its checks (reported as a warning when an older
-    /// snapshot or the log can stand in for it).
+    /// A snapshot (or a compaction block) failed its checks (reported as a
+    /// warning when an older snapshot or the log can stand in for it).
     case corruptSnapshot(file: String, reason: String)
     /// Writing or syncing failed; the transaction is not committed and the
     /// store's value is unchanged.
@@ -111,6 +111,42 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
         case let .lostTransactions(t, count, reason):
             return "lost at least \(count) acknowledged transaction(s) after t \(t): \(reason)"
         case .rebuiltManifest(let reason): return "rebuilt the manifest from the log: \(reason)"
+        }
+    }
+}
+
+extension StoreError {
+    /// The store's report of a file whose bytes do not check: damage in the
+    /// log, a snapshot or the manifest, or a format newer than this build.
+    init(_ error: FormatError) {
+        if case let .newerVersion(found, supported) = error.problem {
+            self = .unsupportedVersion(file: error.file, found: found, supported: supported)
+            return
+        }
+        switch error.kind {
+        case .logSegment: self = .corruptLog(segment: error.file, offset: error.offset, reason: error.reason)
+        case .snapshot, .block: self = .corruptSnapshot(file: error.file, reason: error.reason)
+        case .manifest: self = .corruptManifest(file: error.file, reason: error.reason)
+        }
+    }
+
+    /// Runs `body`, reporting a ``FormatError`` it throws as a `StoreError`.
+    static func mappingFormat<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as FormatError {
+            throw StoreError(error)
+        }
+    }
+}
+
+extension StoreWarning {
+    /// The store's report of what a log scan recovered from.
+    init(_ finding: LogScanner.Finding) {
+        switch finding {
+        case let .tornTail(segment, offset, bytes): self = .tornTail(segment: segment, offset: offset, bytes: bytes)
+        case let .damage(segment, offset, reason):
+            self = .truncatedAtDamage(segment: segment, offset: offset, reason: reason)
         }
     }
 }

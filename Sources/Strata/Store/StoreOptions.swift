@@ -1,5 +1,4 @@
 import Foundation
-import PersistentCollections
 
 /// When a commit's bytes reach stable storage.
 public enum Durability: Sendable, Hashable {
@@ -77,28 +76,9 @@ public struct StoreOptions: Sendable {
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 
-    /// Open-time handling of log damage.
-    public enum Recovery: Sendable, Hashable {
-        /// Refuse to open when a record before the last is damaged.
-        case strict
-        /// Open with every record before the first damage; drop the rest
-        /// (reported in ``Store/warnings``).
-        case truncateAtDamage
-    }
+    /// Open-time handling of damage (``Strata/Recovery``, named here too).
+    public typealias Recovery = Strata.Recovery
 
     /// The defaults.
     public init() {}
-}
-
-/// What a commit did.
-public struct CommitReport: Sendable {
-    /// The committed transaction, numbered.
-    public var transaction: Transaction
-    /// The value before the commit.
-    public var before: Database
-    /// The value after it.
-    public var after: Database
-
-    /// The changes per table: record ID to change.
-    public var changes: PersistentMap<String, PersistentMap<RecordID, Change>> { transaction.changes }
 }

@@ -88,7 +88,7 @@ struct TransactionHistory {
         if let cached = cache[t] { return cached }
         let position = positions[Int(t - 1)]
         let segment = log.segments[position.segment].name
-        let payload = try log.read(position)
+        let payload = try StoreError.mappingFormat { try log.read(position) }
         let transaction: Transaction
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)

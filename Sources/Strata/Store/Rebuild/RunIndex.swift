@@ -182,7 +182,4 @@ struct RunIndex {
 
     /// Every built block.
     var builtBlocks: [Transaction] { blocks.flatMap(\.values) }
-
-    /// How many blocks are built, per level.
-    var builtCounts: [Int] { blocks.map(\.count) }
 }

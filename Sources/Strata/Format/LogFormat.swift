@@ -9,29 +9,52 @@
 /// The checksum covers the length, so a damaged length is caught before it
 /// is trusted to skip ahead.
 enum LogFormat {
-    static let magic: [UInt8] = Array("STRATLOG".utf8)
     static let version: UInt32 = 1
+    /// Every version keeps this header size and layout.
     static let headerSize = 24
     static let frameHeaderSize = 8
     /// Larger payloads are refused when writing and read as damage.
     static let maximumPayloadSize = 1 << 30
+    static let segmentSuffix = ".log"
+
+    /// The file name of the segment whose first record is `firstSequence`.
+    static func segmentName(_ firstSequence: Int64) -> String {
+        FileName.numbered("", firstSequence, segmentSuffix)
+    }
+
+    /// The first record number a segment's file name gives, or nil for
+    /// other files.
+    static func firstSequence(ofName name: String) -> Int64? {
+        FileName.number(in: name, prefix: "", suffix: segmentSuffix)
+    }
 
     static func header(firstSequence: Int64) -> [UInt8] {
-        var bytes = magic
-        append(UInt32(version), to: &bytes)
-        append(UInt64(bitPattern: firstSequence), to: &bytes)
-        append(CRC32C.checksum(bytes), to: &bytes)
-        return bytes
+        FileHeader.encode(.logSegment, version: version, size: headerSize) {
+            $0.append(UInt64(bitPattern: firstSequence))
+        }
+    }
+
+    /// The first record number of a segment's sound header at the start of
+    /// `bytes`.
+    /// - Throws: ``FormatError`` when the header is short, damaged, from a
+    ///   newer version, or names no record (a first number below 1).
+    static func firstSequence(inHeader bytes: [UInt8]) throws(FormatError) -> Int64 {
+        let header = try FileHeader.decode(bytes, kind: .logSegment, size: { _ in headerSize }, supported: version)
+        let first = Int64(bitPattern: header.read(UInt64.self, at: 12))
+        guard first >= 1 else {
+            throw FormatError(.logSegment, offset: 12, .invalidField("first record number \(first)"))
+        }
+        return first
     }
 
     static func frame(_ payload: [UInt8]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(frameHeaderSize + payload.count)
-        append(UInt32(payload.count), to: &bytes)
+        LittleEndian.append(UInt32(payload.count), to: &bytes)
         var crc = CRC32C()
         crc.update(bytes)
         crc.update(payload)
-        append(crc.value, to: &bytes)
+        LittleEndian.append(crc.value, to: &bytes)
         bytes.append(contentsOf: payload)
         return bytes
     }
@@ -48,10 +71,10 @@ enum LogFormat {
     /// header, length or checksum does not hold.
     static func frameSize(in bytes: [UInt8], at offset: Int) -> Int? {
         guard bytes.count - offset >= frameHeaderSize else { return nil }
-        let length = Int(read(UInt32.self, bytes, at: offset))
+        let length = Int(LittleEndian.read(UInt32.self, bytes, at: offset))
         guard length <= maximumPayloadSize, length <= bytes.count - offset - frameHeaderSize else { return nil }
         let payloadStart = offset + frameHeaderSize
-        let stored = read(UInt32.self, bytes, at: offset + 4)
+        let stored = LittleEndian.read(UInt32.self, bytes, at: offset + 4)
         let actual = checksum(
             length: bytes[offset..<(offset + 4)],
             payload: bytes[payloadStart..<(payloadStart + length)]
@@ -63,15 +86,5 @@ enum LogFormat {
     static func payload(ofFrame frame: [UInt8]) -> [UInt8]? {
         guard frameSize(in: frame, at: 0) == frame.count else { return nil }
         return Array(frame[frameHeaderSize...])
-    }
-
-    static func append<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
-    }
-
-    static func read<T: FixedWidthInteger>(_: T.Type, _ bytes: [UInt8], at offset: Int) -> T {
-        var value: T = 0
-        for i in 0..<MemoryLayout<T>.size { value |= T(bytes[offset + i]) << (8 * i) }
-        return value
     }
 }
