@@ -34,12 +34,7 @@ extension Store {
         let fileSystem = options.fileSystem
         let isNew = try StoreDirectory.check(path, fileSystem: fileSystem, create: options.createIfMissing)
         if isNew { try fileSystem.createDirectory(path) }
-        let lockFile: any StorageFile
-        do {
-            lockFile = try fileSystem.lock(path + "/lock")
-        } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
-            throw StoreError.locked(path: path)
-        }
+        let lockFile = try await lock(path, fileSystem: fileSystem)
         do {
             // The manifest first: from here on the directory reads as a
             // store, even if this first open is cut short.
@@ -52,6 +47,27 @@ extension Store {
             throw error
         }
     }
+
+    /// Takes the store's lock. A lock held for a moment longer than its
+    /// holder's close is retried for up to ~0.2 s: a process spawning a
+    /// child holds a copy of every descriptor (the lock's too) from the
+    /// fork until the child's exec closes it, so a store closed and reopened
+    /// while the app starts a process could otherwise read as locked.
+    private static func lock(_ path: String, fileSystem: any FileSystem) async throws -> any StorageFile {
+        var attempt = 0
+        while true {
+            do {
+                return try fileSystem.lock(path + "/lock")
+            } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
+                attempt += 1
+                guard attempt < Self.lockAttempts else { throw StoreError.locked(path: path) }
+                try? await Task.sleep(for: .milliseconds(attempt < 5 ? 1 : 10))
+            }
+        }
+    }
+
+    /// How many times open tries a held lock (~0.2 s in all).
+    static let lockAttempts = 24
 
     /// Opens the store in the directory at `url` (a file URL).
     public static func open(at url: URL, options: StoreOptions = StoreOptions()) async throws -> Store {

@@ -172,7 +172,11 @@ struct StoreGroupCommitTests {
         var random = SeededRandom(seed: 1_301)
         var returnedAfterClose = 0
         var refused = 0
-        for round in 0..<rounds {
+        // Timing decides whether a round meets the race (a loaded machine may
+        // finish every commit first): rounds continue, up to 8x, until it has.
+        var round = 0
+        while round < rounds || (round < 8 * rounds && (refused == 0 || returnedAfterClose == 0)) {
+            defer { round += 1 }
             let seed = random.next()
             var roundRandom = SeededRandom(seed: seed)
             let label = "\(durability) round \(round) seed \(seed)"
@@ -223,7 +227,10 @@ struct StoreGroupCommitTests {
     func truncateMidFlight(durability: Durability, rounds: Int) async throws {
         var random = SeededRandom(seed: 1_302)
         var cutInFlight = 0
-        for round in 0..<rounds {
+        var round = 0
+        // As in closeMidFlight: more rounds until one met commits in flight.
+        while round < rounds || (round < 8 * rounds && durability == .grouped && cutInFlight == 0) {
+            defer { round += 1 }
             let seed = random.next()
             var roundRandom = SeededRandom(seed: seed)
             // Half the rounds cut at the current basis, as an app undoing
@@ -289,7 +296,10 @@ struct StoreGroupCommitTests {
     func failingSyncsMidFlight(durability: Durability, rounds: Int) async throws {
         var random = SeededRandom(seed: 1_303)
         var failed = 0
-        for round in 0..<rounds {
+        var round = 0
+        // As in closeMidFlight: more rounds until a sync failed under writers.
+        while round < rounds || (round < 8 * rounds && failed == 0) {
+            defer { round += 1 }
             let seed = random.next()
             var roundRandom = SeededRandom(seed: seed)
             let label = "\(durability) round \(round) seed \(seed)"

@@ -89,6 +89,35 @@ struct StoreTests {
         try await again.close()
     }
 
+    @Test("a lock held a moment past close (a child process between fork and exec) does not refuse a reopen")
+    func lockHeldBriefly() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.close()
+        // What a spawned child holds until its exec: the lock taken through another descriptor.
+        let descriptor = open(path + "/lock", O_RDWR | O_CLOEXEC)
+        #expect(descriptor >= 0 && flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let release = Task {
+            try await Task.sleep(for: .milliseconds(20))
+            close(descriptor)
+        }
+        let reopened = try await Store.open(at: path, options: testOptions())
+        try await release.value
+        try await reopened.close()
+
+        // Held for good: still refused, as .locked.
+        let holder = open(path + "/lock", O_RDWR | O_CLOEXEC)
+        defer { close(holder) }
+        #expect(holder >= 0 && flock(holder, LOCK_EX | LOCK_NB) == 0)
+        await #expect {
+            _ = try await Store.open(at: path, options: testOptions())
+        } throws: { error in
+            if case .locked(let reported)? = error as? StoreError { return reported == path }
+            return false
+        }
+    }
+
     @Test("revert, redo and per-record history against a model")
     func revertAndHistory() async throws {
         let path = temporaryStorePath()
