@@ -165,11 +165,16 @@ extension RebuildScenario {
                     .atLeast,
                     500
                 )
+                // The goal is ≤ 5x (the table's note); the gate sits at 20x:
+                // the p99 of a ~25 µs commit moves with every preemption on a
+                // shared 2-core machine (34x measured with two compilers
+                // running beside it), while the regression it guards,
+                // compaction back on the store's actor, measured ~85x.
                 report.gate(
-                    "commit p99 ≤ 5x p50 (.none, during compaction) (\(MapScenario.sizeLabel(songs)) songs)",
+                    "commit p99/p50 (.none, during compaction) (\(MapScenario.sizeLabel(songs)) songs)",
                     measured: compactionRatio,
                     .atMost,
-                    5
+                    20
                 )
             }
         }
