@@ -1,0 +1,23 @@
+extension Change: CustomStringConvertible {
+    /// What the change does, with what it replaced:
+    ///
+    ///     insert {title: "Blue River"}
+    ///     delete {title: "Blue River"}
+    ///     update {plays: 1 → 2, title: absent → "Blue"}
+    public var description: String {
+        switch self {
+        case .insert(let record): return "insert \(record)"
+        case .delete(let record): return "delete \(record)"
+        case .update(let fields):
+            let parts = fields.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value)" }
+            return "update {" + parts.joined(separator: ", ") + "}"
+        }
+    }
+}
+
+extension FieldChange: CustomStringConvertible {
+    /// `old → new`, `absent` for a missing side.
+    public var description: String {
+        "\(old.map { "\($0)" } ?? "absent") → \(new.map { "\($0)" } ?? "absent")"
+    }
+}

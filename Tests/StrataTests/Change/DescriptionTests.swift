@@ -1,0 +1,75 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("Descriptions and construction from records")
+struct DescriptionTests {
+    @Test("Database from records equals the same records inserted by a transaction; empty tables dropped")
+    func databaseFromRecords() throws {
+        let records: [String: [RecordID: Record]] = [
+            "songs": [7: ["title": "Blue River", "plays": 3], "x": ["title": "Night"]],
+            "albums": [1: ["name": "Rivers"]],
+            "empty": [:],
+        ]
+        let direct = Database(records, basis: 5)
+        var builder = TransactionBuilder(on: Database())
+        for (table, byID) in records {
+            for (id, record) in byID { try builder.insert(record, id: id, into: table) }
+        }
+        #expect(direct.tables == builder.database.tables)
+        #expect(direct.basis == 5)
+        #expect(direct.tableNames == ["albums", "songs"])
+        #expect(direct.record("x", in: "songs")?["title"] == "Night")
+        #expect(Database([:]) == Database())
+
+        // Sizes around the map's node boundaries build the same as one by one.
+        var random = SeededRandom(seed: 41)
+        for count in [1, 31, 32, 33, 1_025] {
+            var byID: [RecordID: Record] = [:]
+            for _ in 0..<count {
+                byID[RecordID(Int64(random.int(below: 1 << 40)))] = ["n": .int(Int64(random.int(below: 100)))]
+            }
+            var built = TransactionBuilder(on: Database())
+            for (id, record) in byID { try built.insert(record, id: id, into: "t") }
+            #expect(Database(["t": byID]).tables == built.database.tables, "\(count) records")
+        }
+    }
+
+    @Test("descriptions read like the values they show")
+    func descriptions() throws {
+        let small = Database(["songs": [7: ["title": "Blue River", "plays": 1]], "albums": [1: ["name": "Rivers"]]])
+        #expect(
+            small.description
+                == #"Database t 0 {albums: {1: {name: "Rivers"}}, songs: {7: {plays: 1, title: "Blue River"}}}"#
+        )
+        var many: [RecordID: Record] = [:]
+        for n in 0..<40 { many[RecordID(Int64(n))] = ["n": .int(Int64(n))] }
+        #expect(
+            Database(["songs": many, "albums": [1: ["a": 1]]], basis: 9).description
+                == "Database t 9 {albums: 1 record, songs: 40 records}"
+        )
+
+        #expect(Change.insert(["a": 1]).description == "insert {a: 1}")
+        #expect(Change.delete(["a": "x"]).description == #"delete {a: "x"}"#)
+        let update = Change.update(["b": FieldChange(old: nil, new: 2), "a": FieldChange(old: 1, new: nil)])
+        #expect(update.description == "update {a: 1 → absent, b: absent → 2}")
+
+        var builder = TransactionBuilder(on: small)
+        try builder.update(7, in: "songs", [.set("plays", 2)])
+        let edit = builder.transaction(id: UUID(), message: "Play", significance: .normal, metadata: [:])
+        #expect(edit.description == #"Transaction t 1 (basis 0) "Play": songs 7 update {plays: 1 → 2}"#)
+
+        var bulk = TransactionBuilder(on: Database())
+        for n in 0..<20 { try bulk.insert(["n": .int(Int64(n))], id: RecordID(Int64(n)), into: "t") }
+        let imported = bulk.transaction(id: UUID(), message: "", significance: .normal, metadata: [:])
+        #expect(imported.description.hasPrefix(#"Transaction t 1 (basis 0) "": t 0 insert {n: 0}; t 1 insert {n: 1}"#))
+        #expect(imported.description.hasSuffix("; … and 4 more changes"))
+        let nothing = TransactionBuilder(on: Database()).transaction(
+            id: UUID(),
+            message: "",
+            significance: .normal,
+            metadata: [:]
+        )
+        #expect(nothing.description == #"Transaction t 1 (basis 0) "": no changes"#)
+    }
+}
