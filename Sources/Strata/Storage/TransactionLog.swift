@@ -282,13 +282,20 @@ final class TransactionLog {
     /// or the last one is full).
     var needsNewSegment: Bool { file == nil || segments[segments.count - 1].size >= segmentLimit }
 
-    /// Starts a new segment whose first record is the next one. The
-    /// previous segment's tail is synced first, so only the last segment
-    /// is ever unsynced; it is then let go, and closed once no group sync
-    /// still holds it. When this throws, the previous segment's unsynced
-    /// records may not be durable.
-    func startSegment() throws {
+    /// Syncs the active segment: before a rollover, so that only the last
+    /// segment is ever unsynced. Once it returns, every record appended so
+    /// far is durable.
+    func syncTail() throws {
         if let file { try file.file.sync() }
+    }
+
+    /// Starts a new segment whose first record is the next one. The
+    /// previous segment's tail is synced first (``syncTail()``, a no-op
+    /// when just done); it is then let go, and closed once no group sync
+    /// still holds it. When this throws from the tail's sync, the previous
+    /// segment's unsynced records may not be durable; after it, they are.
+    func startSegment() throws {
+        try syncTail()
         file = nil
         let segment = Segment(name: LogFormat.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
@@ -304,8 +311,12 @@ final class TransactionLog {
         segments.append(segment)
         file = SharedFile(newFile)
         // Named only once whole: from now on a short header there is damage.
+        // Best effort: the old segment's records are durable already (their
+        // commits must not fail now), and a manifest that lags the log is
+        // still true (it bounds the history from below); the next rollover
+        // or close writes it again, and a failing disk fails the next sync.
         let first = nextSequence
-        try updateManifest {
+        try? updateManifest {
             $0.newestSegment = first
             $0.durableThrough = max($0.durableThrough, first - 1)
         }

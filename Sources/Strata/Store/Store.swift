@@ -246,13 +246,18 @@ public actor Store {
         do {
             if log.needsNewSegment {
                 do {
-                    try log.startSegment()
+                    try log.syncTail()
                 } catch let error as FileSystemError {
                     // The old segment's tail may not have reached the disk:
                     // the commits waiting for it are not durable.
                     if !unpublished.isEmpty { rollBack(after: current.basis, error) }
                     throw error
                 }
+                // Every commit appended so far is durable now: published
+                // here, so that no later failure (creating the segment, a
+                // group sync of the old one) can roll back what is on disk.
+                if let last = unpublished.last { publish(through: last.serial) }
+                try log.startSegment()
             }
             position = try log.append(payload)
         } catch let error as FileSystemError {

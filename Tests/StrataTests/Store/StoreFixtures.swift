@@ -44,6 +44,8 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
     struct Faults {
         var failWrites = false
         var failSyncs = false
+        /// Syncs of files (not directories) whose path ends with this fail.
+        var failSyncsOfPathsEnding: String?
     }
 
     let base = PosixFileSystem()
@@ -88,7 +90,10 @@ final class FaultyFile: StorageFile {
         try base.write(bytes, at: offset)
     }
     func sync() throws {
-        if owner.faults.withLock({ $0.failSyncs }) { throw FileSystemError(operation: "sync", path: path, code: EIO) }
+        let fails = owner.faults.withLock { faults in
+            faults.failSyncs || faults.failSyncsOfPathsEnding.map { path.hasSuffix($0) } == true
+        }
+        if fails { throw FileSystemError(operation: "sync", path: path, code: EIO) }
         try base.sync()
     }
     func truncate(to size: Int) throws { try base.truncate(to: size) }

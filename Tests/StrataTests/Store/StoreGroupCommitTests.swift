@@ -341,6 +341,38 @@ struct StoreGroupCommitTests {
         #expect(failed > 0)
     }
 
+    @Test(
+        "a rollover whose manifest write or new segment fails never fails the commits already durable",
+        arguments: ["manifest.tmp", ".log"]
+    )
+    func rolloverFailures(failing suffix: String) async throws {
+        let path = temporaryStorePath("group-rollover")
+        defer { removeStore(path) }
+        let fileSystem = FaultyFileSystem()
+        var options = Self.tinySegments(.grouped)
+        options.fileSystem = fileSystem
+        let store = try await Store.open(at: path, options: options)
+        // Segments fill after a few commits; every rollover from here meets the fault.
+        fileSystem.faults.withLock { $0.failSyncsOfPathsEnding = suffix }
+        let outcomes = await Self.write(store, writers: 4, count: 30, seed: 77, disruption: Disruption())
+        let failed = outcomes.filter { $0.t == nil }
+        for outcome in failed {
+            // Failed writes only, each reported as such.
+            switch outcome.error as? StoreError {
+            case .writeFailed?, .needsReopen?: continue
+            default: Issue.record("\(suffix): \(outcome.label): \(String(describing: outcome.error))")
+            }
+        }
+        if suffix == "manifest.tmp" { #expect(failed.isEmpty, "\(failed.prefix(3).map(\.label))") }
+        try await Self.check(outcomes, in: store, suffix)
+        fileSystem.faults.withLock { $0 = .init() }
+        try? await store.close()
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(reopened.current == store.current, "\(suffix)")
+        try await Self.check(outcomes, in: reopened, "\(suffix), reopened")
+        try await reopened.close()
+    }
+
     @Test("a caller's transaction ID tells whether a failed commit landed; it is never committed twice")
     func callerSuppliedID() async throws {
         let path = temporaryStorePath()
