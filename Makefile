@@ -45,12 +45,13 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(MAKE) test-optimized
 
-# The collections' unsafe node storage, tested as it ships: optimized, under
+# The collections' unsafe node storage, and the decoders that feed it
+# untrusted bytes (fuzz, repeated keys), tested as they ship: optimized, under
 # AddressSanitizer. Lifetime bugs (a node freed while a pointer into it is
 # still in use) appear only once the optimizer shortens lifetimes.
 test-optimized: deps
 	$(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter PersistentCollectionsTests
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests.BinaryCodecTests"
 
 bench: deps
 	$(SWIFT) run -c release bench $(BENCH_ARGS)

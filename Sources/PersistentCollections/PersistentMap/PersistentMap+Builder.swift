@@ -98,16 +98,20 @@ extension _MapNode {
         if shift >= maximumShift {
             // Every hash in the range is equal: a collision node, keys distinct.
             let node = allocate(itemCapacity: range.count, childCapacity: 0, isCollision: true)
-            for (offset, position) in range.enumerated() {
-                let item = items[Int(order[position])]
-                for j in 0..<offset where node._items[j].key == item.key {
-                    node._header.pointee.dataMap = UInt32(offset)
-                    return nil
+            // The header counts every item as soon as it is placed, so a
+            // failure returns without writing to a node it is about to free,
+            // and the node's deinit releases exactly the items placed. The
+            // node outlives every pointer taken from it.
+            let isComplete = withExtendedLifetime(node) { () -> Bool in
+                for (offset, position) in range.enumerated() {
+                    let item = items[Int(order[position])]
+                    for j in 0..<offset where node._items[j].key == item.key { return false }
+                    (node._items + offset).initialize(to: item)
+                    node._header.pointee.dataMap = UInt32(offset + 1)
                 }
-                (node._items + offset).initialize(to: item)
+                return true
             }
-            node._header.pointee.dataMap = UInt32(range.count)
-            return node
+            return isComplete ? node : nil
         }
         // Counting sort of the range by this level's slot.
         var counts = (0..<33).map { _ in 0 }
@@ -132,27 +136,40 @@ extension _MapNode {
             if size == 1 { dataMap |= 1 << UInt32(slot) } else if size > 1 { nodeMap |= 1 << UInt32(slot) }
         }
         let node = allocate(itemCapacity: dataMap.nonzeroBitCount, childCapacity: nodeMap.nonzeroBitCount)
-        var itemCount = 0
-        var childCount = 0
-        for slot in 0..<32 {
-            let start = range.lowerBound + counts[slot]
-            let end = range.lowerBound + counts[slot + 1]
-            if end - start == 1 {
-                (node._items + itemCount).initialize(to: items[Int(order[start])])
-                itemCount += 1
-                node._header.pointee.dataMap |= 1 << UInt32(slot)
-            } else if end - start > 1 {
-                guard
-                    let child = build(items, hashes, order, scratch, range: start..<end, shift: shift + bitsPerLevel)
-                else {
-                    return nil
+        // As above: the maps count each item and child as soon as it is
+        // placed (so a failure leaves the node's deinit exactly what to
+        // release), and the node outlives every pointer taken from it.
+        let isComplete = withExtendedLifetime(node) { () -> Bool in
+            var itemCount = 0
+            var childCount = 0
+            for slot in 0..<32 {
+                let start = range.lowerBound + counts[slot]
+                let end = range.lowerBound + counts[slot + 1]
+                if end - start == 1 {
+                    (node._items + itemCount).initialize(to: items[Int(order[start])])
+                    itemCount += 1
+                    node._header.pointee.dataMap |= 1 << UInt32(slot)
+                } else if end - start > 1 {
+                    guard
+                        let child = build(
+                            items,
+                            hashes,
+                            order,
+                            scratch,
+                            range: start..<end,
+                            shift: shift + bitsPerLevel
+                        )
+                    else {
+                        return false
+                    }
+                    (node._children + childCount).initialize(to: child)
+                    childCount += 1
+                    node._header.pointee.nodeMap |= 1 << UInt32(slot)
                 }
-                (node._children + childCount).initialize(to: child)
-                childCount += 1
-                node._header.pointee.nodeMap |= 1 << UInt32(slot)
             }
+            return true
         }
-        return node
+        return isComplete ? node : nil
     }
 }
 

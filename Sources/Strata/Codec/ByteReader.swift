@@ -46,7 +46,12 @@ struct ByteReader {
             let b = try byte()
             if shift == 63 && b > 1 { throw CodecError.malformedInteger(offset: start) }
             result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 { return result }
+            if b & 0x80 == 0 {
+                // Only the shortest encoding is accepted, so that equal
+                // values always have equal bytes (and hashes).
+                if b == 0 && shift > 0 { throw CodecError.overlongInteger(offset: start) }
+                return result
+            }
             shift += 7
             if shift > 63 { throw CodecError.malformedInteger(offset: start) }
         }

@@ -11,6 +11,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidTag(offset: Int, tag: UInt8, context: String)
     /// A variable-length integer longer than 10 bytes or out of range.
     case malformedInteger(offset: Int)
+    /// An integer written in more bytes than its shortest encoding (a
+    /// trailing zero group): refused, so equal values have equal bytes.
+    case overlongInteger(offset: Int)
     /// A length or count larger than the bytes that remain could hold.
     case lengthTooLarge(offset: Int, length: UInt64, remaining: Int)
     /// A string that is not valid UTF-8.
@@ -36,6 +39,8 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(kind) format version \(found) is newer than this build reads (up to \(supported))"
         case let .invalidTag(offset, tag, context): return "unknown \(context) tag \(tag) at offset \(offset)"
         case let .malformedInteger(offset): return "malformed integer at offset \(offset)"
+        case let .overlongInteger(offset):
+            return "integer at offset \(offset) is not in its shortest encoding"
         case let .lengthTooLarge(offset, length, remaining):
             return "length \(length) at offset \(offset) exceeds the \(remaining) bytes that remain"
         case let .invalidUTF8(offset): return "invalid UTF-8 in the string at offset \(offset)"

@@ -126,8 +126,41 @@ struct BinaryCodecTests {
                 return false
             }
         }
+        /// What decodes must equal, and hash as, its own canonical encoding
+        /// decoded again: a decoder that accepted a second spelling of a
+        /// value would give two equal-looking values that differ.
+        func canonical<T: Hashable>(_ decoded: T, _ encode: (T) -> [UInt8], _ decode: ([UInt8]) throws -> T) -> Bool {
+            guard let again = try? decode(encode(decoded)) else { return false }
+            return again == decoded && again.hashValue == decoded.hashValue
+        }
         return total { try BinaryCodec.decodeValue(bytes) } && total { try BinaryCodec.decodeRecord(bytes) }
             && total { try BinaryCodec.decodeTransaction(bytes) } && total { try BinaryCodec.decodeDatabase(bytes) }
+            && ((try? BinaryCodec.decodeValue(bytes)).map {
+                canonical($0, { BinaryCodec.encode($0) }, { try BinaryCodec.decodeValue($0) })
+            } ?? true)
+            && ((try? BinaryCodec.decodeRecord(bytes)).map {
+                canonical($0, { BinaryCodec.encode($0) }, { try BinaryCodec.decodeRecord($0) })
+            } ?? true)
+    }
+
+    @Test("integers only in their shortest encoding: an overlong varint is refused, naming its offset")
+    func overlongIntegers() throws {
+        let record: Record = ["a": .int(5)]
+        let bytes = BinaryCodec.encode(record)
+        #expect(bytes.last == 0x0A)
+        let overlong = bytes.dropLast() + [0x8A, 0x00]
+        #expect(throws: CodecError.overlongInteger(offset: bytes.count - 1)) {
+            try BinaryCodec.decodeRecord(Array(overlong))
+        }
+        // Every width: the shortest decodes, one more zero group is refused.
+        for value: Int64 in [0, 1, 63, 64, -65, 8_191, 1 << 20, .max, .min] {
+            let encoded = BinaryCodec.encode(Value.int(value))
+            #expect(try BinaryCodec.decodeValue(encoded) == .int(value))
+            var padded = encoded
+            padded[padded.count - 1] |= 0x80
+            padded.append(0x00)
+            #expect(throws: CodecError.self) { try BinaryCodec.decodeValue(padded) }
+        }
     }
 
     /// 4 chunks x (truncations + 6,000 mutations + 2,500 random inputs), each
