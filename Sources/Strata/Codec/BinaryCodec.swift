@@ -399,7 +399,9 @@ extension ByteReader {
                 throw CodecError.duplicateKey(offset: nameOffset, key: table)
             }
         }
-        let coverCount = try count(minimumSize: 28)
+        // A summary takes at least 27 bytes: ID 16, t 1, timestamp 8, an
+        // empty message's length 1, significance 1.
+        let coverCount = try count(minimumSize: 27)
         var covers: [TransactionSummary] = []
         for _ in 0..<coverCount {
             covers.append(

@@ -143,6 +143,51 @@ struct BinaryCodecTests {
             } ?? true)
     }
 
+    @Test("the smallest and largest encodings of every transaction field round-trip, flattened ones included")
+    func extremeTransactions() throws {
+        let zero = Date(timeIntervalSinceReferenceDate: 0)
+        // The smallest summaries (t 1, empty message) cover the flatten of two empty transactions.
+        let flattened = try flatten([
+            Transaction(t: 1, basis: 0, timestamp: zero),
+            Transaction(t: 2, basis: 1, timestamp: zero),
+        ])
+        #expect(flattened.covers.count == 2)
+        #expect(try BinaryCodec.decodeTransaction(BinaryCodec.encode(flattened)) == flattened)
+        let large = String(repeating: "m", count: 70_000)
+        /// The covers of `count` transactions flattened, every other one with `message`.
+        func summaries(_ count: Int, _ message: String) throws -> [TransactionSummary] {
+            guard count > 0 else { return [] }
+            let run = (1...Int64(count)).map {
+                Transaction(t: $0, basis: $0 - 1, timestamp: zero, message: $0 % 2 == 0 ? message : "")
+            }
+            return try flatten(run).covers
+        }
+        var extremes: [Transaction] = []
+        for t: Int64 in [0, 1, 63, 64, Int64.max] {
+            for message in ["", "é", large] {
+                extremes.append(
+                    Transaction(
+                        id: UUID(),
+                        t: t,
+                        basis: t == 0 ? 0 : t - 1,
+                        timestamp: t == 0 ? zero : .distantFuture,
+                        message: message,
+                        significance: t == 1 ? .significant : .normal,
+                        metadata: message.isEmpty ? [:] : ["": .string(message), "k": .int(.min)],
+                        covers: try summaries(t == 63 ? 300 : (t == 64 ? 2 : 0), message),
+                        reverts: t == 64 ? UUID() : nil
+                    )
+                )
+            }
+        }
+        for transaction in extremes {
+            #expect(
+                try BinaryCodec.decodeTransaction(BinaryCodec.encode(transaction)) == transaction,
+                "t \(transaction.t), message of \(transaction.message.utf8.count) bytes"
+            )
+        }
+    }
+
     @Test("integers only in their shortest encoding: an overlong varint is refused, naming its offset")
     func overlongIntegers() throws {
         let record: Record = ["a": .int(5)]
