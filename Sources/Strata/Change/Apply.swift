@@ -13,6 +13,11 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A field's current value is not what the update replaced: it was
     /// changed since the transaction was built.
     case conflict(table: String, id: RecordID, field: String, expected: Value?, found: Value?)
+    /// A value would nest more lists and maps than a store can read back
+    /// (``Value/maximumNesting``): refused before anything is written.
+    case nestingTooDeep(table: String, id: RecordID, field: String, depth: Int, limit: Int)
+    /// A metadata value nests too deep, as in ``nestingTooDeep(table:id:field:depth:limit:)``.
+    case metadataTooDeep(key: String, depth: Int, limit: Int)
 
     /// A one-line explanation naming table and record.
     public var description: String {
@@ -26,6 +31,10 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .conflict(table, id, field, expected, found):
             return "conflict at \(table)/\(id).\(field): expected \(expected.map(\.description) ?? "nothing"), "
                 + "found \(found.map(\.description) ?? "nothing")"
+        case let .nestingTooDeep(table, id, field, depth, limit):
+            return "\(table)/\(id).\(field) nests \(depth) lists and maps; at most \(limit) can be stored"
+        case let .metadataTooDeep(key, depth, limit):
+            return "metadata \(key) nests \(depth) lists and maps; at most \(limit) can be stored"
         }
     }
 }
@@ -83,6 +92,54 @@ extension Table {
                 record[name] = field.new
             }
             records[id] = record
+        }
+    }
+}
+
+extension Change {
+    /// Refuses a change whose new values nest deeper than a store can read
+    /// back. Checked where changes are made (the builder, a prepared commit),
+    /// not when the history is replayed. O(the new values' size).
+    /// - Throws: ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``.
+    func checkNesting(table: String, id: RecordID) throws {
+        let limit = Value.maximumNesting
+        switch self {
+        case .insert(let record):
+            if let (field, depth) = record._fieldNested(deeperThan: limit) {
+                throw ApplyError.nestingTooDeep(table: table, id: id, field: field, depth: depth, limit: limit)
+            }
+        case .delete:
+            return
+        case .update(let fields):
+            for (name, field) in fields {
+                guard let new = field.new else { continue }
+                let depth = new.nestingDepth
+                if depth > limit {
+                    throw ApplyError.nestingTooDeep(table: table, id: id, field: name, depth: depth, limit: limit)
+                }
+            }
+        }
+    }
+}
+
+extension Transaction {
+    /// Refuses a transaction whose changes or metadata nest deeper than a
+    /// store can read back (see ``Change/checkNesting(table:id:)``).
+    func checkNesting() throws {
+        for (table, changes) in self.changes {
+            for (id, change) in changes { try change.checkNesting(table: table, id: id) }
+        }
+        try checkMetadataNesting()
+    }
+
+    /// The metadata part of ``checkNesting()``.
+    /// - Throws: ``ApplyError/metadataTooDeep(key:depth:limit:)``.
+    func checkMetadataNesting() throws {
+        for (key, value) in metadata {
+            let depth = value.nestingDepth
+            if depth > Value.maximumNesting {
+                throw ApplyError.metadataTooDeep(key: key, depth: depth, limit: Value.maximumNesting)
+            }
         }
     }
 }

@@ -69,6 +69,7 @@ public struct TransactionBuilder: Sendable {
     /// Applies `change` to ``database`` (which checks it), then folds it
     /// into the record's change so far; on an error neither is touched.
     private mutating func add(_ change: Change, id: RecordID, table: String) throws {
+        try change.checkNesting(table: table, id: id)
         let single = Transaction(t: database.basis, basis: database.basis, changes: [table: [id: change]])
         let next = try apply(database, single)
         var tableChanges = changes[table] ?? PersistentMap()

@@ -16,7 +16,7 @@ struct ByteReader {
     var scratch = ByteWriter(capacity: 512)
     /// Current nesting depth of lists and maps.
     var depth = 0
-    static let maximumDepth = 64
+    static let maximumDepth = Value.maximumNesting
 
     init(_ bytes: [UInt8], offset: Int = 0) {
         self.bytes = bytes

@@ -134,6 +134,29 @@ struct _PackedReader {
         }
     }
 
+    /// Moves past one value, returning how many lists and maps it nests
+    /// (0 for a scalar): what the codec's depth limit counts.
+    mutating func skipValueMeasuringNesting() -> Int {
+        let start = offset
+        switch byte() {
+        case 9:
+            var deepest = 0
+            for _ in 0..<varint() { deepest = Swift.max(deepest, skipValueMeasuringNesting()) }
+            return deepest + 1
+        case 10:
+            var deepest = 0
+            for _ in 0..<varint() {
+                offset += Int(varint())
+                deepest = Swift.max(deepest, skipValueMeasuringNesting())
+            }
+            return deepest + 1
+        default:
+            offset = start
+            skipValue()
+            return 0
+        }
+    }
+
     mutating func skipRecordID() {
         switch byte() {
         case 0: _ = varint()
@@ -173,6 +196,21 @@ extension Record {
             reader.skipValue()
             if !body(id, start..<reader.offset) { return }
         }
+    }
+
+    /// The first field whose value nests more than `limit` lists and maps,
+    /// with its nesting; nil when every field is within it. O(record size).
+    func _fieldNested(deeperThan limit: Int) -> (name: String, depth: Int)? {
+        // Each level takes at least 2 bytes (tag, count): a small record cannot be too deep.
+        guard _bytes.count > 2 * limit else { return nil }
+        var reader = _PackedReader(_bytes)
+        let count = reader.varint()
+        for _ in 0..<count {
+            let id = UInt32(reader.varint())
+            let depth = reader.skipValueMeasuringNesting()
+            if depth > limit { return (FieldNames.all[Int(id)], depth) }
+        }
+        return nil
     }
 
     /// The byte range of field `id`'s value, if present.

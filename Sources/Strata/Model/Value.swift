@@ -133,6 +133,23 @@ extension Value {
     }
 }
 
+extension Value {
+    /// The most lists and maps a stored value may nest (a field, a map key's
+    /// value, metadata): what the encoding's decoders accept, enforced when
+    /// a value is written so that whatever is committed reads back.
+    public static let maximumNesting = 64
+
+    /// How many lists and maps this value nests: 0 for a scalar, 1 for a
+    /// list of scalars. O(size).
+    public var nestingDepth: Int {
+        switch self {
+        case .list(let elements): return 1 + elements.reduce(0) { Swift.max($0, $1.nestingDepth) }
+        case .map(let entries): return 1 + entries.values.reduce(0) { Swift.max($0, $1.nestingDepth) }
+        default: return 0
+        }
+    }
+}
+
 extension Value: CustomStringConvertible {
     /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`, `["a": 1]`.
     public var description: String {

@@ -152,7 +152,9 @@ public actor Store {
     ///   one transaction in the history has it.
     /// - Returns: the report: the numbered transaction and the values
     ///   before and after.
-    /// - Throws: what `body` throws (nothing is committed);
+    /// - Throws: what `body` throws (nothing is committed; a value nested
+    ///   deeper than ``Value/maximumNesting`` is ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``
+    ///   from the builder, ``ApplyError/metadataTooDeep(key:depth:limit:)`` in `metadata`);
     ///   ``StoreError/duplicateTransaction(id:)`` when `id` is already in
     ///   the history; ``StoreError`` when the write fails (nothing is
     ///   committed and ``current`` is unchanged) or the store is closed.
@@ -174,6 +176,7 @@ public actor Store {
             significance: significance,
             metadata: metadata
         )
+        try transaction.checkMetadataNesting()
         var next = builder.database
         next.basis = transaction.t
         return try await append(transaction, producing: next)
@@ -185,12 +188,15 @@ public actor Store {
     /// (``ApplyError`` when something it replaced has changed). Ends as
     /// ``transact(id:message:significance:metadata:_:)`` does.
     /// - Throws: ``StoreError/duplicateTransaction(id:)`` when its ID is
-    ///   already in the history.
+    ///   already in the history; ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``
+    ///   or ``ApplyError/metadataTooDeep(key:depth:limit:)`` for a value
+    ///   nested deeper than a store reads back.
     @discardableResult
     public func commit(_ prepared: Transaction) async throws -> CommitReport {
         try await admitWriter()
         try checkNew(prepared.id)
         let transaction = prepared.numbered(onto: head)
+        try transaction.checkNesting()
         let next = try apply(head, transaction)
         return try await append(transaction, producing: next)
     }
