@@ -128,9 +128,16 @@ public enum BinaryCodec {
         guard version <= formatVersion, version > 0 else {
             throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: formatVersion)
         }
-        let result = try body(&reader)
-        if toEnd { try reader.expectEnd() }
-        return result
+        do {
+            let result = try body(&reader)
+            if toEnd { try reader.expectEnd() }
+            FieldNames.commit(reader.heldNames)
+            return result
+        } catch {
+            // Nothing of a rejected input stays in the process.
+            FieldNames.release(reader.heldNames)
+            throw error
+        }
     }
 }
 

@@ -9,6 +9,9 @@ struct ByteReader {
     /// Field names seen so far in this encoding, with their process-wide IDs.
     private(set) var names: [String] = []
     private(set) var nameIDs: [UInt32] = []
+    /// Names reserved in the process table for this input: committed when
+    /// it is accepted, released when it is rejected.
+    private(set) var heldNames: [UInt32] = []
     /// For each name index, a name index known to sort after it: records
     /// repeat the same field sequence, so this spares most comparisons.
     var knownSuccessor: [Int] = []
@@ -114,7 +117,9 @@ struct ByteReader {
         if reference == 0 {
             let name = try string()
             names.append(name)
-            nameIDs.append(FieldNames.id(of: name))
+            let (id, held) = FieldNames.reserve(name)
+            nameIDs.append(id)
+            if held { heldNames.append(id) }
             knownSuccessor.append(-1)
             return names.count - 1
         }

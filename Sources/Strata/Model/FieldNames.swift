@@ -4,10 +4,13 @@ import Synchronization
 /// integer per field instead of the name's 16-byte `String` (and its heap
 /// copy when longer than 15 bytes).
 ///
-/// The table only grows: an ID, once given, names the same string for the
-/// life of the process, so records never hold a dangling ID. Its size is
-/// bounded by the distinct names the process has seen (schemas have tens);
-/// a decoder interns only names it accepted from a well-formed input.
+/// An ID, once a record may hold it, names the same string for the life of
+/// the process, so records never hold a dangling ID. A decoder *reserves*
+/// the IDs of names it has not seen before, and when its input is rejected
+/// *releases* them: names that only rejected input brought leave the table
+/// (their slots are reused), so hostile or damaged input cannot grow the
+/// process. The table holds the distinct names of accepted data and of
+/// records the process built (schemas have tens).
 ///
 /// IDs are local to the process and never written to disk: encoders write
 /// names, and decoders map them to this process's IDs.
@@ -15,6 +18,23 @@ enum FieldNames {
     struct State {
         var ids: [String: UInt32] = [:]
         var names: [String] = []
+        /// Reserved IDs no record holds yet, with how many decodes hold each.
+        var reservations: [UInt32: Int] = [:]
+        /// Released slots, for reuse.
+        var free: [UInt32] = []
+
+        mutating func insert(_ name: String) -> UInt32 {
+            let id: UInt32
+            if let reused = free.popLast() {
+                id = reused
+                names[Int(id)] = name
+            } else {
+                id = UInt32(names.count)
+                names.append(name)
+            }
+            ids[name] = id
+            return id
+        }
     }
 
     static let table = Mutex(State())
@@ -22,12 +42,60 @@ enum FieldNames {
     /// The ID of `name`, assigning the next one when it is new. O(1).
     static func id(of name: String) -> UInt32 {
         table.withLock { state in
-            if let id = state.ids[name] { return id }
-            let id = UInt32(state.names.count)
-            state.ids[name] = id
-            state.names.append(name)
-            return id
+            if let id = state.ids[name] {
+                // A record now holds it: it stays, whatever the decodes do.
+                state.reservations[id] = nil
+                return id
+            }
+            return state.insert(name)
         }
+    }
+
+    /// For a decoder: the ID of `name`; `held` when the decoder must
+    /// ``commit(_:)`` it (input accepted) or ``release(_:)`` it (rejected).
+    static func reserve(_ name: String) -> (id: UInt32, held: Bool) {
+        table.withLock { state in
+            if let id = state.ids[name] {
+                guard let holders = state.reservations[id] else { return (id, false) }
+                state.reservations[id] = holders + 1
+                return (id, true)
+            }
+            let id = state.insert(name)
+            state.reservations[id] = 1
+            return (id, true)
+        }
+    }
+
+    /// Makes reserved IDs permanent: the records of an accepted input hold them.
+    static func commit(_ held: [UInt32]) {
+        guard !held.isEmpty else { return }
+        table.withLock { state in
+            for id in held { state.reservations[id] = nil }
+        }
+    }
+
+    /// Gives reserved IDs back: their input was rejected. A name no other
+    /// decode holds and no record uses leaves the table.
+    static func release(_ held: [UInt32]) {
+        guard !held.isEmpty else { return }
+        table.withLock { state in
+            for id in held {
+                guard let holders = state.reservations[id] else { continue }
+                if holders > 1 {
+                    state.reservations[id] = holders - 1
+                    continue
+                }
+                state.reservations[id] = nil
+                state.ids[state.names[Int(id)]] = nil
+                state.names[Int(id)] = ""
+                state.free.append(id)
+            }
+        }
+    }
+
+    /// The number of names in the table (reserved ones included).
+    static var count: Int {
+        table.withLock { $0.ids.count }
     }
 
     /// The ID of `name` if some record may hold it, without growing the table.

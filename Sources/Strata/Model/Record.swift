@@ -60,6 +60,12 @@ public struct Record: Sendable {
     /// The fields in name order. O(size).
     public var fields: [Field] { Array(self) }
 
+    /// How many distinct field names this process has interned (records
+    /// store a small integer per field instead of the name): names of
+    /// records built or decoded and kept; a rejected input adds none.
+    /// For diagnostics. O(1).
+    public static var internedFieldNameCount: Int { FieldNames.count }
+
     /// The field names in order. O(k).
     public var names: [String] {
         let all = FieldNames.all

@@ -188,6 +188,47 @@ struct BinaryCodecTests {
         }
     }
 
+    @Test("names of rejected input do not stay in the process; names of accepted input do")
+    func rejectedNamesLeaveNothing() async throws {
+        // A record whose last byte is cut: its field names are read, then the
+        // input is refused. The fresh names are spliced into the bytes of a
+        // placeholder (a Record built with them would intern them itself).
+        let placeholderA = String(repeating: "a", count: 36)
+        let placeholderB = String(repeating: "b", count: 36)
+        let template = Array(BinaryCodec.encode([placeholderA: 1, placeholderB: .list([1, 2])] as Record).dropLast())
+        @Sendable func damaged() -> [UInt8] {
+            var bytes = template
+            for placeholder in [placeholderA, placeholderB] {
+                let fresh = Array(UUID().uuidString.utf8)
+                let start = bytes.firstRange(of: Array(placeholder.utf8))!.lowerBound
+                bytes.replaceSubrange(start..<(start + 36), with: fresh)
+            }
+            return bytes
+        }
+        let before = Record.internedFieldNameCount
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    for _ in 0..<5_000 { #expect(throws: CodecError.self) { try BinaryCodec.decodeRecord(damaged()) } }
+                }
+            }
+        }
+        // Other suites intern names meanwhile; 40,000 rejected names must not show.
+        #expect(Record.internedFieldNameCount < before + 1_000)
+        let accepted = "accepted-\(UUID().uuidString)"
+        let decoded = try BinaryCodec.decodeRecord(BinaryCodec.encode([accepted: 7] as Record))
+        #expect(decoded[accepted] == 7)
+        #expect(decoded.names == [accepted])
+        // A name a decode is refused with, then used by a record, is the record's for good.
+        let shared = "shared-\(UUID().uuidString)"
+        let bad = Array(BinaryCodec.encode([shared: 1] as Record).dropLast())
+        #expect(throws: CodecError.self) { try BinaryCodec.decodeRecord(bad) }
+        let built: Record = [shared: 2]
+        #expect(throws: CodecError.self) { try BinaryCodec.decodeRecord(bad) }
+        #expect(built[shared] == 2 && built.names == [shared])
+        #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(built)) == built)
+    }
+
     @Test("integers only in their shortest encoding: an overlong varint is refused, naming its offset")
     func overlongIntegers() throws {
         let record: Record = ["a": .int(5)]
