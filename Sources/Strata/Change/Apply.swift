@@ -4,20 +4,20 @@ import PersistentCollections
 /// record, and what was expected there.
 public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An insert of a record that exists.
-    case recordExists(table: String, id: RecordID)
+    case recordExists(table: Key, id: RecordID)
     /// An update or delete of a record that does not exist.
-    case recordMissing(table: String, id: RecordID, change: String)
+    case recordMissing(table: Key, id: RecordID, change: String)
     /// A delete found the record different from the one it removed: it was
     /// changed since the transaction was built.
-    case recordChanged(table: String, id: RecordID)
+    case recordChanged(table: Key, id: RecordID)
     /// A field's current value is not what the update replaced: it was
     /// changed since the transaction was built.
-    case conflict(table: String, id: RecordID, field: String, expected: Value?, found: Value?)
+    case conflict(table: Key, id: RecordID, field: Key, expected: Value?, found: Value?)
     /// A value would nest more lists and maps than a store can read back
     /// (``Value/maximumNesting``): refused before anything is written.
-    case nestingTooDeep(table: String, id: RecordID, field: String, depth: Int, limit: Int)
+    case nestingTooDeep(table: Key, id: RecordID, field: Key, depth: Int, limit: Int)
     /// A metadata value nests too deep, as in ``nestingTooDeep(table:id:field:depth:limit:)``.
-    case metadataTooDeep(key: String, depth: Int, limit: Int)
+    case metadataTooDeep(key: Key, depth: Int, limit: Int)
 
     /// A one-line explanation naming table and record.
     public var description: String {
@@ -63,7 +63,7 @@ public func apply(_ database: Database, _ transaction: Transaction) throws -> Da
 }
 
 extension Table {
-    mutating func apply(_ change: Change, to id: RecordID, tableName: String) throws {
+    mutating func apply(_ change: Change, to id: RecordID, tableName: Key) throws {
         switch change {
         case .insert(let record):
             // One descent: insert, and put the old record back if there was one
@@ -101,7 +101,7 @@ extension Change {
     /// back. Checked where changes are made (the builder, a prepared commit),
     /// not when the history is replayed. O(the new values' size).
     /// - Throws: ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``.
-    func checkNesting(table: String, id: RecordID) throws {
+    func checkNesting(table: Key, id: RecordID) throws {
         let limit = Value.maximumNesting
         switch self {
         case .insert(let record):

@@ -38,7 +38,7 @@ public enum Change: Hashable, Sendable {
     case delete(Record)
     /// The record existed before and after; these fields changed (old and
     /// new values, nil for absent). Fields not listed are untouched.
-    case update([String: FieldChange])
+    case update([Key: FieldChange])
 
     /// The change that undoes this one. O(fields).
     public var inverse: Change {
@@ -86,7 +86,7 @@ public enum Change: Hashable, Sendable {
 
     /// The change that turns `old` into `new`: field-level, or nil when equal.
     public static func between(_ old: Record, _ new: Record) -> Change? {
-        var fields: [String: FieldChange] = [:]
+        var fields: [Key: FieldChange] = [:]
         for field in old where new[field.name] != field.value {
             fields[field.name] = FieldChange(old: field.value, new: new[field.name])
         }
@@ -96,7 +96,7 @@ public enum Change: Hashable, Sendable {
         return fields.isEmpty ? nil : .update(fields)
     }
 
-    static func applying(_ fields: [String: FieldChange], to record: Record) -> Record {
+    static func applying(_ fields: [Key: FieldChange], to record: Record) -> Record {
         var result = record
         for (name, field) in fields { result[name] = field.new }
         return result

@@ -11,11 +11,11 @@ public struct DatabaseDiff: Hashable, Sendable {
         /// Records only in the older value, sorted.
         public var deleted: [RecordID]
         /// Records in both whose fields differ, with the names of the fields
-        /// that differ (sorted).
-        public var changed: [RecordID: [String]]
+        /// that differ (sorted by their UTF-8 bytes).
+        public var changed: [RecordID: [Key]]
 
         /// A table diff from its three parts.
-        public init(inserted: [RecordID] = [], deleted: [RecordID] = [], changed: [RecordID: [String]] = [:]) {
+        public init(inserted: [RecordID] = [], deleted: [RecordID] = [], changed: [RecordID: [Key]] = [:]) {
             self.inserted = inserted
             self.deleted = deleted
             self.changed = changed
@@ -26,9 +26,9 @@ public struct DatabaseDiff: Hashable, Sendable {
     }
 
     /// The differing tables by name; tables that are equal are absent.
-    public var tables: [String: TableDiff]
+    public var tables: [Key: TableDiff]
     /// The changes that turn the older value into the newer, per table and record.
-    public var changes: PersistentMap<String, PersistentMap<RecordID, Change>>
+    public var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
     /// The older value's basis.
     public var basis: Int64
 
@@ -43,7 +43,7 @@ public struct DatabaseDiff: Hashable, Sendable {
         timestamp: Date = Date(),
         message: String = "",
         significance: Significance = .normal,
-        metadata: [String: Value] = [:]
+        metadata: [Key: Value] = [:]
     ) -> Transaction {
         Transaction(
             id: id,
@@ -62,8 +62,8 @@ public struct DatabaseDiff: Hashable, Sendable {
 /// are skipped by identity, so the time is proportional to what differs, not
 /// to the size of the database (`PersistentMap.difference`).
 public func diff(from old: Database, to new: Database) -> DatabaseDiff {
-    var tables: [String: DatabaseDiff.TableDiff] = [:]
-    var changes = PersistentMap<String, PersistentMap<RecordID, Change>>()
+    var tables: [Key: DatabaseDiff.TableDiff] = [:]
+    var changes = PersistentMap<Key, PersistentMap<RecordID, Change>>()
     let tableDifference = new.tables.difference(from: old.tables)
     for name in tableDifference.inserted + tableDifference.removed + tableDifference.changed {
         let before = old.tables[name]?.records ?? PersistentMap()

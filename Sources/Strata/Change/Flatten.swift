@@ -7,7 +7,7 @@ public enum FlattenError: Error, Equatable, Sendable, CustomStringConvertible {
     case emptyRun
     /// Two changes of one record in the run cannot follow each other (the
     /// run did not apply in order).
-    case incompatibleChanges(table: String, id: RecordID, ChangeError)
+    case incompatibleChanges(table: Key, id: RecordID, ChangeError)
 
     /// A one-line explanation.
     public var description: String {

@@ -15,7 +15,8 @@ public enum Significance: Int, Hashable, Sendable, Comparable, CaseIterable {
 }
 
 /// Who, when and why of a transaction, kept for every transaction a
-/// combined one stands for.
+/// combined one stands for. Equality compares the message by its UTF-8
+/// bytes, as the encoding does.
 public struct TransactionSummary: Hashable, Sendable {
     /// The transaction's ID.
     public var id: UUID
@@ -24,16 +25,31 @@ public struct TransactionSummary: Hashable, Sendable {
     /// When it was committed.
     public var timestamp: Date
     /// Its message.
-    public var message: String
+    public var message: String {
+        get { _message.string }
+        set { _message = Key(newValue) }
+    }
     /// Its significance.
     public var significance: Significance
+    /// The message, compared by its bytes.
+    var _message: Key
+
+    init(id: UUID, t: Int64, timestamp: Date, message: String, significance: Significance) {
+        self.id = id
+        self.t = t
+        self.timestamp = timestamp
+        self._message = Key(message)
+        self.significance = significance
+    }
 }
 
 /// A recorded transaction: its identity and description, and at most one
 /// resolved ``Change`` per record, each carrying what it replaced.
 ///
 /// Transactions are values; `apply`, ``flatten(_:)`` and ``inverse(_:)``
-/// never need a database beyond the one being changed.
+/// never need a database beyond the one being changed. Equality compares
+/// every string (table and field names, metadata keys, the message) by its
+/// UTF-8 bytes, as the encoding does.
 public struct Transaction: Hashable, Sendable, Identifiable {
     /// A unique ID. A combined transaction takes the ID of the last one it
     /// covers.
@@ -45,18 +61,23 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     /// When it was committed.
     public var timestamp: Date
     /// A description for the history.
-    public var message: String
+    public var message: String {
+        get { _message.string }
+        set { _message = Key(newValue) }
+    }
     /// How much it matters to a person.
     public var significance: Significance
     /// Anything else: author, device, app version.
-    public var metadata: [String: Value]
+    public var metadata: [Key: Value]
     /// The changes, by table name and record ID.
-    public var changes: PersistentMap<String, PersistentMap<RecordID, Change>>
+    public var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
     /// For a combined transaction, the transactions it stands for, in order;
     /// empty for a plain one.
     public var covers: [TransactionSummary]
     /// For an inverse, the ID of the transaction it undoes.
     public var reverts: UUID?
+    /// The message, compared by its bytes.
+    var _message: Key
 
     /// A transaction with the given description and changes.
     public init(
@@ -66,8 +87,8 @@ public struct Transaction: Hashable, Sendable, Identifiable {
         timestamp: Date = Date(),
         message: String = "",
         significance: Significance = .normal,
-        metadata: [String: Value] = [:],
-        changes: PersistentMap<String, PersistentMap<RecordID, Change>> = [:],
+        metadata: [Key: Value] = [:],
+        changes: PersistentMap<Key, PersistentMap<RecordID, Change>> = [:],
         covers: [TransactionSummary] = [],
         reverts: UUID? = nil
     ) {
@@ -75,7 +96,7 @@ public struct Transaction: Hashable, Sendable, Identifiable {
         self.t = t
         self.basis = basis
         self.timestamp = timestamp
-        self.message = message
+        self._message = Key(message)
         self.significance = significance
         self.metadata = metadata
         self.changes = changes
@@ -99,5 +120,5 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     public var isEmpty: Bool { changes.isEmpty }
 
     /// The change of record `id` in `table`, if any. O(log32 n).
-    public func change(of id: RecordID, in table: String) -> Change? { changes[table]?[id] }
+    public func change(of id: RecordID, in table: Key) -> Change? { changes[table]?[id] }
 }

@@ -17,7 +17,7 @@ public struct TransactionBuilder: Sendable {
     /// `base` with the edits so far applied.
     public private(set) var database: Database
     /// The resolved changes so far.
-    public private(set) var changes: PersistentMap<String, PersistentMap<RecordID, Change>>
+    public private(set) var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
 
     /// A builder for a transaction on `base`.
     public init(on base: Database) {
@@ -29,12 +29,12 @@ public struct TransactionBuilder: Sendable {
     /// Inserts a new record. O(log32 n).
     ///
     /// - Throws: ``ApplyError/recordExists(table:id:)`` when `id` exists.
-    public mutating func insert(_ record: Record, id: RecordID, into table: String) throws {
+    public mutating func insert(_ record: Record, id: RecordID, into table: Key) throws {
         try add(.insert(record), id: id, table: table)
     }
 
     /// Inserts the record, or replaces the existing one with `id`. O(log32 n + fields).
-    public mutating func upsert(_ record: Record, id: RecordID, into table: String) throws {
+    public mutating func upsert(_ record: Record, id: RecordID, into table: Key) throws {
         if let existing = database.record(id, in: table) {
             if let change = Change.between(existing, record) { try add(change, id: id, table: table) }
         } else {
@@ -46,7 +46,7 @@ public struct TransactionBuilder: Sendable {
     ///
     /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
     ///   no such record; `FieldPathError` when a set goes through a non-map.
-    public mutating func update(_ id: RecordID, in table: String, _ patch: Patch) throws {
+    public mutating func update(_ id: RecordID, in table: Key, _ patch: Patch) throws {
         guard let existing = database.record(id, in: table) else {
             throw ApplyError.recordMissing(table: table, id: id, change: "update")
         }
@@ -59,7 +59,7 @@ public struct TransactionBuilder: Sendable {
     ///
     /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
     ///   no such record.
-    public mutating func delete(_ id: RecordID, from table: String) throws {
+    public mutating func delete(_ id: RecordID, from table: Key) throws {
         guard let existing = database.record(id, in: table) else {
             throw ApplyError.recordMissing(table: table, id: id, change: "delete")
         }
@@ -68,7 +68,7 @@ public struct TransactionBuilder: Sendable {
 
     /// Applies `change` to ``database`` (which checks it), then folds it
     /// into the record's change so far; on an error neither is touched.
-    private mutating func add(_ change: Change, id: RecordID, table: String) throws {
+    private mutating func add(_ change: Change, id: RecordID, table: Key) throws {
         try change.checkNesting(table: table, id: id)
         let single = Transaction(t: database.basis, basis: database.basis, changes: [table: [id: change]])
         let next = try apply(database, single)
@@ -91,7 +91,7 @@ public struct TransactionBuilder: Sendable {
         timestamp: Date = Date(),
         message: String = "",
         significance: Significance = .normal,
-        metadata: [String: Value] = [:]
+        metadata: [Key: Value] = [:]
     ) -> Transaction {
         Transaction(
             id: id,

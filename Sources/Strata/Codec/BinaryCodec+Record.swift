@@ -65,7 +65,7 @@ extension ByteReader {
             let nameOffset = offset
             let index = try fieldNameIndex()
             if previous >= 0 && knownSuccessor[previous] != index {
-                if index == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[index]) }
+                if index == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[index].string) }
                 guard Record._precedes(names[previous], names[index]) else {
                     throw CodecError.unorderedFields(offset: nameOffset)
                 }

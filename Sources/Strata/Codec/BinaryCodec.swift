@@ -8,9 +8,11 @@ import PersistentCollections
 /// format version, so a reader refuses data from a newer format instead of
 /// misreading it. Integers are varints (zigzag for signed), strings are
 /// length-prefixed UTF-8, field names and the table names of references are
-/// interned within one top-level encoding, and record fields and map keys
-/// are written sorted by their UTF-8 bytes so equal values encode to equal
-/// bytes. A record's encoding is its in-memory packed form with names in
+/// interned within one top-level encoding, and record fields, map keys,
+/// table names and metadata keys are written sorted by their UTF-8 bytes
+/// (``Key`` order) so equal values encode to equal bytes — except the
+/// records of a database, which are in trie order (see `encode(_: Database)`).
+/// A record's encoding is its in-memory packed form with names in
 /// place of process-wide name IDs (see `Record+Storage.swift`), so encoding
 /// and decoding records is a validated copy, not a rebuild.
 ///
@@ -55,6 +57,13 @@ public enum BinaryCodec {
     }
 
     /// The encoding of a whole database (a snapshot's payload).
+    ///
+    /// The bytes are **not canonical**: tables are written in name order,
+    /// but each table's records in the order of its hash trie, which depends
+    /// on the process's random hash seed. Equal databases decode to equal
+    /// values, but may encode to different bytes in different processes (or
+    /// after a rebuild); compare decoded values, never snapshot bytes.
+    /// O(size).
     public static func encode(_ database: Database) -> [UInt8] {
         var writer = header(.database, capacity: 64 + database.recordCount * 64)
         writer.database(database)
@@ -178,8 +187,8 @@ extension ByteWriter {
         case .map(let v):
             byte(10)
             varint(v.count)
-            for key in v.keys.sorted(by: Record._precedes) {
-                string(key)
+            for key in v.keys.sorted() {
+                string(key.string)
                 self.value(v[key]!, packed: packed)
             }
         }
@@ -231,7 +240,7 @@ extension ByteWriter {
         varint(t.changes.count)
         for table in t.changes.keys.sorted() {
             let changes = t.changes[table]!
-            string(table)
+            string(table.string)
             varint(changes.count)
             for id in changes.keys.sorted() {
                 recordID(id)
@@ -254,10 +263,10 @@ extension ByteWriter {
         }
     }
 
-    mutating func metadata(_ metadata: [String: Value]) {
+    mutating func metadata(_ metadata: [Key: Value]) {
         varint(metadata.count)
         for key in metadata.keys.sorted() {
-            string(key)
+            string(key.string)
             value(metadata[key]!)
         }
     }
@@ -267,7 +276,7 @@ extension ByteWriter {
         varint(database.tables.count)
         for name in database.tables.keys.sorted() {
             let table = database.tables[name]!
-            string(name)
+            string(name.string)
             varint(table.count)
             for (id, record) in table.records {
                 recordID(id)
@@ -305,12 +314,12 @@ extension ByteReader {
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count(minimumSize: 2)
-            var map = PersistentMap<String, Value>.Builder()
+            var map = PersistentMap<Key, Value>.Builder()
             for _ in 0..<count {
                 let keyOffset = offset
-                let key = try string()
+                let key = Key(try string())
                 if map.updateValue(try value(), forKey: key) != nil {
-                    throw CodecError.duplicateKey(offset: keyOffset, key: key)
+                    throw CodecError.duplicateKey(offset: keyOffset, key: key.string)
                 }
             }
             return .map(map.build())
@@ -346,7 +355,7 @@ extension ByteReader {
         case 1: return .delete(try record())
         case 2:
             let count = try self.count(minimumSize: 2)
-            var fields: [String: FieldChange] = [:]
+            var fields: [Key: FieldChange] = [:]
             for _ in 0..<count {
                 let nameOffset = offset
                 let name = try fieldName()
@@ -358,7 +367,7 @@ extension ByteReader {
                 let old = flags & 1 != 0 ? try value() : nil
                 let new = flags & 2 != 0 ? try value() : nil
                 guard fields.updateValue(FieldChange(old: old, new: new), forKey: name) == nil else {
-                    throw CodecError.duplicateKey(offset: nameOffset, key: name)
+                    throw CodecError.duplicateKey(offset: nameOffset, key: name.string)
                 }
             }
             return .update(fields)
@@ -389,10 +398,10 @@ extension ByteReader {
         let significance = try self.significance()
         let metadata = try self.metadata()
         let tableCount = try count(minimumSize: 2)
-        var changes = PersistentMap<String, PersistentMap<RecordID, Change>>()
+        var changes = PersistentMap<Key, PersistentMap<RecordID, Change>>()
         for _ in 0..<tableCount {
             let nameOffset = offset
-            let table = try string()
+            let table = Key(try string())
             let changeCount = try count(minimumSize: 3)
             var tableChanges = PersistentMap<RecordID, Change>.Builder()
             for _ in 0..<changeCount {
@@ -403,7 +412,7 @@ extension ByteReader {
                 }
             }
             guard changes.updateValue(tableChanges.build(), forKey: table) == nil else {
-                throw CodecError.duplicateKey(offset: nameOffset, key: table)
+                throw CodecError.duplicateKey(offset: nameOffset, key: table.string)
             }
         }
         // A summary takes at least 27 bytes: ID 16, t 1, timestamp 8, an
@@ -441,14 +450,14 @@ extension ByteReader {
         )
     }
 
-    mutating func metadata() throws -> [String: Value] {
+    mutating func metadata() throws -> [Key: Value] {
         let count = try self.count(minimumSize: 2)
-        var metadata: [String: Value] = [:]
+        var metadata: [Key: Value] = [:]
         for _ in 0..<count {
             let keyOffset = offset
-            let key = try string()
+            let key = Key(try string())
             guard metadata.updateValue(try value(), forKey: key) == nil else {
-                throw CodecError.duplicateKey(offset: keyOffset, key: key)
+                throw CodecError.duplicateKey(offset: keyOffset, key: key.string)
             }
         }
         return metadata
@@ -457,10 +466,10 @@ extension ByteReader {
     mutating func database() throws -> Database {
         let basis = try zigzag()
         let tableCount = try count(minimumSize: 2)
-        var tables = PersistentMap<String, Table>()
+        var tables = PersistentMap<Key, Table>()
         for _ in 0..<tableCount {
             let nameOffset = offset
-            let name = try string()
+            let name = Key(try string())
             let recordsStart = offset
             let recordCount = try count(minimumSize: 3)
             var entries: [(RecordID, Record)] = []
@@ -483,7 +492,7 @@ extension ByteReader {
                 preconditionFailure("a repeated record ID that a second pass does not find")
             }
             guard tables.updateValue(Table(records: records), forKey: name) == nil else {
-                throw CodecError.duplicateKey(offset: nameOffset, key: name)
+                throw CodecError.duplicateKey(offset: nameOffset, key: name.string)
             }
         }
         return Database(tables: tables, basis: basis)

@@ -7,7 +7,7 @@ struct ByteReader {
     let bytes: [UInt8]
     private(set) var offset: Int
     /// Field names seen so far in this encoding, with their process-wide IDs.
-    private(set) var names: [String] = []
+    private(set) var names: [Key] = []
     private(set) var nameIDs: [UInt32] = []
     /// Names reserved in the process table for this input: committed when
     /// it is accepted, released when it is rejected.
@@ -104,7 +104,7 @@ struct ByteReader {
         )
     }
 
-    mutating func fieldName() throws -> String {
+    mutating func fieldName() throws -> Key {
         let index = try fieldNameIndex()
         return names[index]
     }
@@ -115,7 +115,7 @@ struct ByteReader {
         let start = offset
         let reference = try varint()
         if reference == 0 {
-            let name = try string()
+            let name = Key(try string())
             names.append(name)
             let (id, held) = FieldNames.reserve(name)
             nameIDs.append(id)

@@ -5,7 +5,9 @@ import Foundation
 /// interned per top-level encoding.
 struct ByteWriter {
     var bytes: [UInt8] = []
-    private var names: [String: UInt64] = [:]
+    /// The index of each field name written so far (compared by bytes, so
+    /// canonically equivalent names are two names).
+    private var names: [Key: UInt64] = [:]
     /// For each process-wide field name ID, its index here plus one (0: not
     /// written yet), so that records write their names without hashing.
     private var indexByID: [UInt64] = []
@@ -54,13 +56,13 @@ struct ByteWriter {
     }
 
     /// A field name: `0` then the name the first time; `index + 1` after.
-    mutating func fieldName(_ name: String) {
+    mutating func fieldName(_ name: Key) {
         if let index = names[name] {
             varint(index + 1)
         } else {
             names[name] = UInt64(names.count)
             varint(0 as UInt64)
-            string(name)
+            string(name.string)
         }
     }
 

@@ -7,8 +7,8 @@ extension Database {
     /// is built in bulk.
     ///
     ///     let library = Database(["songs": [7: ["title": "Blue River"]]])
-    public init(_ records: [String: [RecordID: Record]], basis: Int64 = 0) {
-        var tables: [(String, Table)] = []
+    public init(_ records: [Key: [RecordID: Record]], basis: Int64 = 0) {
+        var tables: [(Key, Table)] = []
         tables.reserveCapacity(records.count)
         for (name, byID) in records where !byID.isEmpty {
             tables.append(

@@ -10,7 +10,7 @@ import PersistentCollections
 /// synchronous and safe from any thread.
 public struct Database: Hashable, Sendable {
     /// The tables by name. A table with no records is absent.
-    public internal(set) var tables: PersistentMap<String, Table>
+    public internal(set) var tables: PersistentMap<Key, Table>
     /// The number of the last transaction applied.
     public internal(set) var basis: Int64
 
@@ -21,24 +21,24 @@ public struct Database: Hashable, Sendable {
     }
 
     /// A database with the given tables and basis. Empty tables are dropped.
-    public init(tables: PersistentMap<String, Table>, basis: Int64) {
+    public init(tables: PersistentMap<Key, Table>, basis: Int64) {
         self.tables = tables.filter { !$0.value.isEmpty }
         self.basis = basis
     }
 
     /// The table `name`; an empty table when there is none. O(log32 t).
-    public subscript(table name: String) -> Table { tables[name] ?? Table() }
+    public subscript(table name: Key) -> Table { tables[name] ?? Table() }
 
     /// The record `id` of table `table`, or nil. O(log32 n).
-    public func record(_ id: RecordID, in table: String) -> Record? { tables[table]?[id] }
+    public func record(_ id: RecordID, in table: Key) -> Record? { tables[table]?[id] }
 
     /// The value at `path` in record `id` of `table`, or nil.
-    public func value(at path: FieldPath, of id: RecordID, in table: String) -> Value? {
+    public func value(at path: FieldPath, of id: RecordID, in table: Key) -> Value? {
         record(id, in: table)?[path: path]
     }
 
-    /// The names of the non-empty tables, sorted.
-    public var tableNames: [String] { tables.keys.sorted() }
+    /// The names of the non-empty tables, sorted by their UTF-8 bytes.
+    public var tableNames: [Key] { tables.keys.sorted() }
 
     /// The number of records across all tables. O(t).
     public var recordCount: Int { tables.values.reduce(0) { $0 + $1.count } }

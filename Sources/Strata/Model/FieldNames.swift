@@ -16,14 +16,14 @@ import Synchronization
 /// names, and decoders map them to this process's IDs.
 enum FieldNames {
     struct State {
-        var ids: [String: UInt32] = [:]
-        var names: [String] = []
+        var ids: [Key: UInt32] = [:]
+        var names: [Key] = []
         /// Reserved IDs no record holds yet, with how many decodes hold each.
         var reservations: [UInt32: Int] = [:]
         /// Released slots, for reuse.
         var free: [UInt32] = []
 
-        mutating func insert(_ name: String) -> UInt32 {
+        mutating func insert(_ name: Key) -> UInt32 {
             let id: UInt32
             if let reused = free.popLast() {
                 id = reused
@@ -40,7 +40,7 @@ enum FieldNames {
     static let table = Mutex(State())
 
     /// The ID of `name`, assigning the next one when it is new. O(1).
-    static func id(of name: String) -> UInt32 {
+    static func id(of name: Key) -> UInt32 {
         table.withLock { state in
             if let id = state.ids[name] {
                 // A record now holds it: it stays, whatever the decodes do.
@@ -53,7 +53,7 @@ enum FieldNames {
 
     /// For a decoder: the ID of `name`; `held` when the decoder must
     /// ``commit(_:)`` it (input accepted) or ``release(_:)`` it (rejected).
-    static func reserve(_ name: String) -> (id: UInt32, held: Bool) {
+    static func reserve(_ name: Key) -> (id: UInt32, held: Bool) {
         table.withLock { state in
             if let id = state.ids[name] {
                 guard let holders = state.reservations[id] else { return (id, false) }
@@ -99,18 +99,18 @@ enum FieldNames {
     }
 
     /// The ID of `name` if some record may hold it, without growing the table.
-    static func existingID(of name: String) -> UInt32? {
+    static func existingID(of name: Key) -> UInt32? {
         table.withLock { $0.ids[name] }
     }
 
     /// Every name, indexed by ID: a consistent copy for a batch of lookups
     /// (one lock and one retain, whatever the batch size).
-    static var all: [String] {
+    static var all: [Key] {
         table.withLock { $0.names }
     }
 
     /// The name with `id`. - Precondition: `id` was returned by `id(of:)`.
-    static func name(_ id: UInt32) -> String {
+    static func name(_ id: UInt32) -> Key {
         table.withLock { $0.names[Int(id)] }
     }
 }

@@ -1,20 +1,21 @@
 /// A field of a record, optionally followed by keys into nested maps:
 /// `FieldPath("rss", "feeds", "42", "editedName")` names the value at
-/// `record["rss"]["feeds"]["42"]["editedName"]`.
+/// `record["rss"]["feeds"]["42"]["editedName"]`. Its parts are ``Key``s,
+/// compared by their UTF-8 bytes.
 public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// The record field the path starts at.
-    public var field: String
+    public var field: Key
     /// Keys into nested maps below the field; empty for the field itself.
-    public var keys: [String]
+    public var keys: [Key]
 
     /// A path from a field and nested keys.
-    public init(_ field: String, _ keys: String...) {
+    public init(_ field: Key, _ keys: Key...) {
         self.field = field
         self.keys = keys
     }
 
     /// A path from a field and nested keys.
-    public init(field: String, keys: [String]) {
+    public init(field: Key, keys: [Key]) {
         self.field = field
         self.keys = keys
     }
@@ -22,8 +23,8 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Parses `a.b.c` (no escaping: names containing dots need the other
     /// initializers). Nil for an empty string or an empty component.
     public init?(dotted text: String) {
-        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard let first = parts.first, !parts.contains(where: \.isEmpty) else { return nil }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Key(String($0)) }
+        guard let first = parts.first, !parts.contains(where: { $0.utf8Count == 0 }) else { return nil }
         self.init(field: first, keys: Array(parts.dropFirst()))
     }
 
@@ -31,7 +32,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     public var isField: Bool { keys.isEmpty }
 
     /// The dotted form, `a.b.c`.
-    public var description: String { ([field] + keys).joined(separator: ".") }
+    public var description: String { ([field] + keys).map(\.string).joined(separator: ".") }
 }
 
 extension FieldPath: ExpressibleByStringLiteral {

@@ -64,7 +64,7 @@ extension Record {
     static func _setting(
         _ value: Value,
         in current: Value?,
-        keys: ArraySlice<String>,
+        keys: ArraySlice<Key>,
         path: FieldPath,
         depth: Int,
         old: inout Value?
@@ -73,7 +73,7 @@ extension Record {
             old = current
             return value
         }
-        var map: PersistentMap<String, Value>
+        var map: PersistentMap<Key, Value>
         switch current {
         case .none: map = PersistentMap()
         case .map(let existing)?: map = existing
@@ -88,7 +88,7 @@ extension Record {
         return .map(map)
     }
 
-    static func _removing(in current: Value, keys: ArraySlice<String>, old: inout Value?) -> Value {
+    static func _removing(in current: Value, keys: ArraySlice<Key>, old: inout Value?) -> Value {
         guard let key = keys.first, case .map(var map) = current, let child = map[key] else { return current }
         if keys.count == 1 {
             old = map.removeValue(forKey: key)

@@ -105,9 +105,9 @@ struct _PackedReader {
             return .list(PersistentVector(elements))
         default:
             let count = Int(varint())
-            var map = PersistentMap<String, Value>.Builder()
+            var map = PersistentMap<Key, Value>.Builder()
             for _ in 0..<count {
-                let key = string()
+                let key = Key(string())
                 map.updateValue(value(), forKey: key)
             }
             return .map(map.build())
@@ -169,12 +169,12 @@ struct _PackedReader {
 extension Record {
     /// Whether field or key `a` sorts before `b`: by UTF-8 bytes, so that
     /// the order (and so the encoding) is the same in every process.
-    static func _precedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+    static func _precedes(_ a: Key, _ b: Key) -> Bool {
+        a < b
     }
 
     /// The packed bytes of `fields`, which must have distinct names.
-    static func _pack(_ fields: [(name: String, value: Value)]) -> [UInt8] {
+    static func _pack(_ fields: [(name: Key, value: Value)]) -> [UInt8] {
         let sorted = fields.sorted { _precedes($0.name, $1.name) }
         var writer = ByteWriter(capacity: 16 + 24 * sorted.count)
         writer.varint(sorted.count)
@@ -200,7 +200,7 @@ extension Record {
 
     /// The first field whose value nests more than `limit` lists and maps,
     /// with its nesting; nil when every field is within it. O(record size).
-    func _fieldNested(deeperThan limit: Int) -> (name: String, depth: Int)? {
+    func _fieldNested(deeperThan limit: Int) -> (name: Key, depth: Int)? {
         // Each level takes at least 2 bytes (tag, count): a small record cannot be too deep.
         guard _bytes.count > 2 * limit else { return nil }
         var reader = _PackedReader(_bytes)
@@ -231,7 +231,7 @@ extension Record {
 
     /// Replaces, inserts or (for nil) removes field `name`, splicing the
     /// bytes: O(record size).
-    mutating func _set(_ name: String, _ newValue: Value?) {
+    mutating func _set(_ name: Key, _ newValue: Value?) {
         let names = FieldNames.all
         let id = newValue == nil ? FieldNames.existingID(of: name) : FieldNames.id(of: name)
         guard let id else { return }

@@ -13,18 +13,19 @@ import PersistentCollections
 /// the value; writing one splices the bytes (O(record size)). Equality and
 /// hashing compare the bytes.
 ///
-/// Field names sort by their UTF-8 bytes; iteration and encoding use that
-/// order, so equal records encode to equal bytes in every process.
+/// Field names are ``Key``s: they compare and sort by their UTF-8 bytes, so
+/// `"\u{E9}"` and `"e\u{301}"` name two fields. Iteration and encoding use
+/// that order, so equal records encode to equal bytes in every process.
 public struct Record: Sendable {
     /// A named field.
     public struct Field: Hashable, Sendable {
         /// The field's name.
-        public let name: String
+        public let name: Key
         /// The field's value.
         public var value: Value
 
         /// A field named `name` holding `value`.
-        public init(name: String, value: Value) {
+        public init(name: Key, value: Value) {
             self.name = name
             self.value = value
         }
@@ -44,7 +45,7 @@ public struct Record: Sendable {
     }
 
     /// A record with the given fields. O(k log k).
-    public init(_ fields: [String: Value]) {
+    public init(_ fields: [Key: Value]) {
         _bytes = Self._pack(fields.map { (name: $0.key, value: $0.value) })
     }
 
@@ -67,9 +68,9 @@ public struct Record: Sendable {
     public static var internedFieldNameCount: Int { FieldNames.count }
 
     /// The field names in order. O(k).
-    public var names: [String] {
+    public var names: [Key] {
         let all = FieldNames.all
-        var result: [String] = []
+        var result: [Key] = []
         _forEachField { id, _ in
             result.append(all[Int(id)])
             return true
@@ -83,7 +84,7 @@ public struct Record: Sendable {
 
     /// The value of field `name`; setting nil removes the field. O(k) to
     /// read, O(record size) to write.
-    public subscript(name: String) -> Value? {
+    public subscript(name: Key) -> Value? {
         get {
             guard let id = FieldNames.existingID(of: name), let range = _valueRange(of: id) else { return nil }
             return _value(at: range)
@@ -114,8 +115,8 @@ extension Record: Hashable {
 extension Record: ExpressibleByDictionaryLiteral {
     /// A record from `["title": "Blue River", "plays": 12]`; a repeated name
     /// keeps its last value.
-    public init(dictionaryLiteral elements: (String, Value)...) {
-        var latest: [String: Value] = [:]
+    public init(dictionaryLiteral elements: (Key, Value)...) {
+        var latest: [Key: Value] = [:]
         for (name, value) in elements { latest[name] = value }
         self.init(latest)
     }
@@ -126,7 +127,7 @@ extension Record: Sequence {
     public struct Iterator: IteratorProtocol {
         var _reader: _PackedReader
         var _remaining: Int
-        let _names: [String]
+        let _names: [Key]
 
         /// The next field, or nil after the last.
         public mutating func next() -> Field? {

@@ -3,13 +3,40 @@ import Foundation
 /// The identity of a record within its table: an integer, a string or a UUID.
 ///
 /// IDs of different kinds never compare equal (`RecordID(1)` is not
-/// `RecordID("1")`). Hashing an ID costs one hash of its payload.
+/// `RecordID("1")`), and string IDs compare, hash and sort by their UTF-8
+/// bytes, like ``Key`` (`RecordID("\u{E9}")` is not `RecordID("e\u{301}")`).
+/// Hashing an ID costs one hash of its payload.
 public struct RecordID: Hashable, Sendable, Comparable {
     /// The ID's payload.
     public enum Kind: Hashable, Sendable {
         case integer(Int64)
         case string(String)
         case uuid(UUID)
+
+        /// Same kind and payload; strings by their UTF-8 bytes. O(length).
+        public static func == (lhs: Kind, rhs: Kind) -> Bool {
+            switch (lhs, rhs) {
+            case let (.integer(a), .integer(b)): return a == b
+            case let (.string(a), .string(b)): return Key(a) == Key(b)
+            case let (.uuid(a), .uuid(b)): return a == b
+            default: return false
+            }
+        }
+
+        /// Hashes the kind and payload; strings by their UTF-8 bytes.
+        public func hash(into hasher: inout Hasher) {
+            switch self {
+            case .integer(let value):
+                hasher.combine(0 as UInt8)
+                hasher.combine(value)
+            case .string(let value):
+                hasher.combine(1 as UInt8)
+                hasher.combine(Key(value))
+            case .uuid(let value):
+                hasher.combine(2 as UInt8)
+                hasher.combine(value)
+            }
+        }
     }
 
     /// The payload.
@@ -35,12 +62,12 @@ public struct RecordID: Hashable, Sendable, Comparable {
         kind = .uuid(value)
     }
 
-    /// Orders integers before strings before UUIDs, then by value, so that
-    /// listings and encodings are deterministic.
+    /// Orders integers before strings before UUIDs, then by value (strings
+    /// by their UTF-8 bytes), so that listings and encodings are deterministic.
     public static func < (lhs: RecordID, rhs: RecordID) -> Bool {
         switch (lhs.kind, rhs.kind) {
         case let (.integer(a), .integer(b)): return a < b
-        case let (.string(a), .string(b)): return a < b
+        case let (.string(a), .string(b)): return Key(a) < Key(b)
         case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
         case (.integer, _): return true
         case (.string, .uuid): return true
@@ -75,12 +102,12 @@ extension RecordID: CustomStringConvertible {
 /// A reference from one record to another: the table and the ID.
 public struct RecordReference: Hashable, Sendable, CustomStringConvertible {
     /// The referenced record's table.
-    public var table: String
+    public var table: Key
     /// The referenced record's ID.
     public var id: RecordID
 
     /// A reference to record `id` of `table`.
-    public init(table: String, id: RecordID) {
+    public init(table: Key, id: RecordID) {
         self.table = table
         self.id = id
     }

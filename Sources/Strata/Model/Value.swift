@@ -10,8 +10,9 @@ import PersistentCollections
 /// Equality is exact: doubles compare by bit pattern, so `.double(.nan)`
 /// equals itself (the database algebra needs `==` to be reflexive) and
 /// `0.0` and `-0.0` differ; dates compare by their `timeIntervalSinceReferenceDate` bits;
-/// strings compare by their UTF-8 bytes (a database keeps the bytes it was
-/// given, so canonically equivalent but differently encoded strings differ).
+/// strings, and the keys of nested maps (``Key``), compare by their UTF-8
+/// bytes (a database keeps the bytes it was given, so canonically
+/// equivalent but differently encoded strings differ).
 public enum Value: Sendable {
     case null
     case bool(Bool)
@@ -22,7 +23,7 @@ public enum Value: Sendable {
     case date(Date)
     indirect case reference(RecordReference)
     indirect case list(PersistentVector<Value>)
-    indirect case map(PersistentMap<String, Value>)
+    indirect case map(PersistentMap<Key, Value>)
 }
 
 extension Value: Hashable {
@@ -86,7 +87,7 @@ extension Value: ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     /// `.list`.
     public init(arrayLiteral elements: Value...) { self = .list(PersistentVector(elements)) }
     /// `.map`; a repeated key keeps its last value.
-    public init(dictionaryLiteral elements: (String, Value)...) {
+    public init(dictionaryLiteral elements: (Key, Value)...) {
         self = .map(PersistentMap(elements, uniquingKeysWith: { _, new in new }))
     }
 }
@@ -117,13 +118,13 @@ extension Value {
     /// The list, or nil for another kind.
     public var listValue: PersistentVector<Value>? { if case .list(let v) = self { return v } else { return nil } }
     /// The nested map, or nil for another kind.
-    public var mapValue: PersistentMap<String, Value>? { if case .map(let v) = self { return v } else { return nil } }
+    public var mapValue: PersistentMap<Key, Value>? { if case .map(let v) = self { return v } else { return nil } }
     /// Whether this is `.null`.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
     /// The value at a nested path of map keys, or nil where the path leaves
     /// the maps. An empty path is the value itself. O(depth · log32 n).
-    public subscript(path path: some Collection<String>) -> Value? {
+    public subscript(path path: some Collection<Key>) -> Value? {
         var current = self
         for key in path {
             guard case .map(let map) = current, let next = map[key] else { return nil }

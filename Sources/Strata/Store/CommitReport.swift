@@ -10,5 +10,5 @@ public struct CommitReport: Sendable {
     public var after: Database
 
     /// The changes per table: record ID to change.
-    public var changes: PersistentMap<String, PersistentMap<RecordID, Change>> { transaction.changes }
+    public var changes: PersistentMap<Key, PersistentMap<RecordID, Change>> { transaction.changes }
 }

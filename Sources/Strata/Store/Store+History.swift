@@ -10,7 +10,7 @@ public struct HistoryFilter: Sendable {
     /// Only transactions before this time.
     public var until: Date?
     /// Only transactions that change this table.
-    public var table: String?
+    public var table: Key?
     /// Only transactions that change this record (of `table`).
     public var record: RecordID?
 
@@ -19,7 +19,7 @@ public struct HistoryFilter: Sendable {
         minimumSignificance: Significance? = nil,
         from: Date? = nil,
         until: Date? = nil,
-        table: String? = nil,
+        table: Key? = nil,
         record: RecordID? = nil
     ) {
         self.minimumSignificance = minimumSignificance
@@ -102,7 +102,7 @@ extension Store {
 
     /// Every version of record `id` of `table`, newest first, each with the
     /// transaction that made it. O(history): reads every transaction.
-    public func versions(of id: RecordID, in table: String) throws -> [RecordVersion] {
+    public func versions(of id: RecordID, in table: Key) throws -> [RecordVersion] {
         var record: Record?
         var versions: [RecordVersion] = []
         guard current.basis >= 1 else { return [] }

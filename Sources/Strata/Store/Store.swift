@@ -163,7 +163,7 @@ public actor Store {
         id: UUID? = nil,
         message: String = "",
         significance: Significance = .normal,
-        metadata: [String: Value] = [:],
+        metadata: [Key: Value] = [:],
         _ body: sending (inout TransactionBuilder) throws -> Void
     ) async throws -> CommitReport {
         try await admitWriter()

@@ -308,15 +308,15 @@ struct StoreScenario {
     /// The songs table as SQLite rows.
     static func rows(_ database: Database) -> [SQLiteBaseline.Song] {
         database[table: "songs"].map { id, record in
-            func int(_ name: String) -> Int64 {
+            func int(_ name: Key) -> Int64 {
                 if case .int(let value)? = record[name] { return value }
                 return 0
             }
-            func text(_ name: String) -> String {
+            func text(_ name: Key) -> String {
                 if case .string(let value)? = record[name] { return value }
                 return ""
             }
-            func reference(_ name: String) -> Int64 {
+            func reference(_ name: Key) -> Int64 {
                 if case .reference(let target)? = record[name], case .integer(let value) = target.id.kind {
                     return value
                 }

@@ -21,7 +21,7 @@ struct JSONExport {
         bytes.append(UInt8(ascii: "{"))
         for (tableIndex, name) in database.tableNames.enumerated() {
             if tableIndex > 0 { bytes.append(UInt8(ascii: ",")) }
-            string(name)
+            string(name.string)
             bytes.append(UInt8(ascii: ":"))
             bytes.append(UInt8(ascii: "{"))
             var first = true
@@ -33,7 +33,7 @@ struct JSONExport {
                 bytes.append(UInt8(ascii: "{"))
                 for (index, field) in record.enumerated() {
                     if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                    string(field.name)
+                    string(field.name.string)
                     bytes.append(UInt8(ascii: ":"))
                     value(field.value)
                 }
@@ -57,7 +57,7 @@ struct JSONExport {
         case .date(let date): bytes.append(contentsOf: "\(date.timeIntervalSince1970)".utf8)
         case .reference(let reference):
             bytes.append(contentsOf: #"{"$ref":"#.utf8)
-            string(reference.table + "/" + Self.text(reference.id))
+            string(reference.table.string + "/" + Self.text(reference.id))
             bytes.append(UInt8(ascii: "}"))
         case .list(let items):
             bytes.append(UInt8(ascii: "["))
@@ -70,7 +70,7 @@ struct JSONExport {
             bytes.append(UInt8(ascii: "{"))
             for (index, key) in entries.keys.sorted().enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                string(key)
+                string(key.string)
                 bytes.append(UInt8(ascii: ":"))
                 self.value(entries[key] ?? .null)
             }

@@ -6,7 +6,7 @@ import Testing
 struct DescriptionTests {
     @Test("Database from records equals the same records inserted by a transaction; empty tables dropped")
     func databaseFromRecords() throws {
-        let records: [String: [RecordID: Record]] = [
+        let records: [Key: [RecordID: Record]] = [
             "songs": [7: ["title": "Blue River", "plays": 3], "x": ["title": "Night"]],
             "albums": [1: ["name": "Rivers"]],
             "empty": [:],

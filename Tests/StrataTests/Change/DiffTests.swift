@@ -5,8 +5,8 @@ import Testing
 @Suite("Database diff")
 struct DiffTests {
     /// The diff by brute force: every record of both values compared.
-    static func modelDiff(_ old: Database, _ new: Database) -> [String: DatabaseDiff.TableDiff] {
-        var result: [String: DatabaseDiff.TableDiff] = [:]
+    static func modelDiff(_ old: Database, _ new: Database) -> [Key: DatabaseDiff.TableDiff] {
+        var result: [Key: DatabaseDiff.TableDiff] = [:]
         for name in Set(old.tableNames + new.tableNames) {
             let before = old[table: name]
             let after = new[table: name]

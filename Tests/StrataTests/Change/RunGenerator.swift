@@ -5,40 +5,60 @@ import Strata
 /// Random bases and random runs of transactions for the algebra's property
 /// tests. Every transaction is built with `TransactionBuilder` on the value
 /// the previous one produced, so the run applies in order.
+///
+/// Names, keys, IDs and strings are drawn from pools that hold canonically
+/// equivalent but byte-different spellings (precomposed and decomposed, and
+/// combining marks in both orders): Swift's `String` calls them equal, the
+/// database must keep them apart.
 struct RunGenerator {
     var random: SeededRandom
-    static let tables = ["songs", "albums", "tags"]
-    static let fields = ["title", "plays", "rating", "path", "meta"]
+    /// "é" precomposed and decomposed; "ạ́" as a precomposed base with one
+    /// mark, and decomposed with its two marks in either order.
+    static let equivalents: [String] = ["\u{E9}", "e\u{301}", "\u{1EA1}\u{301}", "a\u{323}\u{301}", "a\u{301}\u{323}"]
+    static let tables: [Key] = ["songs", "albums", "caf\u{E9}", "cafe\u{301}"]
+    static let fields: [Key] = [
+        "title", "plays", "rating", "path", "meta", "\u{E9}", "e\u{301}", "a\u{323}\u{301}", "a\u{301}\u{323}",
+    ]
+    static let mapKeys: [Key] = ["a", "b", "c"] + equivalents.map { Key($0) }
 
     init(seed: UInt64) {
         random = SeededRandom(seed: seed)
     }
 
+    mutating func pick<T>(_ pool: [T]) -> T {
+        pool[random.int(below: pool.count)]
+    }
+
     mutating func id() -> RecordID {
-        random.chance(80) ? RecordID(random.int(below: 12)) : RecordID("s\(random.int(below: 4))")
+        if random.chance(80) { return RecordID(random.int(below: 12)) }
+        return random.chance(50) ? RecordID("s\(random.int(below: 4))") : RecordID("s" + pick(Self.equivalents))
     }
 
     mutating func value() -> Value {
-        switch random.int(below: 6) {
+        switch random.int(below: 8) {
         case 0: return .int(Int64(random.int(below: 5)))
         case 1: return .string(["a", "b", "Blue River"][random.int(below: 3)])
         case 2: return ["a": .int(Int64(random.int(below: 3))), "b": "x"]
         case 3: return .null
         case 4: return .double(Double(random.int(below: 3)) / 2)
+        case 5: return .string(pick(Self.equivalents))
+        case 6:
+            // A map whose keys may be equivalent spellings of one another.
+            var map = PersistentMap<Key, Value>()
+            for _ in 0..<(1 + random.int(below: 3)) { map[pick(Self.mapKeys)] = .int(Int64(random.int(below: 2))) }
+            return .map(map)
         default: return [.int(1), .string("two")]
         }
     }
 
     mutating func record() -> Record {
         var record = Record()
-        for field in Self.fields where random.chance(60) { record[field] = value() }
+        for field in Self.fields where random.chance(50) { record[field] = value() }
         return record
     }
 
     mutating func path() -> FieldPath {
-        random.chance(70)
-            ? FieldPath(Self.fields[random.int(below: Self.fields.count)])
-            : FieldPath("meta", ["a", "b", "c"][random.int(below: 3)])
+        random.chance(70) ? FieldPath(pick(Self.fields)) : FieldPath("meta", pick(Self.mapKeys))
     }
 
     mutating func base() -> Database {
@@ -55,7 +75,7 @@ struct RunGenerator {
     /// One random edit; throws for edits the database refuses (those are
     /// simply not part of the transaction).
     mutating func edit(_ builder: inout TransactionBuilder) throws {
-        let table = Self.tables[random.int(below: Self.tables.count)]
+        let table = pick(Self.tables)
         let id = id()
         let exists = builder.database.record(id, in: table) != nil
         switch random.int(below: 100) {

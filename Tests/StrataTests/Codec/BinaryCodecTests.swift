@@ -49,7 +49,7 @@ struct BinaryCodecTests {
     @Test("a value encodes to the same bytes however its maps were built")
     func canonical() {
         let a: Value = ["x": 1, "y": 2, "z": ["b": 1, "a": 2]]
-        var map = PersistentMap<String, Value>()
+        var map = PersistentMap<Key, Value>()
         map["z"] = ["a": 2, "b": 1]
         map["y"] = 2
         map["x"] = 1
@@ -195,7 +195,9 @@ struct BinaryCodecTests {
         // placeholder (a Record built with them would intern them itself).
         let placeholderA = String(repeating: "a", count: 36)
         let placeholderB = String(repeating: "b", count: 36)
-        let template = Array(BinaryCodec.encode([placeholderA: 1, placeholderB: .list([1, 2])] as Record).dropLast())
+        let template = Array(
+            BinaryCodec.encode([Key(placeholderA): 1, Key(placeholderB): .list([1, 2])] as Record).dropLast()
+        )
         @Sendable func damaged() -> [UInt8] {
             var bytes = template
             for placeholder in [placeholderA, placeholderB] {
@@ -215,12 +217,12 @@ struct BinaryCodecTests {
         }
         // Other suites intern names meanwhile; 40,000 rejected names must not show.
         #expect(Record.internedFieldNameCount < before + 1_000)
-        let accepted = "accepted-\(UUID().uuidString)"
+        let accepted = Key("accepted-\(UUID().uuidString)")
         let decoded = try BinaryCodec.decodeRecord(BinaryCodec.encode([accepted: 7] as Record))
         #expect(decoded[accepted] == 7)
         #expect(decoded.names == [accepted])
         // A name a decode is refused with, then used by a record, is the record's for good.
-        let shared = "shared-\(UUID().uuidString)"
+        let shared = Key("shared-\(UUID().uuidString)")
         let bad = Array(BinaryCodec.encode([shared: 1] as Record).dropLast())
         #expect(throws: CodecError.self) { try BinaryCodec.decodeRecord(bad) }
         let built: Record = [shared: 2]

@@ -9,10 +9,10 @@ struct RecordTests {
         var random = SeededRandom(seed: seed)
         var values = RunGenerator(seed: seed)
         var record = Record()
-        var model: [String: Value] = [:]
+        var model: [Key: Value] = [:]
         // Non-ASCII and mixed-case names: fields sort by UTF-8 bytes.
-        let names = (0..<36).map { "field\($0)" } + ["Zebra", "apple", "äpfel", "émile"]
-        let utf8Order: (String, String) -> Bool = { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let names: [Key] = (0..<36).map { Key("field\($0)") } + ["Zebra", "apple", "äpfel", "émile"]
+        let utf8Order: (Key, Key) -> Bool = { $0.string.utf8.lexicographicallyPrecedes($1.string.utf8) }
         for step in 0..<2_000 {
             let name = names[random.int(below: names.count)]
             if random.chance(30) {

@@ -37,7 +37,7 @@ struct ValueTests {
         #expect(value[path: ["feeds", "42", "unread"]]?.intValue == 3)
         #expect(value[path: ["feeds", "7"]] == nil)
         #expect(value[path: ["flag", "x"]] == nil)
-        #expect(value[path: [String]()] == value)
+        #expect(value[path: [Key]()] == value)
         #expect(Value.int(3).doubleValue == 3)
         #expect(Value.null.isNull && !Value.int(0).isNull)
         #expect(Value.string("a").intValue == nil)

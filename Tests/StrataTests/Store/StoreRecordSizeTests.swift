@@ -30,7 +30,7 @@ struct StoreRecordSizeTests {
     static func fill(_ store: Store) async throws -> [Int64: Database] {
         var values: [Int64: Database] = [0: store.current]
         for (i, size) in sizes.enumerated() {
-            let metadata: [String: Value] = [
+            let metadata: [Key: Value] = [
                 "note": .string(text(size, seed: i)), "blob": .bytes(bytes(size, seed: i)),
             ]
             try await store.transact(message: text(size, seed: i + 1), metadata: metadata) { builder in
