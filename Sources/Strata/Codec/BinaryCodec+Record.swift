@@ -20,20 +20,20 @@ extension ByteWriter {
     /// Copies one packed value, writing reference table names as names.
     mutating func packedValueToCodec(_ reader: inout _PackedReader) {
         let start = reader.offset
-        switch reader.byte() {
-        case 8:
-            byte(8)
+        switch reader.valueTag() {
+        case .reference:
+            tag(.reference)
             fieldName(id: UInt32(reader.varint()))
             let idStart = reader.offset
             reader.skipRecordID()
             bytes.append(contentsOf: reader.bytes[idStart..<reader.offset])
-        case 9:
-            byte(9)
+        case .list:
+            tag(.list)
             let count = reader.varint()
             varint(count)
             for _ in 0..<count { packedValueToCodec(&reader) }
-        case 10:
-            byte(10)
+        case .map:
+            tag(.map)
             let count = reader.varint()
             varint(count)
             for _ in 0..<count {
@@ -42,7 +42,7 @@ extension ByteWriter {
                 bytes.append(contentsOf: reader.bytes[keyStart..<reader.offset])
                 packedValueToCodec(&reader)
             }
-        default:
+        case .null, .false, .true, .int, .double, .string, .bytes, .date:
             reader.offset = start
             reader.skipValue()
             bytes.append(contentsOf: reader.bytes[start..<reader.offset])
@@ -81,41 +81,41 @@ extension ByteReader {
     /// Validates one value and appends it to `out` in the packed form.
     mutating func packValue(into out: inout ByteWriter) throws {
         let start = offset
-        let tag = try byte()
+        let tag = try valueTag()
         switch tag {
-        case 0, 1, 2:
-            out.byte(tag)
-        case 3:
+        case .null, .false, .true:
+            out.tag(tag)
+        case .int:
             _ = try varint()
             out.bytes.append(contentsOf: bytes[start..<offset])
-        case 4, 7:
+        case .double, .date:
             _ = try take(8)
             out.bytes.append(contentsOf: bytes[start..<offset])
-        case 5:
+        case .string:
             try validatedString()
             out.bytes.append(contentsOf: bytes[start..<offset])
-        case 6:
+        case .bytes:
             _ = try take(try count())
             out.bytes.append(contentsOf: bytes[start..<offset])
-        case 8:
-            out.byte(8)
+        case .reference:
+            out.tag(.reference)
             let table = try fieldNameIndex()
             out.varint(UInt64(nameIDs[table]))
             let idStart = offset
             try validatedRecordID()
             out.bytes.append(contentsOf: bytes[idStart..<offset])
-        case 9:
+        case .list:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count()
-            out.byte(9)
+            out.tag(.list)
             out.varint(count)
             for _ in 0..<count { try packValue(into: &out) }
-        case 10:
+        case .map:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count(minimumSize: 2)
-            out.byte(10)
+            out.tag(.map)
             out.varint(count)
             var previousKey: Range<Int>?
             for _ in 0..<count {
@@ -136,8 +136,6 @@ extension ByteReader {
                 out.bytes.append(contentsOf: bytes[keyOffset..<offset])
                 try packValue(into: &out)
             }
-        default:
-            throw CodecError.invalidTag(offset: start, tag: tag, context: "value")
         }
     }
 
@@ -156,11 +154,11 @@ extension ByteReader {
     mutating func validatedRecordID() throws {
         let start = offset
         let tag = try byte()
-        switch tag {
-        case 0: _ = try zigzag()
-        case 1: try validatedString()
-        case 2: _ = try take(16)
-        default: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
+        switch RecordIDTag(rawValue: tag) {
+        case .integer: _ = try zigzag()
+        case .string: try validatedString()
+        case .uuid: _ = try take(16)
+        case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
     }
 }

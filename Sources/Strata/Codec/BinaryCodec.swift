@@ -13,7 +13,7 @@ import PersistentCollections
 /// (``Key`` order) so equal values encode to equal bytes — except the
 /// records of a database, which are in trie order (see `encode(_: Database)`).
 /// A record's encoding is its in-memory packed form with names in
-/// place of process-wide name IDs (see `Record+Storage.swift`), so encoding
+/// place of process-wide name IDs (see `PackedReader.swift`), so encoding
 /// and decoding records is a validated copy, not a rebuild.
 ///
 /// Decoding is total: any byte string decodes or throws ``CodecError`` with
@@ -153,71 +153,16 @@ public enum BinaryCodec {
 // MARK: Writing
 
 extension ByteWriter {
-    /// Appends `value`: with `packed`, in the in-memory record form (a
-    /// reference's table as a process-wide name ID, see
-    /// `Record+Storage.swift`), otherwise in the codec form (the table name
-    /// interned per encoding). Everything else is the same bytes.
-    mutating func value(_ value: Value, packed: Bool = false) {
-        switch value {
-        case .null: byte(0)
-        case .bool(let v): byte(v ? 2 : 1)
-        case .int(let v):
-            byte(3)
-            zigzag(v)
-        case .double(let v):
-            byte(4)
-            fixed64(v.bitPattern)
-        case .string(let v):
-            byte(5)
-            string(v)
-        case .bytes(let v):
-            byte(6)
-            raw(v)
-        case .date(let v):
-            byte(7)
-            fixed64(v.timeIntervalSinceReferenceDate.bitPattern)
-        case .reference(let v):
-            byte(8)
-            if packed { varint(UInt64(FieldNames.id(of: v.table))) } else { fieldName(v.table) }
-            recordID(v.id)
-        case .list(let v):
-            byte(9)
-            varint(v.count)
-            for element in v { self.value(element, packed: packed) }
-        case .map(let v):
-            byte(10)
-            varint(v.count)
-            for key in v.keys.sorted() {
-                string(key.string)
-                self.value(v[key]!, packed: packed)
-            }
-        }
-    }
-
-    mutating func recordID(_ id: RecordID) {
-        switch id.kind {
-        case .integer(let v):
-            byte(0)
-            zigzag(v)
-        case .string(let v):
-            byte(1)
-            string(v)
-        case .uuid(let v):
-            byte(2)
-            uuid(v)
-        }
-    }
-
     mutating func change(_ change: Change) {
         switch change {
         case .insert(let r):
-            byte(0)
+            tag(ChangeTag.insert)
             record(r)
         case .delete(let r):
-            byte(1)
+            tag(ChangeTag.delete)
             record(r)
         case .update(let fields):
-            byte(2)
+            tag(ChangeTag.update)
             varint(fields.count)
             for name in fields.keys.sorted() {
                 let field = fields[name]!
@@ -291,18 +236,17 @@ extension ByteWriter {
 extension ByteReader {
     mutating func value() throws -> Value {
         let start = offset
-        let tag = try byte()
-        switch tag {
-        case 0: return .null
-        case 1: return .bool(false)
-        case 2: return .bool(true)
-        case 3: return .int(try zigzag())
-        case 4: return .double(Double(bitPattern: try fixed64()))
-        case 5: return .string(try string())
-        case 6: return .bytes(try raw())
-        case 7: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
-        case 8: return .reference(RecordReference(table: try fieldName(), id: try recordID()))
-        case 9:
+        switch try valueTag() {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .int: return .int(try zigzag())
+        case .double: return .double(Double(bitPattern: try fixed64()))
+        case .string: return .string(try string())
+        case .bytes: return .bytes(try raw())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64())))
+        case .reference: return .reference(RecordReference(table: try fieldName(), id: try recordID()))
+        case .list:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count()
@@ -310,7 +254,7 @@ extension ByteReader {
             elements.reserveCapacity(count)
             for _ in 0..<count { elements.append(try value()) }
             return .list(PersistentVector(elements))
-        case 10:
+        case .map:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count(minimumSize: 2)
@@ -323,8 +267,6 @@ extension ByteReader {
                 }
             }
             return .map(map.build())
-        default:
-            throw CodecError.invalidTag(offset: start, tag: tag, context: "value")
         }
     }
 
@@ -339,21 +281,21 @@ extension ByteReader {
     mutating func recordID() throws -> RecordID {
         let start = offset
         let tag = try byte()
-        switch tag {
-        case 0: return RecordID(try zigzag())
-        case 1: return RecordID(try string())
-        case 2: return RecordID(try uuid())
-        default: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
+        switch RecordIDTag(rawValue: tag) {
+        case .integer: return RecordID(try zigzag())
+        case .string: return RecordID(try string())
+        case .uuid: return RecordID(try uuid())
+        case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
     }
 
     mutating func change() throws -> Change {
         let start = offset
         let tag = try byte()
-        switch tag {
-        case 0: return .insert(try record())
-        case 1: return .delete(try record())
-        case 2:
+        switch ChangeTag(rawValue: tag) {
+        case .insert: return .insert(try record())
+        case .delete: return .delete(try record())
+        case .update:
             let count = try self.count(minimumSize: 2)
             var fields: [Key: FieldChange] = [:]
             for _ in 0..<count {
@@ -371,7 +313,7 @@ extension ByteReader {
                 }
             }
             return .update(fields)
-        default:
+        case nil:
             throw CodecError.invalidTag(offset: start, tag: tag, context: "change")
         }
     }

@@ -31,7 +31,7 @@ public struct Record: Sendable {
         }
     }
 
-    /// The packed fields (see `Record+Storage.swift`).
+    /// The packed fields (layout in `Format/PackedReader.swift`).
     var _bytes: [UInt8]
 
     /// A record with no fields. O(1).

@@ -231,6 +231,28 @@ struct BinaryCodecTests {
         #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(built)) == built)
     }
 
+    @Test("records whose field count crosses a varint width splice, read and round-trip")
+    func fieldCountWidths() throws {
+        var record = Record()
+        var model: [Key: Value] = [:]
+        // 127 → 128 fields turns the packed count from one byte into two, and back.
+        for i in 0..<130 {
+            let name = Key("f\(i)")
+            record[name] = .int(Int64(i))
+            model[name] = .int(Int64(i))
+            #expect(record.count == model.count)
+        }
+        for i in stride(from: 129, through: 100, by: -1) {
+            record[Key("f\(i)")] = nil
+            model[Key("f\(i)")] = nil
+            #expect(record.count == model.count)
+            #expect(record[Key("f\(i - 1)")] == model[Key("f\(i - 1)")])
+        }
+        #expect(Dictionary(uniqueKeysWithValues: record.map { ($0.name, $0.value) }) == model)
+        #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(record)) == record)
+        #expect(record == Record(model))
+    }
+
     @Test("integers only in their shortest encoding: an overlong varint is refused, naming its offset")
     func overlongIntegers() throws {
         let record: Record = ["a": .int(5)]

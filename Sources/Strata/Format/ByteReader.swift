@@ -43,21 +43,27 @@ struct ByteReader {
 
     mutating func varint() throws -> UInt64 {
         let start = offset
-        var result: UInt64 = 0
-        var shift: UInt64 = 0
-        while true {
-            let b = try byte()
-            if shift == 63 && b > 1 { throw CodecError.malformedInteger(offset: start) }
-            result |= UInt64(b & 0x7F) << shift
-            if b & 0x80 == 0 {
-                // Only the shortest encoding is accepted, so that equal
-                // values always have equal bytes (and hashes).
-                if b == 0 && shift > 0 { throw CodecError.overlongInteger(offset: start) }
-                return result
+        do {
+            return try Varint.read(bytes, at: &offset)
+        } catch {
+            switch error {
+            case .truncated:
+                offset = bytes.count
+                throw CodecError.truncated(offset: offset, needed: 1)
+            case .malformed: throw CodecError.malformedInteger(offset: start)
+            case .overlong: throw CodecError.overlongInteger(offset: start)
             }
-            shift += 7
-            if shift > 63 { throw CodecError.malformedInteger(offset: start) }
         }
+    }
+
+    /// A value's tag. - Throws: `CodecError.invalidTag` for a number no kind has.
+    mutating func valueTag() throws -> ValueTag {
+        let start = offset
+        let raw = try byte()
+        guard let tag = ValueTag(rawValue: raw) else {
+            throw CodecError.invalidTag(offset: start, tag: raw, context: "value")
+        }
+        return tag
     }
 
     mutating func zigzag() throws -> Int64 {

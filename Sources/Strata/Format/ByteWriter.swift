@@ -18,14 +18,13 @@ struct ByteWriter {
 
     mutating func byte(_ value: UInt8) { bytes.append(value) }
 
-    mutating func varint(_ value: UInt64) {
-        var v = value
-        while v >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        bytes.append(UInt8(v))
-    }
+    mutating func varint(_ value: UInt64) { Varint.append(value, to: &bytes) }
+
+    mutating func tag(_ tag: ValueTag) { bytes.append(tag.rawValue) }
+
+    mutating func tag(_ tag: RecordIDTag) { bytes.append(tag.rawValue) }
+
+    mutating func tag(_ tag: ChangeTag) { bytes.append(tag.rawValue) }
 
     mutating func varint(_ value: Int) { varint(UInt64(value)) }
 

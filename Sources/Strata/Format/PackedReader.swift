@@ -1,0 +1,157 @@
+import Foundation
+import PersistentCollections
+
+// A record's fields live in one byte array, in the same encoding the binary
+// codec writes for a value, with two differences: field names and the table
+// names of references are process-wide `FieldNames` IDs instead of names,
+// and the bytes are trusted — they were produced by `ByteWriter.value(_:packed:)`
+// or validated by the codec — so reading them never fails.
+//
+//     record := count (varint), field*           fields sorted by name (UTF-8 order)
+//     field  := name ID (varint), value
+//     value  := tag, payload                     `ValueTag`, as in the codec
+//     record ID := tag, payload                  `RecordIDTag`, as in the codec
+
+/// Reads trusted packed bytes; out-of-range reads trap, since they mean a
+/// bug in this module, never bad input.
+struct _PackedReader {
+    let bytes: [UInt8]
+    var offset: Int
+
+    init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    var isAtEnd: Bool { offset == bytes.count }
+
+    mutating func byte() -> UInt8 {
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() -> UInt64 { Varint.readTrusted(bytes, at: &offset) }
+
+    /// A value's tag; the bytes were checked when they were packed.
+    mutating func valueTag() -> ValueTag { ValueTag(rawValue: byte())! }
+
+    mutating func zigzag() -> Int64 {
+        let raw = varint()
+        return Int64(bitPattern: raw >> 1) ^ -Int64(bitPattern: raw & 1)
+    }
+
+    mutating func fixed64() -> UInt64 {
+        var value: UInt64 = 0
+        for i in 0..<8 { value |= UInt64(bytes[offset + i]) << (8 * UInt64(i)) }
+        offset += 8
+        return value
+    }
+
+    mutating func string() -> String {
+        let length = Int(varint())
+        defer { offset += length }
+        return String(decoding: bytes[offset..<(offset + length)], as: UTF8.self)
+    }
+
+    mutating func recordID() -> RecordID {
+        switch RecordIDTag(rawValue: byte())! {
+        case .integer: return RecordID(zigzag())
+        case .string: return RecordID(string())
+        case .uuid:
+            let b = bytes[offset..<(offset + 16)].map { $0 }
+            offset += 16
+            return RecordID(
+                UUID(
+                    uuid: (
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                        b[15]
+                    )
+                )
+            )
+        }
+    }
+
+    mutating func value() -> Value {
+        switch valueTag() {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .int: return .int(zigzag())
+        case .double: return .double(Double(bitPattern: fixed64()))
+        case .string: return .string(string())
+        case .bytes:
+            let length = Int(varint())
+            defer { offset += length }
+            return .bytes(Array(bytes[offset..<(offset + length)]))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: fixed64())))
+        case .reference:
+            let table = FieldNames.name(UInt32(varint()))
+            return .reference(RecordReference(table: table, id: recordID()))
+        case .list:
+            let count = Int(varint())
+            var elements: [Value] = []
+            elements.reserveCapacity(count)
+            for _ in 0..<count { elements.append(value()) }
+            return .list(PersistentVector(elements))
+        case .map:
+            let count = Int(varint())
+            var map = PersistentMap<Key, Value>.Builder()
+            for _ in 0..<count {
+                let key = Key(string())
+                map.updateValue(value(), forKey: key)
+            }
+            return .map(map.build())
+        }
+    }
+
+    /// Moves past one value without building it.
+    mutating func skipValue() {
+        switch valueTag() {
+        case .null, .false, .true: return
+        case .int: _ = varint()
+        case .double, .date: offset += 8
+        case .string, .bytes: offset += Int(varint())
+        case .reference:
+            _ = varint()
+            skipRecordID()
+        case .list:
+            for _ in 0..<varint() { skipValue() }
+        case .map:
+            for _ in 0..<varint() {
+                offset += Int(varint())
+                skipValue()
+            }
+        }
+    }
+
+    /// Moves past one value, returning how many lists and maps it nests
+    /// (0 for a scalar): what the codec's depth limit counts.
+    mutating func skipValueMeasuringNesting() -> Int {
+        let start = offset
+        switch valueTag() {
+        case .list:
+            var deepest = 0
+            for _ in 0..<varint() { deepest = Swift.max(deepest, skipValueMeasuringNesting()) }
+            return deepest + 1
+        case .map:
+            var deepest = 0
+            for _ in 0..<varint() {
+                offset += Int(varint())
+                deepest = Swift.max(deepest, skipValueMeasuringNesting())
+            }
+            return deepest + 1
+        default:
+            offset = start
+            skipValue()
+            return 0
+        }
+    }
+
+    mutating func skipRecordID() {
+        switch RecordIDTag(rawValue: byte())! {
+        case .integer: _ = varint()
+        case .string: offset += Int(varint())
+        case .uuid: offset += 16
+        }
+    }
+}
