@@ -91,7 +91,11 @@ final class TransactionLog {
     ) throws -> (TransactionLog, Recovered) {
         try fileSystem.createDirectory(directory)
         let log = TransactionLog(directory: directory, fileSystem: fileSystem, segmentLimit: segmentLimit)
-        let names = try fileSystem.contents(ofDirectory: directory).filter { $0.hasSuffix(".log") }
+        // Only the names segments are given: another file that ends in
+        // `.log` is not the store's to read, cut or remove.
+        let names = try fileSystem.contents(ofDirectory: directory).filter {
+            LogFormat.firstSequence(ofName: $0) != nil
+        }
         var found = Recovered()
         var expected: Int64 = 1
         var dropping = false
