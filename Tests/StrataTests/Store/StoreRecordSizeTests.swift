@@ -172,7 +172,8 @@ struct StoreRecordSizeTests {
             for step in 0..<3 {
                 let size = [(2 << 20) + 17, 4_097, 3 << 20][(cycle + step) % 3]
                 let seed = cycle * 10 + step
-                try await store.transact(message: Self.text(size, seed: seed), metadata: ["cycle": .int(Int64(cycle))]) {
+                try await store.transact(message: Self.text(size, seed: seed), metadata: ["cycle": .int(Int64(cycle))])
+                {
                     try $0.upsert(
                         ["blob": .bytes(Self.bytes(size, seed: seed)), "cycle": .int(Int64(cycle))],
                         id: RecordID(seed % 5),
