@@ -55,7 +55,8 @@ struct StoreGroupCommitTests {
         writers: Int,
         count: Int,
         seed: UInt64,
-        disruption: Disruption
+        disruption: Disruption,
+        waitAtHalfForDisruption: Bool = false
     ) async -> [Outcome] {
         await withTaskGroup(of: [Outcome].self) { group in
             for writer in 0..<writers {
@@ -66,6 +67,11 @@ struct StoreGroupCommitTests {
                 group.addTask {
                     var outcomes: [Outcome] = []
                     for (n, id) in ids.enumerated() {
+                        // Half the commits come after the disruption began,
+                        // however the scheduler ordered the tasks.
+                        if waitAtHalfForDisruption && n == count / 2 {
+                            while !disruption.hasBegun { await Task.yield() }
+                        }
                         let record = RecordID("\(writer)-\(n)")
                         var outcome = Outcome(writer: writer, id: id, record: record, afterDisruption: false)
                         outcome.startedAfterDisruption = disruption.hasEnded
@@ -314,14 +320,24 @@ struct StoreGroupCommitTests {
             let failures = 1 + roundRandom.int(below: 8)
             let disruption = Disruption()
             let writersDone = Disruption()
+            // The writers pause halfway until the fault is armed: below
+            // writers × 20 commits the threshold is always reached.
+            let reachable = min(threshold, Int64(writers * 20))
             async let faulting: Void = {
-                await Self.waitFor(basis: threshold, in: store, writersDone: writersDone)
-                disruption.begin()
+                await Self.waitFor(basis: reachable, in: store, writersDone: writersDone)
                 fileSystem.faults.withLock { $0.failSyncs = true }
+                disruption.begin()
                 while disruption.failureCount < failures, !writersDone.hasBegun { await Task.yield() }
                 fileSystem.faults.withLock { $0 = .init() }
             }()
-            let outcomes = await Self.write(store, writers: writers, count: 40, seed: seed, disruption: disruption)
+            let outcomes = await Self.write(
+                store,
+                writers: writers,
+                count: 40,
+                seed: seed,
+                disruption: disruption,
+                waitAtHalfForDisruption: true
+            )
             writersDone.begin()
             await faulting
             let unexpected = outcomes.filter { outcome in

@@ -137,6 +137,62 @@ struct StoreRecordSizeTests {
         try await recovered.close()
     }
 
+    @Test("multi-MB records across 12 reopen cycles, snapshots by log bytes, and truncate(after:) into them")
+    func reopenCyclesAndTruncate() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.segmentSize = 1 << 20
+        options.snapshotEveryLogBytes = 6 << 20
+        var values: [Int64: Database] = [0: Database()]
+        var sizeOf: [Int64: Int] = [:]
+        var truncatedTo: Int64?
+        for cycle in 0..<12 {
+            let store = try await Store.open(at: path, options: options)
+            #expect(store.warnings.isEmpty, "cycle \(cycle): \(store.warnings)")
+            let head = store.current.basis
+            #expect(store.current == values[head], "cycle \(cycle): reopened value")
+            // Past values, large transactions among them, rebuild after every reopen.
+            for t in stride(from: Int64(cycle % 3), through: head, by: 3) {
+                #expect(try await store.database(asOf: t) == values[t], "cycle \(cycle): as of \(t)")
+            }
+            for (t, size) in sizeOf where t <= head {
+                let transaction = try #require(try await store.transaction(at: t))
+                #expect(transaction.message.utf8.count == size, "cycle \(cycle): message of t \(t)")
+            }
+            if cycle == 7 {
+                // Cut inside the large history and grow a different one on top.
+                let cut = head - 5
+                try await store.truncate(after: cut)
+                #expect(store.current == values[cut])
+                values = values.filter { $0.key <= cut }
+                sizeOf = sizeOf.filter { $0.key <= cut }
+                truncatedTo = cut
+            }
+            for step in 0..<3 {
+                let size = [(2 << 20) + 17, 4_097, 3 << 20][(cycle + step) % 3]
+                let seed = cycle * 10 + step
+                try await store.transact(message: Self.text(size, seed: seed), metadata: ["cycle": .int(Int64(cycle))])
+                {
+                    try $0.upsert(
+                        ["blob": .bytes(Self.bytes(size, seed: seed)), "cycle": .int(Int64(cycle))],
+                        id: RecordID(seed % 5),
+                        into: "large"
+                    )
+                }
+                values[store.current.basis] = store.current
+                sizeOf[store.current.basis] = Self.text(size, seed: seed).utf8.count
+            }
+            try await store.close()
+        }
+        #expect(truncatedTo != nil)
+        #expect(!snapshotFiles(path).isEmpty, "snapshots by log bytes were written")
+        let last = try await Store.open(at: path, options: options)
+        #expect(last.current == values[last.current.basis] && last.current.basis == values.keys.max())
+        for t in values.keys.sorted() { #expect(try await last.database(asOf: t) == values[t], "as of \(t)") }
+        try await last.close()
+    }
+
     @Test("a transaction too large for one log record is refused, nothing written")
     func tooLarge() async throws {
         let path = temporaryStorePath()
