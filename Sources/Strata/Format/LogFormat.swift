@@ -37,11 +37,13 @@ enum LogFormat {
     /// The first record number of a segment's sound header at the start of
     /// `bytes`.
     /// - Throws: ``FormatError`` when the header is short, damaged, from a
-    ///   newer version, or names no record (a first number below 1).
+    ///   newer version, or names no record (a first number below 1, or
+    ///   one no history reaches, from 2^62).
     static func firstSequence(inHeader bytes: [UInt8]) throws(FormatError) -> Int64 {
         let header = try FileHeader.decode(bytes, kind: .logSegment, size: { _ in headerSize }, supported: version)
         let first = Int64(bitPattern: header.read(UInt64.self, at: 12))
-        guard first >= 1 else {
+        // Below 2^62, so that counting records onward never overflows.
+        guard first >= 1, first < 1 << 62 else {
             throw FormatError(.logSegment, offset: 12, .invalidField("first record number \(first)"))
         }
         return first

@@ -99,6 +99,16 @@ enum SnapshotFile {
         defer { file.close() }
         let bytes = try file.read(at: 0, count: try file.size())
         let (database, basisID) = try decode(bytes, file: name)
+        // The name is what open trusts (a v1 file has no ID): it must agree
+        // with the header.
+        if let named = basis(ofName: name), named != database.basis {
+            throw FormatError(
+                .snapshot,
+                file: name,
+                offset: 16,
+                .invalidField("header basis t \(database.basis) differs from the name's t \(named)")
+            )
+        }
         return (database, bytes.count, basisID)
     }
 

@@ -28,6 +28,8 @@ final class TransactionLog {
     private var file: SharedFile?
     /// Read descriptors of earlier segments, opened on first use.
     private var readers: [Int: any StorageFile] = [:]
+    /// Segment indexes of `readers`, least recently used first.
+    private var readerUse: [Int] = []
     /// Sequence number the next appended record gets (1 for the first).
     private(set) var nextSequence: Int64 = 1
     /// The store's manifest, kept current as segments come and go (see
@@ -144,7 +146,9 @@ final class TransactionLog {
                     first > expected
                     ? "starts at record \(first), expected \(expected): a segment before it is missing"
                     : "starts at record \(first), expected \(expected): a foreign or repeated segment"
-                guard recovery == .truncateAtDamage else {
+                // A gap is missing history: the store refuses it as such
+                // (strict) or opens before it. A segment that overlaps is damage.
+                guard recovery == .truncateAtDamage || first > expected else {
                     throw FormatError(.logSegment, file: name, offset: 12, .damaged(reason))
                 }
                 log.pendingRemovals.append(name)
@@ -247,17 +251,32 @@ final class TransactionLog {
     /// last one, else one opened on first use and kept.
     private func readHandle(_ index: Int) throws -> any StorageFile {
         if index == segments.count - 1, let file { return file.file }
-        if let reader = readers[index] { return reader }
+        if let reader = readers[index] {
+            readerUse.removeAll { $0 == index }
+            readerUse.append(index)
+            return reader
+        }
+        // A long history read end to end would otherwise hold a descriptor
+        // per segment until close.
+        if readers.count >= Self.maximumReaders, let oldest = readerUse.first {
+            readerUse.removeFirst()
+            readers.removeValue(forKey: oldest)?.close()
+        }
         let reader = try fileSystem.open(path(segments[index]), create: false)
         readers[index] = reader
+        readerUse.append(index)
         return reader
     }
+
+    /// Read descriptors kept open at most (least recently used closed first).
+    static let maximumReaders = 16
 
     private func closeReaders(from index: Int) {
         for (key, reader) in readers where key >= index {
             reader.close()
             readers[key] = nil
         }
+        readerUse.removeAll { $0 >= index }
     }
 
     /// Appends one record; not durable until `sync()`. On a write error the
@@ -304,6 +323,9 @@ final class TransactionLog {
         let segment = Segment(name: LogFormat.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
         do {
+            // A leftover file of that name (a segment of a history since cut)
+            // must not lend its old records to the new segment.
+            try newFile.truncate(to: 0)
             try newFile.write(LogFormat.header(firstSequence: nextSequence), at: 0)
             try newFile.sync()
             try fileSystem.syncDirectory(directory)

@@ -1,20 +1,45 @@
 import Foundation
+import Synchronization
 
 extension Store {
-    /// Writes a snapshot of ``current`` now and prunes old ones.
+    /// Writes a snapshot of ``current`` now and prunes old ones. Runs as the
+    /// store's one snapshot task, so ``truncate(after:)`` and ``close()``
+    /// wait for it like for a background one.
     /// - Returns: the snapshot's file name and size in bytes.
     @discardableResult
     public func snapshot() async throws -> (name: String, size: Int) {
         try checkWritable()
         while let task = snapshotTask { await task.value }
+        try checkWritable()
         let value = current
         let basisID = try snapshotBasisID(value)
+        let outcome = SnapshotOutcome()
+        startSnapshot(value, basisID: basisID, outcome: outcome)
+        while let task = snapshotTask { await task.value }
+        return try outcome.result.withLock { $0 ?? .failure(StoreError.closed) }.get()
+    }
+
+    /// The result of one snapshot task, for the caller that asked for it.
+    final class SnapshotOutcome: Sendable {
+        let result = Mutex<Result<(name: String, size: Int), any Error>?>(nil)
+    }
+
+    /// Writes `value`'s snapshot off the actor, then records it; the store
+    /// tracks the task (`snapshotTask`) until both are done.
+    func startSnapshot(_ value: Database, basisID: UUID, outcome: SnapshotOutcome? = nil) {
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
-        let written = try await Task.detached {
-            try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
-        }.value
-        snapshotWritten(basis: value.basis, size: written.size)
-        return written
+        snapshotTask = Task {
+            let result = await Task.detached {
+                Result {
+                    try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
+                }
+            }.value
+            if case .success(let written) = result {
+                self.snapshotWritten(basis: value.basis, basisID: basisID, size: written.size)
+            }
+            outcome?.result.withLock { $0 = result }
+            self.snapshotTask = nil
+        }
     }
 
     /// The value stored in the snapshot with basis `basis`, read from disk
@@ -106,25 +131,17 @@ extension Store {
         guard dueByCount || dueBySize || dueByCost, value.basis > lastSnapshotBasis,
             let basisID = try? snapshotBasisID(value)
         else { return }
-        let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
-        snapshotTask = Task {
-            let result = await Task.detached {
-                Result {
-                    try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
-                }
-            }.value
-            // A failed background snapshot costs only open time: the log
-            // holds everything. The next commit tries again.
-            if case .success(let written) = result { self.snapshotWritten(basis: value.basis, size: written.size) }
-            self.snapshotTask = nil
-        }
+        // A failed background snapshot costs only open time: the log holds
+        // everything. The next commit tries again.
+        startSnapshot(value, basisID: basisID)
     }
 
     /// Records a new snapshot and removes all but the newest kept ones.
-    func snapshotWritten(basis: Int64, size: Int) {
-        // A snapshot finishing after a truncate cut its basis away is of a
-        // history that is gone.
-        guard basis <= Int64(history.count) else {
+    func snapshotWritten(basis: Int64, basisID: UUID, size: Int) {
+        // A snapshot of a history since cut (and perhaps grown again), or
+        // finishing after close, is removed: it is not this store's.
+        let current = basis == 0 || (basis <= Int64(history.count) && history.summary(basis).id == basisID)
+        guard current, log != nil else {
             try? options.fileSystem.remove(snapshotDirectory + "/" + SnapshotFile.name(basis: basis))
             return
         }

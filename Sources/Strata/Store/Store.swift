@@ -140,10 +140,12 @@ public actor Store {
     ///
     /// A commit ends in exactly one of two ways: it returns, and it is
     /// durable (per ``StoreOptions/durability``) and in the history; or it
-    /// throws, and it is not in the history, now or after reopening. To
-    /// learn after an error whether a commit landed (the process died, the
-    /// store needed reopening), pass your own `id` and ask
-    /// ``transaction(id:)``.
+    /// throws, and it is not in the history, now or after reopening — with
+    /// one exception no store can rule out: when the process dies while the
+    /// disk is failing, a write whose sync reported failure may have reached
+    /// the disk after all. To learn after an error whether a commit landed
+    /// (the process died, the store needed reopening), pass your own `id`
+    /// and ask ``transaction(id:)``.
     ///
     /// While ``truncate(after:)`` runs, a commit waits for it and then
     /// builds on the truncated value.
@@ -221,8 +223,20 @@ public actor Store {
     /// Waits while a truncate settles the commits in flight (so it never
     /// cuts under one), then checks the store is writable.
     private func admitWriter() async throws {
-        while truncations > 0 {
-            await withCheckedContinuation { heldWriters.append($0) }
+        while true {
+            if truncations > 0 {
+                await withCheckedContinuation { heldWriters.append($0) }
+                continue
+            }
+            // A rollover syncs the old segment's tail itself. A group sync
+            // of that file running meanwhile could take the only report of a
+            // write error (the kernel reports one per file), and the
+            // rollover would publish what never reached the disk: it waits.
+            if log?.needsNewSegment == true, let running = syncTask {
+                await running.value
+                continue
+            }
+            break
         }
         try checkWritable()
     }
@@ -374,6 +388,10 @@ public actor Store {
         if keep < history.count, let log {
             do {
                 try log.truncate(from: history.positions[keep], sequence: t + 1, sync: false)
+                // Best effort: the disk is failing, and a cut it does not
+                // keep only brings back, after a crash, a commit that threw
+                // (see `transact`: ask `transaction(id:)`).
+                try? log.sync()
             } catch {
                 failure = error as? FileSystemError ?? FileSystemError(operation: "truncate", path: path, code: EIO)
             }

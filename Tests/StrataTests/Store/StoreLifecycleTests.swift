@@ -3,10 +3,11 @@ import Strata
 import Synchronization
 import Testing
 
-/// Defects found by reading the issue-13 changes cold, each as the smallest
-/// scenario a user of the store could meet.
-@Suite("Review findings", .serialized)
-struct ReviewFindingsTests {
+/// Life-cycle defects found by reading the store cold, each as the smallest
+/// scenario a user could meet: snapshots across truncate and close, stray
+/// files in the log directory, a missing segment, descriptors held by reads.
+@Suite("Store life cycle", .serialized)
+struct StoreLifecycleTests {
     /// No background snapshot: only the snapshots a test takes exist.
     static var options: StoreOptions {
         var options = testOptions()
@@ -172,6 +173,34 @@ struct ReviewFindingsTests {
         } catch {
             Issue.record("refused as \(error), not as missingHistory")
         }
+    }
+
+    // MARK: Reads do not hold a descriptor per segment
+
+    @Test("reading a history of 100 segments keeps at most a few descriptors open")
+    func readersAreBounded() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = Self.options
+        options.segmentSize = 600
+        options.cachedTransactionChanges = 0
+        let writer = try await Store.open(at: path, options: options)
+        for i in 1...300 { try await Self.upsert(writer, i % 7, String(repeating: "d", count: 200)) }
+        try await writer.close()
+        #expect(logSegments(path).count >= 100)
+        // Reopened: every transaction is read from its segment.
+        let store = try await Store.open(at: path, options: options)
+        let before = Self.openDescriptors()
+        for t in Int64(1)...300 {
+            let transaction = try #require(try await store.transaction(at: t))
+            #expect(transaction.t == t)
+        }
+        #expect(Self.openDescriptors() <= before + 20, "descriptors before \(before), after \(Self.openDescriptors())")
+        try await store.close()
+    }
+
+    static func openDescriptors() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
     }
 }
 
