@@ -115,6 +115,11 @@ extension RebuildScenario {
             row("commit max, durability none, during compaction", (compactionEditTimes.max() ?? 0) / 1e3, "µs")
             let compactionRatio = compactionP99 / max(compactionP50, 1)
             row("commit p99/p50, durability none, during compaction", compactionRatio, "x", nil, "goal: ≤ 5x")
+            // The same writers' p99 without compaction, measured in this run:
+            // preemption by other processes lifts both alike.
+            let plainP99 = Statistics.percentile(commitTimes, 99)
+            let relativeP99 = compactionP99 / max(plainP99, 1)
+            row("commit p99 during compaction / without", relativeP99, "x")
             let counted = storeMemory.map { Double($0.currentValue) / 1e6 }
             let current = counted ?? Double(initialBytes) / 1e6
             if let storeMemory, let counted {
@@ -167,12 +172,15 @@ extension RebuildScenario {
                 )
                 // The goal is ≤ 5x (the table's note); the gate sits at 20x:
                 // the p99 of a ~25 µs commit moves with every preemption on a
-                // shared 2-core machine (34x measured with two compilers
+                // shared 2-core machine (34–38x measured with compilers
                 // running beside it), while the regression it guards,
-                // compaction back on the store's actor, measured ~85x.
+                // compaction back on the store's actor, measured ~85x. Noise
+                // that lifts the p99 lifts the same-run p99 without
+                // compaction too, so the gate takes the lower of p99/p50 and
+                // 5 × (p99 during / p99 without): a regression raises both.
                 report.gate(
-                    "commit p99/p50 (.none, during compaction) (\(MapScenario.sizeLabel(songs)) songs)",
-                    measured: compactionRatio,
+                    "commit p99/p50 (.none, during compaction), or 5 × p99 vs without (\(MapScenario.sizeLabel(songs)) songs)",
+                    measured: min(compactionRatio, 5 * relativeP99),
                     .atMost,
                     20
                 )
