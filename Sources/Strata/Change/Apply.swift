@@ -18,6 +18,16 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
     case nestingTooDeep(table: Key, id: RecordID, field: Key, depth: Int, limit: Int)
     /// A metadata value nests too deep, as in ``nestingTooDeep(table:id:field:depth:limit:)``.
     case metadataTooDeep(key: Key, depth: Int, limit: Int)
+    /// An index declaration is not what the change replaced (nil: no such
+    /// index): created twice, dropped when absent, or changed since the
+    /// transaction was built.
+    case indexConflict(table: Key, index: Key, expected: IndexDefinition?, found: IndexDefinition?)
+    /// Two records would share the values of a unique index: `key` holds
+    /// those values, `existing` the record that has them, `new` the one the
+    /// transaction gave them to.
+    case uniqueViolation(table: Key, index: Key, key: [Value], existing: RecordID, new: RecordID)
+    /// An index declaration that cannot be built (no fields).
+    case invalidIndex(table: Key, index: Key, reason: String)
 
     /// A one-line explanation naming table and record.
     public var description: String {
@@ -35,6 +45,15 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(table)/\(id).\(field) nests \(depth) lists and maps; at most \(limit) can be stored"
         case let .metadataTooDeep(key, depth, limit):
             return "metadata \(key) nests \(depth) lists and maps; at most \(limit) can be stored"
+        case let .indexConflict(table, index, expected, found):
+            return "index conflict at \(table).\(index): expected \(expected.map(\.description) ?? "no index"), "
+                + "found \(found.map(\.description) ?? "no index")"
+        case let .uniqueViolation(table, index, key, existing, new):
+            return
+                "unique index \(table).\(index): \(new) would have (\(key.map(\.description).joined(separator: ", "))), "
+                + "which \(existing) has"
+        case let .invalidIndex(table, index, reason):
+            return "index \(table).\(index) cannot be declared: \(reason)"
         }
     }
 }
@@ -49,12 +68,30 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
 ///   match; nothing is applied then.
 public func apply(_ database: Database, _ transaction: Transaction) throws -> Database {
     var tables = database.tables
+    // Declarations dropped or replaced leave before the records change and
+    // new ones are built after, so only the final records are checked
+    // against a new unique index.
+    for (name, indexChanges) in transaction.indexChanges {
+        var table = tables[name] ?? Table()
+        try table.removeIndexes(for: indexChanges, tableName: name)
+        tables[name] = table
+    }
     for (name, changes) in transaction.changes {
         var table = tables.removeValue(forKey: name) ?? Table()
-        for (id, change) in changes {
-            try table.apply(change, to: id, tableName: name)
+        if table.indexes.isEmpty {
+            for (id, change) in changes { try table.apply(change, to: id, tableName: name) }
+        } else {
+            var updates: [RecordUpdate] = []
+            updates.reserveCapacity(changes.count)
+            for (id, change) in changes { updates.append(try table.apply(change, to: id, tableName: name)) }
+            try table.updateIndexes(updates, tableName: name)
         }
-        if !table.isEmpty { tables[name] = table }
+        if !table.isVacant { tables[name] = table }
+    }
+    for (name, indexChanges) in transaction.indexChanges {
+        var table = tables.removeValue(forKey: name) ?? Table()
+        try table.addIndexes(for: indexChanges, tableName: name)
+        if !table.isVacant { tables[name] = table }
     }
     var result = database
     result.tables = tables
@@ -63,7 +100,9 @@ public func apply(_ database: Database, _ transaction: Transaction) throws -> Da
 }
 
 extension Table {
-    mutating func apply(_ change: Change, to id: RecordID, tableName: Key) throws {
+    /// Applies one record's change; returns the record before and after.
+    @discardableResult
+    mutating func apply(_ change: Change, to id: RecordID, tableName: Key) throws -> RecordUpdate {
         switch change {
         case .insert(let record):
             // One descent: insert, and put the old record back if there was one
@@ -72,6 +111,7 @@ extension Table {
                 records[id] = existing
                 throw ApplyError.recordExists(table: tableName, id: id)
             }
+            return RecordUpdate(id: id, old: nil, new: record)
         case .delete(let expected):
             guard let current = records[id] else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "delete")
@@ -80,10 +120,12 @@ extension Table {
                 throw ApplyError.recordChanged(table: tableName, id: id)
             }
             records.removeValue(forKey: id)
+            return RecordUpdate(id: id, old: current, new: nil)
         case .update(let fields):
             guard var record = records[id] else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
             }
+            let before = record
             for (name, field) in fields {
                 let found = record[name]
                 guard found == field.old else {
@@ -92,6 +134,7 @@ extension Table {
                 record[name] = field.new
             }
             records[id] = record
+            return RecordUpdate(id: id, old: before, new: record)
         }
     }
 }

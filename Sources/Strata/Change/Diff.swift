@@ -29,11 +29,13 @@ public struct DatabaseDiff: Hashable, Sendable {
     public var tables: [Key: TableDiff]
     /// The changes that turn the older value into the newer, per table and record.
     public var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
+    /// The index declarations that differ, per table and index name.
+    public var indexChanges: [Key: [Key: IndexChange]]
     /// The older value's basis.
     public var basis: Int64
 
-    /// Whether the two values hold the same data.
-    public var isEmpty: Bool { tables.isEmpty }
+    /// Whether the two values hold the same data and declare the same indexes.
+    public var isEmpty: Bool { tables.isEmpty && indexChanges.isEmpty }
 
     /// A transaction applying these changes to the older value (a revert to
     /// a past value is this transaction, from the current value to the past one).
@@ -53,7 +55,8 @@ public struct DatabaseDiff: Hashable, Sendable {
             message: message,
             significance: significance,
             metadata: metadata,
-            changes: changes
+            changes: changes,
+            indexChanges: indexChanges
         )
     }
 }
@@ -64,10 +67,16 @@ public struct DatabaseDiff: Hashable, Sendable {
 public func diff(from old: Database, to new: Database) -> DatabaseDiff {
     var tables: [Key: DatabaseDiff.TableDiff] = [:]
     var changes = PersistentMap<Key, PersistentMap<RecordID, Change>>()
+    var indexChanges: [Key: [Key: IndexChange]] = [:]
     let tableDifference = new.tables.difference(from: old.tables)
     for name in tableDifference.inserted + tableDifference.removed + tableDifference.changed {
         let before = old.tables[name]?.records ?? PersistentMap()
         let after = new.tables[name]?.records ?? PersistentMap()
+        let declarations = IndexChange.between(
+            old.tables[name]?.indexDefinitions ?? [],
+            new.tables[name]?.indexDefinitions ?? []
+        )
+        if !declarations.isEmpty { indexChanges[name] = declarations }
         let records = after.difference(from: before)
         var tableDiff = DatabaseDiff.TableDiff(
             inserted: records.inserted.sorted(),
@@ -87,5 +96,5 @@ public func diff(from old: Database, to new: Database) -> DatabaseDiff {
             changes[name] = tableChanges.build()
         }
     }
-    return DatabaseDiff(tables: tables, changes: changes, basis: old.basis)
+    return DatabaseDiff(tables: tables, changes: changes, indexChanges: indexChanges, basis: old.basis)
 }

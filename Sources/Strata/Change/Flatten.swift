@@ -8,12 +8,16 @@ public enum FlattenError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Two changes of one record in the run cannot follow each other (the
     /// run did not apply in order).
     case incompatibleChanges(table: Key, id: RecordID, ChangeError)
+    /// Two changes of one index declaration cannot follow each other.
+    case incompatibleIndexChanges(table: Key, index: Key, ChangeError)
 
     /// A one-line explanation.
     public var description: String {
         switch self {
         case .emptyRun: return "cannot combine an empty run of transactions"
         case let .incompatibleChanges(table, id, error): return "cannot combine changes of \(table)/\(id): \(error)"
+        case let .incompatibleIndexChanges(table, index, error):
+            return "cannot combine changes of index \(table).\(index): \(error)"
         }
     }
 }
@@ -35,6 +39,7 @@ public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
     guard let first = run.first else { throw FlattenError.emptyRun }
     if run.count == 1 { return first }
     var changes = first.changes
+    var indexChanges = first.indexChanges
     var covers = first.coveredSummaries
     var significance = first.significance
     var last = first
@@ -54,6 +59,21 @@ public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
             }
             if !combined.isEmpty { changes[name] = combined }
         }
+        for (table, tableChanges) in transaction.indexChanges {
+            var combined = indexChanges[table] ?? [:]
+            for (name, change) in tableChanges {
+                if let earlier = combined[name] {
+                    do {
+                        combined[name] = try earlier.then(change)
+                    } catch let error as ChangeError {
+                        throw FlattenError.incompatibleIndexChanges(table: table, index: name, error)
+                    }
+                } else {
+                    combined[name] = change
+                }
+            }
+            indexChanges[table] = combined.isEmpty ? nil : combined
+        }
         covers += transaction.coveredSummaries
         significance = max(significance, transaction.significance)
         last = transaction
@@ -67,6 +87,7 @@ public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
         significance: significance,
         metadata: [:],
         changes: changes,
+        indexChanges: indexChanges,
         covers: covers
     )
 }
@@ -88,6 +109,7 @@ public func inverse(_ transaction: Transaction) -> Transaction {
         significance: transaction.significance,
         metadata: transaction.metadata,
         changes: transaction.changes.mapValues { $0.mapValues(\.inverse) },
+        indexChanges: transaction.indexChanges.mapValues { $0.mapValues(\.inverse) },
         reverts: transaction.id
     )
 }

@@ -71,6 +71,9 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     public var metadata: [Key: Value]
     /// The changes, by table name and record ID.
     public var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
+    /// Index declarations created, dropped or replaced, by table and index
+    /// name.
+    public var indexChanges: [Key: [Key: IndexChange]]
     /// For a combined transaction, the transactions it stands for, in order;
     /// empty for a plain one.
     public var covers: [TransactionSummary]
@@ -89,6 +92,7 @@ public struct Transaction: Hashable, Sendable, Identifiable {
         significance: Significance = .normal,
         metadata: [Key: Value] = [:],
         changes: PersistentMap<Key, PersistentMap<RecordID, Change>> = [:],
+        indexChanges: [Key: [Key: IndexChange]] = [:],
         covers: [TransactionSummary] = [],
         reverts: UUID? = nil
     ) {
@@ -100,6 +104,7 @@ public struct Transaction: Hashable, Sendable, Identifiable {
         self.significance = significance
         self.metadata = metadata
         self.changes = changes
+        self.indexChanges = indexChanges
         self.covers = covers
         self.reverts = reverts
     }
@@ -116,8 +121,8 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     /// The number of records changed. O(tables).
     public var changeCount: Int { changes.values.reduce(0) { $0 + $1.count } }
 
-    /// Whether it changes nothing.
-    public var isEmpty: Bool { changes.isEmpty }
+    /// Whether it changes nothing: no record and no index declaration.
+    public var isEmpty: Bool { changes.isEmpty && indexChanges.isEmpty }
 
     /// The change of record `id` in `table`, if any. O(log32 n).
     public func change(of id: RecordID, in table: Key) -> Change? { changes[table]?[id] }

@@ -18,6 +18,8 @@ public struct TransactionBuilder: Sendable {
     public private(set) var database: Database
     /// The resolved changes so far.
     public private(set) var changes: PersistentMap<Key, PersistentMap<RecordID, Change>>
+    /// The index declarations created, dropped or replaced so far.
+    public private(set) var indexChanges: [Key: [Key: IndexChange]] = [:]
 
     /// A builder for a transaction on `base`.
     public init(on base: Database) {
@@ -66,6 +68,52 @@ public struct TransactionBuilder: Sendable {
         try add(.delete(existing), id: id, table: table)
     }
 
+    /// Declares index `name` on `table` over `fields` (their values, then the
+    /// record ID, order the entries) and builds it from the table's records:
+    /// O(n log n). Queries on this and every later value can use it.
+    ///
+    ///     try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+    ///
+    /// - Throws: ``ApplyError/indexConflict(table:index:expected:found:)``
+    ///   when the table has an index of that name;
+    ///   ``ApplyError/uniqueViolation(table:index:key:existing:new:)`` when
+    ///   `unique` and two records share the values; ``ApplyError/invalidIndex(table:index:reason:)``
+    ///   for no fields.
+    public mutating func createIndex(_ name: Key, on table: Key, fields: [FieldPath], unique: Bool = false) throws {
+        guard !fields.isEmpty else {
+            throw ApplyError.invalidIndex(table: table, index: name, reason: "an index needs at least one field")
+        }
+        let current = database[table: table].index(named: name)?.definition
+        let definition = IndexDefinition(name: name, fields: fields, isUnique: unique)
+        if let current {
+            throw ApplyError.indexConflict(table: table, index: name, expected: nil, found: current)
+        }
+        try add(IndexChange(old: nil, new: definition), index: name, table: table)
+    }
+
+    /// Drops index `name` of `table`. O(1) beyond the copy of the table's
+    /// index list; the entries are shared with earlier values.
+    ///
+    /// - Throws: ``ApplyError/indexConflict(table:index:expected:found:)``
+    ///   when there is no such index.
+    public mutating func dropIndex(_ name: Key, on table: Key) throws {
+        guard let current = database[table: table].index(named: name)?.definition else {
+            throw ApplyError.indexConflict(table: table, index: name, expected: nil, found: nil)
+        }
+        try add(IndexChange(old: current, new: nil), index: name, table: table)
+    }
+
+    /// Applies an index declaration change to ``database``, then folds it
+    /// into that index's change so far.
+    private mutating func add(_ change: IndexChange, index: Key, table: Key) throws {
+        let single = Transaction(t: database.basis, basis: database.basis, indexChanges: [table: [index: change]])
+        let next = try apply(database, single)
+        var tableChanges = indexChanges[table] ?? [:]
+        tableChanges[index] = try tableChanges[index].map { try $0.then(change) } ?? change
+        indexChanges[table] = tableChanges.isEmpty ? nil : tableChanges
+        database = next
+    }
+
     /// Applies `change` to ``database`` (which checks it), then folds it
     /// into the record's change so far; on an error neither is touched.
     private mutating func add(_ change: Change, id: RecordID, table: Key) throws {
@@ -101,7 +149,8 @@ public struct TransactionBuilder: Sendable {
             message: message,
             significance: significance,
             metadata: metadata,
-            changes: changes
+            changes: changes,
+            indexChanges: indexChanges
         )
     }
 }

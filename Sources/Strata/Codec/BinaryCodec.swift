@@ -22,7 +22,9 @@ import PersistentCollections
 /// so a decoder never crashes, never allocates unboundedly and never hangs.
 public enum BinaryCodec {
     /// The format version this build writes and the newest it reads.
-    public static let formatVersion: UInt64 = 1
+    /// Version 2 adds index declarations to transactions and databases;
+    /// version 1 encodings (no indexes) are read as before.
+    public static let formatVersion: UInt64 = 2
 
     static let magic: [UInt8] = Array("STR".utf8)
 
@@ -137,6 +139,7 @@ public enum BinaryCodec {
         guard version <= formatVersion, version > 0 else {
             throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: formatVersion)
         }
+        reader.version = version
         do {
             let result = try body(&reader)
             if toEnd { try reader.expectEnd() }
@@ -206,6 +209,7 @@ extension ByteWriter {
         } else {
             byte(0)
         }
+        indexChanges(t.indexChanges)
     }
 
     mutating func metadata(_ metadata: [Key: Value]) {
@@ -227,6 +231,8 @@ extension ByteWriter {
                 recordID(id)
                 self.record(record)
             }
+            varint(table.indexes.count)
+            for index in table.indexes { indexDefinition(index.definition) }
         }
     }
 }
@@ -378,6 +384,7 @@ extension ByteReader {
             throw CodecError.invalidTag(offset: revertsOffset, tag: hasReverts, context: "flag")
         }
         let reverts = hasReverts == 1 ? try uuid() : nil
+        let indexChanges = version >= 2 ? try self.indexChanges() : [:]
         return Transaction(
             id: id,
             t: t,
@@ -387,6 +394,7 @@ extension ByteReader {
             significance: significance,
             metadata: metadata,
             changes: changes,
+            indexChanges: indexChanges,
             covers: covers,
             reverts: reverts
         )
@@ -433,7 +441,9 @@ extension ByteReader {
                 }
                 preconditionFailure("a repeated record ID that a second pass does not find")
             }
-            guard tables.updateValue(Table(records: records), forKey: name) == nil else {
+            var table = Table(records: records)
+            if version >= 2 { table.indexes = try indexes(of: records, table: name) }
+            guard tables.updateValue(table, forKey: name) == nil else {
                 throw CodecError.duplicateKey(offset: nameOffset, key: name.string)
             }
         }

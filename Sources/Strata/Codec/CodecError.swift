@@ -29,6 +29,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     case unknownFieldName(offset: Int, index: UInt64)
     /// Bytes left after a complete encoding.
     case trailingBytes(offset: Int, count: Int)
+    /// An index declaration that cannot hold (no fields, or a unique index
+    /// two records violate).
+    case invalidIndex(offset: Int, table: String, index: String, reason: String)
 
     /// A one-line explanation with the offset.
     public var description: String {
@@ -50,6 +53,8 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .unknownFieldName(offset, index): return "undefined field name #\(index) at offset \(offset)"
         case let .trailingBytes(offset, count):
             return "\(count) unexpected bytes after the encoding at offset \(offset)"
+        case let .invalidIndex(offset, table, index, reason):
+            return "index \(table).\(index) at offset \(offset) is invalid: \(reason)"
         }
     }
 }

@@ -19,6 +19,8 @@ struct ByteReader {
     var scratch = ByteWriter(capacity: 512)
     /// Current nesting depth of lists and maps.
     var depth = 0
+    /// The format version of the top-level encoding being read.
+    var version: UInt64 = BinaryCodec.formatVersion
     static let maximumDepth = Value.maximumNesting
 
     init(_ bytes: [UInt8], offset: Int = 0) {

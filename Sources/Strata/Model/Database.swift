@@ -22,7 +22,7 @@ public struct Database: Hashable, Sendable {
 
     /// A database with the given tables and basis. Empty tables are dropped.
     public init(tables: PersistentMap<Key, Table>, basis: Int64) {
-        self.tables = tables.filter { !$0.value.isEmpty }
+        self.tables = tables.filter { !$0.value.isVacant }
         self.basis = basis
     }
 
@@ -37,7 +37,8 @@ public struct Database: Hashable, Sendable {
         record(id, in: table)?[path: path]
     }
 
-    /// The names of the non-empty tables, sorted by their UTF-8 bytes.
+    /// The names of the tables with records or declared indexes, sorted by
+    /// their UTF-8 bytes.
     public var tableNames: [Key] { tables.keys.sorted() }
 
     /// The number of records across all tables. O(t).

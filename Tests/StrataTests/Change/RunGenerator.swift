@@ -69,6 +69,10 @@ struct RunGenerator {
                 try? builder.upsert(record(), id: id, into: table)
             }
         }
+        for table in Self.tables where random.chance(30) {
+            var attempt = builder
+            if (try? indexEdit(&attempt, table: table)) != nil { builder = attempt }
+        }
         return (try? apply(Database(), builder.transaction(t: 0))) ?? Database()
     }
 
@@ -76,6 +80,7 @@ struct RunGenerator {
     /// simply not part of the transaction).
     mutating func edit(_ builder: inout TransactionBuilder) throws {
         let table = pick(Self.tables)
+        if random.chance(8) { return try indexEdit(&builder, table: table) }
         let id = id()
         let exists = builder.database.record(id, in: table) != nil
         switch random.int(below: 100) {
@@ -119,6 +124,27 @@ struct RunGenerator {
                 try builder.insert(record(), id: id, into: table)
             }
         }
+    }
+
+    static let indexNames: [Key] = ["byTitle", "byPlays", "byMeta", "pair"]
+
+    /// Creates or drops an index: on title, plays, a nested path, or two
+    /// fields; sometimes unique (then often refused by the data).
+    mutating func indexEdit(_ builder: inout TransactionBuilder, table: Key) throws {
+        let declared = builder.database[table: table].indexDefinitions
+        if !declared.isEmpty && random.chance(40) {
+            return try builder.dropIndex(pick(declared).name, on: table)
+        }
+        let name = pick(Self.indexNames)
+        let fields: [FieldPath]
+        switch name {
+        case "byTitle": fields = ["title"]
+        case "byPlays": fields = ["plays", "rating"]
+        case "byMeta": fields = [FieldPath("meta", pick(Self.mapKeys))]
+        default: fields = [path(), path()]
+        }
+        if declared.contains(where: { $0.name == name }) { try builder.dropIndex(name, on: table) }
+        try builder.createIndex(name, on: table, fields: fields, unique: random.chance(20))
     }
 
     /// A run of 1...`maxLength` transactions from `base`, with the value

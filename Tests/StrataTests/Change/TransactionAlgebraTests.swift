@@ -8,6 +8,9 @@ import Testing
 ///     apply(P, flatten(run)) == run.reduce(P, apply)
 ///     flatten is associative
 ///     apply(apply(P, T), inverse(T)) == P
+///
+/// Runs create and drop indexes too (unique ones among them), and every
+/// value's indexes are checked against indexes built from scratch.
 @Suite("Transaction algebra")
 struct TransactionAlgebraTests {
     static let runs = 10_000
@@ -58,13 +61,17 @@ struct TransactionAlgebraTests {
         guard let restored = try? apply(values[run.count], inverse(combined)), restored == base else {
             return "inverse law broken for the combined run of \(run.count)"
         }
+        // Indexes kept in step by apply equal indexes built from scratch.
+        try apply(base, combined)._invariantCheck()
+        restored._invariantCheck()
+        for value in values { value._invariantCheck() }
         // Associativity at a random split point, and on three pieces.
         if run.count >= 2 {
             let cut = 1 + generator.random.int(below: run.count - 1)
             let whole = try flatten(run)
             let pieces = try flatten([try flatten(run[..<cut]), try flatten(run[cut...])])
-            guard pieces.changes == whole.changes, pieces.covers == whole.covers, pieces.t == whole.t,
-                pieces.basis == whole.basis
+            guard pieces.changes == whole.changes, pieces.indexChanges == whole.indexChanges,
+                pieces.covers == whole.covers, pieces.t == whole.t, pieces.basis == whole.basis
             else {
                 return "flatten is not associative at cut \(cut) of \(run.count)"
             }
@@ -75,7 +82,8 @@ struct TransactionAlgebraTests {
             let c = run[2...]
             let left = try flatten([try flatten([try flatten(a), try flatten(b)]), try flatten(c)])
             let right = try flatten([try flatten(a), try flatten([try flatten(b), try flatten(c)])])
-            guard left.changes == right.changes, left.covers == right.covers else {
+            guard left.changes == right.changes, left.indexChanges == right.indexChanges, left.covers == right.covers
+            else {
                 return "flatten is not associative over three pieces"
             }
         }

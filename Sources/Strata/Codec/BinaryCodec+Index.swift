@@ -1,0 +1,129 @@
+import PersistentCollections
+
+// Index declarations in the codec (format version 2):
+//
+//     index changes := table count, (table name, count, (index name, flags, old?, new?)*)*
+//                      sorted by table, then index name; flags: 1 old present, 2 new present
+//     definition    := name, unique (0/1), path count ≥ 1, (field, key count, key*)*
+//
+// A database's table lists its definitions after its records, sorted by
+// name; the entries are rebuilt from the records when the table is read.
+
+extension ByteWriter {
+    mutating func indexDefinition(_ definition: IndexDefinition) {
+        string(definition.name.string)
+        byte(definition.isUnique ? 1 : 0)
+        varint(definition.fields.count)
+        for path in definition.fields {
+            string(path.field.string)
+            varint(path.keys.count)
+            for key in path.keys { string(key.string) }
+        }
+    }
+
+    mutating func indexChanges(_ changes: [Key: [Key: IndexChange]]) {
+        varint(changes.count)
+        for table in changes.keys.sorted() {
+            let tableChanges = changes[table]!
+            string(table.string)
+            varint(tableChanges.count)
+            for name in tableChanges.keys.sorted() {
+                let change = tableChanges[name]!
+                string(name.string)
+                byte((change.old == nil ? 0 : 1) | (change.new == nil ? 0 : 2))
+                if let old = change.old { indexDefinition(old) }
+                if let new = change.new { indexDefinition(new) }
+            }
+        }
+    }
+}
+
+extension ByteReader {
+    mutating func indexDefinition(table: Key) throws -> IndexDefinition {
+        let start = offset
+        let name = Key(try string())
+        let uniqueOffset = offset
+        let unique = try byte()
+        guard unique <= 1 else { throw CodecError.invalidTag(offset: uniqueOffset, tag: unique, context: "flag") }
+        let pathCount = try count(minimumSize: 2)
+        guard pathCount > 0 else {
+            throw CodecError.invalidIndex(
+                offset: start,
+                table: table.string,
+                index: name.string,
+                reason: "no fields"
+            )
+        }
+        var fields: [FieldPath] = []
+        for _ in 0..<pathCount {
+            let field = Key(try string())
+            let keyCount = try count()
+            var keys: [Key] = []
+            for _ in 0..<keyCount { keys.append(Key(try string())) }
+            fields.append(FieldPath(field: field, keys: keys))
+        }
+        return IndexDefinition(name: name, fields: fields, isUnique: unique == 1)
+    }
+
+    mutating func indexChanges() throws -> [Key: [Key: IndexChange]] {
+        let tableCount = try count(minimumSize: 2)
+        var result: [Key: [Key: IndexChange]] = [:]
+        for _ in 0..<tableCount {
+            let tableOffset = offset
+            let table = Key(try string())
+            let changeCount = try count(minimumSize: 2)
+            var changes: [Key: IndexChange] = [:]
+            for _ in 0..<changeCount {
+                let nameOffset = offset
+                let name = Key(try string())
+                let flagsOffset = offset
+                let flags = try byte()
+                guard flags >= 1 && flags <= 3 else {
+                    throw CodecError.invalidTag(offset: flagsOffset, tag: flags, context: "index change")
+                }
+                let old = flags & 1 != 0 ? try indexDefinition(table: table) : nil
+                let new = flags & 2 != 0 ? try indexDefinition(table: table) : nil
+                // A change names the index it changes.
+                guard old.map({ $0.name == name }) ?? true, new.map({ $0.name == name }) ?? true, old != new else {
+                    throw CodecError.invalidIndex(
+                        offset: nameOffset,
+                        table: table.string,
+                        index: name.string,
+                        reason: "the change does not match its name, or changes nothing"
+                    )
+                }
+                guard changes.updateValue(IndexChange(old: old, new: new), forKey: name) == nil else {
+                    throw CodecError.duplicateKey(offset: nameOffset, key: name.string)
+                }
+            }
+            guard !changes.isEmpty, result.updateValue(changes, forKey: table) == nil else {
+                throw CodecError.duplicateKey(offset: tableOffset, key: table.string)
+            }
+        }
+        return result
+    }
+
+    /// A table's declarations, with their entries built from `records`.
+    mutating func indexes(of records: PersistentMap<RecordID, Record>, table: Key) throws -> [TableIndex] {
+        let count = try self.count(minimumSize: 4)
+        var indexes: [TableIndex] = []
+        for _ in 0..<count {
+            let start = offset
+            let definition = try indexDefinition(table: table)
+            if let previous = indexes.last, !(previous.definition.name < definition.name) {
+                throw CodecError.unorderedFields(offset: start)
+            }
+            do {
+                indexes.append(try TableIndex(definition, records: records, table: table))
+            } catch let error as ApplyError {
+                throw CodecError.invalidIndex(
+                    offset: start,
+                    table: table.string,
+                    index: definition.name.string,
+                    reason: error.description
+                )
+            }
+        }
+        return indexes
+    }
+}

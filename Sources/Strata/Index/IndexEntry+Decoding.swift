@@ -1,0 +1,154 @@
+import Foundation
+import PersistentCollections
+
+// Reading entries back: an entry's bytes were written by `IndexEntryWriter`
+// in this process (entries are never read from disk), so reads are trusted.
+
+extension IndexEntry {
+    /// The record ID that follows the first `valueCount` values. O(count).
+    func recordID(after valueCount: Int) -> RecordID {
+        let bytes = self.bytes
+        var offset = 0
+        for _ in 0..<valueCount { Self.skipValue(bytes, &offset) }
+        return Self.readRecordID(bytes, &offset)
+    }
+
+    /// The first `valueCount` values. O(count).
+    func values(_ valueCount: Int) -> [Value] {
+        let bytes = self.bytes
+        var offset = 0
+        return (0..<valueCount).map { _ in Self.readValue(bytes, &offset) }
+    }
+
+    static func skipValue(_ bytes: [UInt8], _ offset: inout Int) {
+        let tag = bytes[offset]
+        offset += 1
+        switch tag {
+        case _IndexTag.null, _IndexTag.false, _IndexTag.true: return
+        case 0x0C...0x1C: offset += abs(Int(tag) - Int(_IndexTag.intZero))
+        case _IndexTag.double, _IndexTag.date: offset += 8
+        case _IndexTag.string, _IndexTag.bytes: skipBody(bytes, &offset)
+        case _IndexTag.reference:
+            skipBody(bytes, &offset)
+            _ = readRecordID(bytes, &offset)
+        case _IndexTag.list:
+            while bytes[offset] != _IndexTag.end { skipValue(bytes, &offset) }
+            offset += 1
+        case _IndexTag.map:
+            while bytes[offset] != _IndexTag.end {
+                offset += 1
+                skipBody(bytes, &offset)
+                skipValue(bytes, &offset)
+            }
+            offset += 1
+        case _IndexTag.uuid: offset += 16
+        default: preconditionFailure("index entry tag \(tag)")
+        }
+    }
+
+    static func skipBody(_ bytes: [UInt8], _ offset: inout Int) {
+        while true {
+            let byte = bytes[offset]
+            offset += 1
+            if byte == 0 {
+                if offset < bytes.count && bytes[offset] == 0xFF {
+                    offset += 1
+                } else {
+                    return
+                }
+            }
+        }
+    }
+
+    static func readBody(_ bytes: [UInt8], _ offset: inout Int) -> [UInt8] {
+        var result: [UInt8] = []
+        while true {
+            let byte = bytes[offset]
+            offset += 1
+            if byte == 0 {
+                if offset < bytes.count && bytes[offset] == 0xFF {
+                    offset += 1
+                } else {
+                    return result
+                }
+            }
+            result.append(byte)
+        }
+    }
+
+    static func readInt(_ bytes: [UInt8], _ offset: inout Int, tag: UInt8) -> Int64 {
+        let length = abs(Int(tag) - Int(_IndexTag.intZero))
+        var payload: UInt64 = 0
+        for _ in 0..<length {
+            payload = payload << 8 | UInt64(bytes[offset])
+            offset += 1
+        }
+        if tag >= _IndexTag.intZero { return Int64(bitPattern: payload) }
+        let mask = length == 8 ? UInt64.max : (1 << UInt64(8 * length)) - 1
+        let magnitude = mask - payload
+        return Int64(bitPattern: 0 &- magnitude)
+    }
+
+    static func readOrdered(_ bytes: [UInt8], _ offset: inout Int) -> UInt64 {
+        var key: UInt64 = 0
+        for _ in 0..<8 {
+            key = key << 8 | UInt64(bytes[offset])
+            offset += 1
+        }
+        return key & (1 << 63) != 0 ? key & ~(1 << 63) : ~key
+    }
+
+    static func readRecordID(_ bytes: [UInt8], _ offset: inout Int) -> RecordID {
+        let tag = bytes[offset]
+        offset += 1
+        switch tag {
+        case _IndexTag.string: return RecordID(String(decoding: readBody(bytes, &offset), as: UTF8.self))
+        case _IndexTag.uuid:
+            let b = Array(bytes[offset..<(offset + 16)])
+            offset += 16
+            return RecordID(
+                UUID(
+                    uuid: (
+                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+                        b[15]
+                    )
+                )
+            )
+        default: return RecordID(readInt(bytes, &offset, tag: tag))
+        }
+    }
+
+    static func readValue(_ bytes: [UInt8], _ offset: inout Int) -> Value {
+        let tag = bytes[offset]
+        offset += 1
+        switch tag {
+        case _IndexTag.null: return .null
+        case _IndexTag.false: return .bool(false)
+        case _IndexTag.true: return .bool(true)
+        case 0x0C...0x1C: return .int(readInt(bytes, &offset, tag: tag))
+        case _IndexTag.double: return .double(Double(bitPattern: readOrdered(bytes, &offset)))
+        case _IndexTag.date:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: readOrdered(bytes, &offset))))
+        case _IndexTag.string: return .string(String(decoding: readBody(bytes, &offset), as: UTF8.self))
+        case _IndexTag.bytes: return .bytes(readBody(bytes, &offset))
+        case _IndexTag.reference:
+            let table = Key(String(decoding: readBody(bytes, &offset), as: UTF8.self))
+            return .reference(RecordReference(table: table, id: readRecordID(bytes, &offset)))
+        case _IndexTag.list:
+            var elements: [Value] = []
+            while bytes[offset] != _IndexTag.end { elements.append(readValue(bytes, &offset)) }
+            offset += 1
+            return .list(PersistentVector(elements))
+        case _IndexTag.map:
+            var map = PersistentMap<Key, Value>()
+            while bytes[offset] != _IndexTag.end {
+                offset += 1
+                let key = Key(String(decoding: readBody(bytes, &offset), as: UTF8.self))
+                map[key] = readValue(bytes, &offset)
+            }
+            offset += 1
+            return .map(map)
+        default: preconditionFailure("index entry tag \(tag)")
+        }
+    }
+}

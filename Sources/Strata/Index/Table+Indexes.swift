@@ -1,0 +1,64 @@
+import PersistentCollections
+
+extension Table {
+    /// The index named `name`, or nil. O(indexes).
+    public func index(named name: Key) -> TableIndex? {
+        indexes.first { $0.definition.name == name }
+    }
+
+    /// The declared indexes' definitions, by name.
+    public var indexDefinitions: [IndexDefinition] { indexes.map(\.definition) }
+
+    /// Checks every declaration change against the current declarations,
+    /// and removes those dropped or replaced.
+    mutating func removeIndexes(for changes: [Key: IndexChange], tableName: Key) throws {
+        for (name, change) in changes {
+            let current = index(named: name)?.definition
+            guard current == change.old else {
+                throw ApplyError.indexConflict(table: tableName, index: name, expected: change.old, found: current)
+            }
+            if current != nil { indexes.removeAll { $0.definition.name == name } }
+        }
+    }
+
+    /// Builds the indexes created or replaced, from the table's records.
+    /// O(n log n) per index.
+    mutating func addIndexes(for changes: [Key: IndexChange], tableName: Key) throws {
+        for (_, change) in changes {
+            guard let definition = change.new else { continue }
+            let built = try TableIndex(definition, records: records, table: tableName)
+            let position = indexes.firstIndex { definition.name < $0.definition.name } ?? indexes.endIndex
+            indexes.insert(built, at: position)
+        }
+    }
+
+    /// Keeps every index in step with the changed records.
+    mutating func updateIndexes(_ updates: [RecordUpdate], tableName: Key) throws {
+        for i in indexes.indices { try indexes[i].update(updates, table: tableName) }
+    }
+}
+
+extension Table {
+    /// Traps unless every index holds exactly one entry per record, equal
+    /// to the entry its definition gives that record, and its tree holds its
+    /// invariants. O(indexes · n log n). For tests and debug builds.
+    public func _invariantCheck() {
+        for index in indexes {
+            index.entries._invariantCheck()
+            precondition(index.entries.count == records.count, "index \(index.definition.name): entry count")
+            var expected = records.map { index.definition.entry(for: $0.value, id: $0.key) }
+            expected.sort()
+            precondition(index.entries.elementsEqual(expected), "index \(index.definition.name): entries")
+        }
+        for (a, b) in zip(indexes, indexes.dropFirst()) {
+            precondition(a.definition.name < b.definition.name, "indexes not sorted by name")
+        }
+    }
+}
+
+extension Database {
+    /// Runs every table's ``Table/_invariantCheck()``. For tests.
+    public func _invariantCheck() {
+        for (_, table) in tables { table._invariantCheck() }
+    }
+}

@@ -1,0 +1,134 @@
+import PersistentCollections
+
+/// A declared index with its entries, as of one database value: a
+/// persistent B+tree of ``IndexEntry`` (the indexed values, then the record
+/// ID), sharing every untouched node with the index of the neighbouring
+/// values.
+public struct TableIndex: Sendable {
+    /// What the index covers.
+    public let definition: IndexDefinition
+    /// One entry per record of the table.
+    var entries: PersistentSortedSet<IndexEntry>
+
+    /// An index of `definition` over `records`: O(n log n) (the entries are
+    /// computed, sorted and built bottom-up).
+    init(_ definition: IndexDefinition, records: PersistentMap<RecordID, Record>, table: Key) throws {
+        self.definition = definition
+        var all: [IndexEntry] = []
+        all.reserveCapacity(records.count)
+        for (id, record) in records { all.append(definition.entry(for: record, id: id)) }
+        all.sort()
+        entries = PersistentSortedSet(sortedElements: all)
+        if definition.isUnique {
+            for i in all.indices.dropFirst() {
+                try definition.checkUnique(all[i - 1], all[i], table: table)
+            }
+        }
+    }
+
+    /// The number of entries (the table's record count). O(1).
+    public var count: Int { entries.count }
+
+    /// Replaces the entries of the changed records (each with its record
+    /// before and after; nil: absent): every removal first, then every
+    /// insertion, so that a transaction may move a unique value from one
+    /// record to another. A record whose indexed values did not change costs
+    /// no tree operation. O(changes · log n).
+    /// - Throws: ``ApplyError/uniqueViolation(table:index:key:existing:new:)``.
+    mutating func update(_ changed: [RecordUpdate], table: Key) throws {
+        var insertions: [IndexEntry] = []
+        for change in changed {
+            let old = change.old.map { definition.entry(for: $0, id: change.id) }
+            let new = change.new.map { definition.entry(for: $0, id: change.id) }
+            if old == new { continue }
+            if let old { entries.remove(old) }
+            if let new { insertions.append(new) }
+        }
+        for entry in insertions { entries.insert(entry) }
+        guard definition.isUnique else { return }
+        for entry in insertions { try checkUnique(entry, table: table) }
+    }
+
+    /// Throws when another entry has `entry`'s values (none of them null).
+    func checkUnique(_ entry: IndexEntry, table: Key) throws {
+        let fieldCount = definition.fields.count
+        let values = entry.values(fieldCount)
+        guard !values.contains(.null) else { return }
+        let prefix = IndexBound(values: values)
+        for other in entries.elements(in: prefix.lower..<prefix.upperAfterPrefix) where other != entry {
+            throw ApplyError.uniqueViolation(
+                table: table,
+                index: definition.name,
+                key: values,
+                existing: other.recordID(after: fieldCount),
+                new: entry.recordID(after: fieldCount)
+            )
+        }
+    }
+}
+
+extension TableIndex: Hashable {
+    /// Same declaration and entries (shared trees compare in O(1)).
+    public static func == (lhs: TableIndex, rhs: TableIndex) -> Bool {
+        lhs.definition == rhs.definition && lhs.entries == rhs.entries
+    }
+
+    /// Hashes the declaration: entries follow from it and the records.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(definition)
+    }
+}
+
+extension IndexDefinition {
+    /// The entry of record `id`: its values at ``fields`` (null where
+    /// missing), then the ID.
+    func entry(for record: Record, id: RecordID) -> IndexEntry {
+        var writer = IndexEntryWriter()
+        for path in fields { writer.value(record[path: path]) }
+        writer.recordID(id)
+        return IndexEntry(writer.bytes)
+    }
+
+    /// Throws when two neighbouring entries of a sorted run share their
+    /// values (none null).
+    func checkUnique(_ a: IndexEntry, _ b: IndexEntry, table: Key) throws {
+        let values = a.values(fields.count)
+        guard !values.contains(.null), values == b.values(fields.count) else { return }
+        throw ApplyError.uniqueViolation(
+            table: table,
+            index: name,
+            key: values,
+            existing: a.recordID(after: fields.count),
+            new: b.recordID(after: fields.count)
+        )
+    }
+}
+
+/// A record as a transaction found it and left it (nil: absent).
+struct RecordUpdate {
+    var id: RecordID
+    var old: Record?
+    var new: Record?
+}
+
+/// Entry bounds for a prefix of values: every entry whose first values are
+/// `values` lies in `lower..<upperAfterPrefix`.
+struct IndexBound {
+    /// The encoded values.
+    let prefix: [UInt8]
+
+    init(values: [Value]) {
+        var writer = IndexEntryWriter()
+        for value in values { writer.value(value) }
+        prefix = writer.bytes
+    }
+
+    init(prefix: [UInt8]) { self.prefix = prefix }
+
+    /// The smallest entry that starts with the prefix (the prefix itself).
+    var lower: IndexEntry { IndexEntry(prefix) }
+
+    /// Above every entry that starts with the prefix: no encoding begins
+    /// with 0xFF.
+    var upperAfterPrefix: IndexEntry { IndexEntry(prefix + [0xFF]) }
+}

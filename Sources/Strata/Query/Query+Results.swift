@@ -1,0 +1,212 @@
+extension Query {
+    /// A result: the record and its ID.
+    public typealias Row = (id: RecordID, record: Record)
+
+    /// The matching records in order. O(log n + results) on an index
+    /// without filters (each record is one map lookup); a scan is O(n log n).
+    /// - Throws: ``QueryError``.
+    public func records() throws -> [Row] {
+        try rows(limit: limitCount)
+    }
+
+    /// The IDs of the matching records in order (no record is read on an
+    /// index without filters).
+    public func ids() throws -> [RecordID] {
+        switch try plan() {
+        case .index(let index, let descending) where filters.isEmpty:
+            return window(index, descending: descending, limit: limitCount).map {
+                $0.recordID(after: index.definition.fields.count)
+            }
+        default:
+            return try records().map(\.id)
+        }
+    }
+
+    /// The number of matching records (after `offset`, at most `limit`).
+    /// O(log n) on an index without filters.
+    public func count() throws -> Int {
+        switch try plan() {
+        case .index(let index, _) where filters.isEmpty:
+            guard let (lower, upper) = bounds(for: index) else { return 0 }
+            let total = index.entries.rank(of: upper) - index.entries.rank(of: lower)
+            let afterOffset = Swift.max(0, total - offsetCount)
+            return limitCount.map { Swift.min($0, afterOffset) } ?? afterOffset
+        default:
+            return try records().count
+        }
+    }
+
+    /// The first result, or nil. O(log n) on an index without filters.
+    public func first() throws -> Row? {
+        try rows(limit: 1).first
+    }
+
+    /// The last result (of the window `limit`/`offset` select), or nil.
+    public func last() throws -> Row? {
+        switch try plan() {
+        case .index(let index, let descending) where filters.isEmpty:
+            guard let entry = window(index, descending: descending, limit: limitCount).last else { return nil }
+            return row(entry, index: index)
+        default:
+            return try records().last
+        }
+    }
+
+    // MARK: Running
+
+    func rows(limit: Int?) throws -> [Row] {
+        switch try plan() {
+        case .index(let index, let descending):
+            if filters.isEmpty {
+                return window(index, descending: descending, limit: limit).compactMap { row($0, index: index) }
+            }
+            guard let (lower, upper) = bounds(for: index) else { return [] }
+            let low = index.entries.rank(of: lower)
+            let high = index.entries.rank(of: upper)
+            var result: [Row] = []
+            var skipped = 0
+            for position in descending ? Array((low..<high).reversed()) : Array(low..<high) {
+                if let limit, result.count >= limit { break }
+                guard let found = row(index.entries.element(at: position), index: index), included(found.record) else {
+                    continue
+                }
+                if skipped < offsetCount {
+                    skipped += 1
+                    continue
+                }
+                result.append(found)
+            }
+            return result
+        case .scan:
+            return scan(limit: limit)
+        }
+    }
+
+    /// The entries between the bounds, after `offset`, at most `limit`.
+    func window(_ index: TableIndex, descending: Bool, limit: Int?) -> [IndexEntry] {
+        guard let (lower, upper) = bounds(for: index) else { return [] }
+        let low = index.entries.rank(of: lower)
+        let high = index.entries.rank(of: upper)
+        let available = Swift.max(0, high - low - offsetCount)
+        let count = limit.map { Swift.min($0, available) } ?? available
+        guard count > 0 else { return [] }
+        let start = descending ? high - offsetCount - count : low + offsetCount
+        var result = (start..<(start + count)).map { index.entries.element(at: $0) }
+        if descending { result.reverse() }
+        return result
+    }
+
+    func row(_ entry: IndexEntry, index: TableIndex) -> Row? {
+        let id = entry.recordID(after: index.definition.fields.count)
+        guard let record = database.tables[table]?[id] else { return nil }
+        return (id, record)
+    }
+
+    func included(_ record: Record) -> Bool {
+        filters.allSatisfy { $0(record) }
+    }
+
+    /// The entries of `index` the conditions select lie in `lower..<upper`;
+    /// nil when two equalities on one path contradict each other.
+    func bounds(for index: TableIndex) -> (lower: IndexEntry, upper: IndexEntry)? {
+        guard let equal = equalValues() else { return nil }
+        var writer = IndexEntryWriter()
+        for path in index.definition.fields.prefix(equal.count) { writer.value(equal[path]) }
+        let prefix = writer.bytes
+        var lower = prefix
+        var upper = prefix + [0xFF]
+        if let range {
+            // A one-sided range stays within its bound's kind: nulls and
+            // other kinds are never in `...5`.
+            let kind = range.lower?.value ?? range.upper!.value
+            lower =
+                prefix
+                + (range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? kind.indexKindStart)
+            upper =
+                prefix
+                + (range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? kind.indexKindEnd)
+        }
+        return (IndexEntry(lower), IndexEntry(upper))
+    }
+
+    /// The equality conditions by path; nil when one path must equal two
+    /// different values.
+    func equalValues() -> [FieldPath: Value]? {
+        var equal: [FieldPath: Value] = [:]
+        for (path, value) in equalities {
+            if let existing = equal.updateValue(value, forKey: path), existing != value { return nil }
+        }
+        return equal
+    }
+
+    static func encoded(_ value: Value) -> [UInt8] {
+        var writer = IndexEntryWriter()
+        writer.value(value)
+        return writer.bytes
+    }
+
+    // MARK: Scanning
+
+    /// Every record of the table checked against every condition, sorted
+    /// by the order (then ID), or by ID.
+    func scan(limit: Int?) -> [Row] {
+        guard let table = database.tables[table], let equal = equalValues() else { return [] }
+        var matches: [(key: [UInt8], row: Row)] = []
+        for (id, record) in table.records {
+            guard equal.allSatisfy({ (record[path: $0.key] ?? .null) == $0.value }) else { continue }
+            if let range {
+                let value = Self.encoded(record[path: range.path] ?? .null)
+                let kind = range.lower?.value ?? range.upper!.value
+                let lower =
+                    range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? kind.indexKindStart
+                let upper =
+                    range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? kind.indexKindEnd
+                guard !value.lexicographicallyPrecedes(lower), value.lexicographicallyPrecedes(upper) else { continue }
+            }
+            guard included(record) else { continue }
+            var writer = IndexEntryWriter()
+            if let ordering { writer.value(record[path: ordering.path]) }
+            writer.recordID(id)
+            matches.append((writer.bytes, (id, record)))
+        }
+        matches.sort { $0.key.lexicographicallyPrecedes($1.key) }
+        let descending = (ordering?.descending ?? false) != isReversed
+        if descending { matches.reverse() }
+        let afterOffset = matches.dropFirst(offsetCount)
+        return (limit.map { Array(afterOffset.prefix($0)) } ?? Array(afterOffset)).map(\.row)
+    }
+}
+
+extension Value {
+    /// The smallest encoding of this value's kind (a one-sided range's open end).
+    var indexKindStart: [UInt8] {
+        switch self {
+        case .null: return [_IndexTag.null]
+        case .bool: return [_IndexTag.false]
+        case .int: return [0x0C]
+        case .double: return [_IndexTag.double]
+        case .string: return [_IndexTag.string]
+        case .bytes: return [_IndexTag.bytes]
+        case .date: return [_IndexTag.date]
+        case .reference: return [_IndexTag.reference]
+        case .list: return [_IndexTag.list]
+        case .map: return [_IndexTag.map]
+        }
+    }
+
+    /// Above every encoding of this value's kind.
+    var indexKindEnd: [UInt8] {
+        switch self {
+        case .null: return [_IndexTag.null + 1]
+        case .bool: return [_IndexTag.true + 1]
+        case .int: return [0x1D]
+        case .double: return [_IndexTag.double + 1]
+        case .string: return [_IndexTag.string + 1]
+        case .bytes: return [_IndexTag.bytes + 1]
+        case .date: return [_IndexTag.date + 1]
+        case .reference: return [_IndexTag.reference + 1]
+        case .list: return [_IndexTag.list + 1]
+        case .map: return [_IndexTag.map + 1]
+        }
+    }
+}

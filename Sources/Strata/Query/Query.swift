@@ -1,0 +1,146 @@
+/// A question about one table of one database value — current or past —
+/// answered through its declared indexes:
+///
+///     let tracks = try library.query("songs")
+///         .where("album", equals: "Blue River")
+///         .order(by: "track")
+///         .records()
+///
+/// Conditions are equalities on a prefix of an index's fields and at most
+/// one range on the next field; the order is that field's (or an equal
+/// field's), ascending or descending; `limit`/`offset` page in O(log n).
+/// ``explain()`` names the index. A ``filter(_:)`` adds a predicate on
+/// records (applied to what the index yields, or to a scan of the table
+/// when no index serves the conditions). A query is a value: each method
+/// returns a refined copy, and nothing runs until a result is asked for.
+public struct Query: Sendable {
+    /// A bound of a range condition.
+    struct Bound: Sendable {
+        var value: Value
+        var inclusive: Bool
+    }
+
+    /// A range condition on one path.
+    struct Range: Sendable {
+        var path: FieldPath
+        var lower: Bound?
+        var upper: Bound?
+    }
+
+    /// The value queried.
+    public let database: Database
+    /// The table queried.
+    public let table: Key
+    var equalities: [(path: FieldPath, value: Value)] = []
+    var range: Range?
+    var ordering: (path: FieldPath, descending: Bool)?
+    var isReversed = false
+    var limitCount: Int?
+    var offsetCount = 0
+    var filters: [@Sendable (Record) -> Bool] = []
+    /// A mistake found while the query was built, thrown when it runs.
+    var deferredError: QueryError?
+
+    init(database: Database, table: Key) {
+        self.database = database
+        self.table = table
+    }
+
+    /// Records whose value at `path` equals `value` (a missing field equals
+    /// `.null`).
+    public func `where`(_ path: FieldPath, equals value: Value) -> Query {
+        var query = checked(path)
+        if query.range?.path == path { query.deferredError = .conflictingConditions(path) }
+        query.equalities.append((path, value))
+        return query
+    }
+
+    /// Records whose value at `path` lies in `range` (``Value``'s order).
+    public func `where`(_ path: FieldPath, in range: ClosedRange<Value>) -> Query {
+        ranged(path, Bound(value: range.lowerBound, inclusive: true), Bound(value: range.upperBound, inclusive: true))
+    }
+
+    /// Records whose value at `path` lies in `range`, its upper bound excluded.
+    public func `where`(_ path: FieldPath, in range: Swift.Range<Value>) -> Query {
+        ranged(path, Bound(value: range.lowerBound, inclusive: true), Bound(value: range.upperBound, inclusive: false))
+    }
+
+    /// Records whose value at `path` is at least `range.lowerBound`.
+    public func `where`(_ path: FieldPath, in range: PartialRangeFrom<Value>) -> Query {
+        ranged(path, Bound(value: range.lowerBound, inclusive: true), nil)
+    }
+
+    /// Records whose value at `path` is at most `range.upperBound`.
+    public func `where`(_ path: FieldPath, in range: PartialRangeThrough<Value>) -> Query {
+        ranged(path, nil, Bound(value: range.upperBound, inclusive: true))
+    }
+
+    /// Records whose value at `path` is below `range.upperBound`.
+    public func `where`(_ path: FieldPath, in range: PartialRangeUpTo<Value>) -> Query {
+        ranged(path, nil, Bound(value: range.upperBound, inclusive: false))
+    }
+
+    /// Records whose value at `path` is above `value`.
+    public func `where`(_ path: FieldPath, greaterThan value: Value) -> Query {
+        ranged(path, Bound(value: value, inclusive: false), nil)
+    }
+
+    /// Results ordered by the value at `path` (then by the index's later
+    /// fields and the record ID), ascending unless `descending`.
+    public func order(by path: FieldPath, descending: Bool = false) -> Query {
+        var query = checked(path)
+        query.ordering = (path, descending)
+        return query
+    }
+
+    /// The same results in the opposite order.
+    public func reversed() -> Query {
+        var query = self
+        query.isReversed.toggle()
+        return query
+    }
+
+    /// At most `count` results, after skipping `offset`. O(log n) to skip
+    /// on an index without filters.
+    public func limit(_ count: Int, offset: Int = 0) -> Query {
+        var query = self
+        query.limitCount = count
+        query.offsetCount = offset
+        if count < 0 || offset < 0 { query.deferredError = .invalidLimit(limit: count, offset: offset) }
+        return query
+    }
+
+    /// Only records for which `isIncluded` is true. Not indexed: it is
+    /// checked on every record the index yields, or on every record of the
+    /// table when no index serves the other conditions (``explain()``
+    /// says "scan").
+    public func filter(_ isIncluded: @escaping @Sendable (Record) -> Bool) -> Query {
+        var query = self
+        query.filters.append(isIncluded)
+        return query
+    }
+
+    func checked(_ path: FieldPath) -> Query {
+        var query = self
+        if path.field.utf8Count == 0 || path.keys.contains(where: { $0.utf8Count == 0 }) {
+            query.deferredError = .invalidPath(path)
+        }
+        return query
+    }
+
+    func ranged(_ path: FieldPath, _ lower: Bound?, _ upper: Bound?) -> Query {
+        var query = checked(path)
+        if query.range != nil || query.equalities.contains(where: { $0.path == path }) {
+            query.deferredError = .conflictingConditions(path)
+        }
+        query.range = Range(path: path, lower: lower, upper: upper)
+        return query
+    }
+}
+
+extension Database {
+    /// A query on table `table` of this value. O(1); see ``Query``.
+    public func query(_ table: Key) -> Query {
+        Query(database: self, table: table)
+    }
+}

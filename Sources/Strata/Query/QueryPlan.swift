@@ -1,0 +1,82 @@
+/// How a query runs: through which index, or by a scan of the table.
+public struct QueryPlan: Hashable, Sendable, CustomStringConvertible {
+    /// Where the results come from.
+    public enum Access: Hashable, Sendable {
+        /// The entries of the named index between two bounds.
+        case index(Key)
+        /// Every record of the table.
+        case scan
+    }
+
+    /// Where the results come from.
+    public var access: Access
+    /// Whether a `filter` predicate runs on each record read.
+    public var filters: Bool
+    /// Whether a scan sorts its results (by the requested order, or by ID).
+    public var sorts: Bool
+
+    /// "index byAlbum", "index byAlbum + filter", "scan + filter + sort".
+    public var description: String {
+        var text: String
+        switch access {
+        case .index(let name): text = "index \(name)"
+        case .scan: text = "scan"
+        }
+        if filters { text += " + filter" }
+        if sorts { text += " + sort" }
+        return text
+    }
+}
+
+extension Query {
+    /// The plan: the index it uses, or "scan". Runs nothing.
+    /// - Throws: ``QueryError``, as the query itself would.
+    public func explain() throws -> QueryPlan {
+        switch try plan() {
+        case .index(let index, _):
+            return QueryPlan(access: .index(index.definition.name), filters: !filters.isEmpty, sorts: false)
+        case .scan: return QueryPlan(access: .scan, filters: !filters.isEmpty, sorts: true)
+        }
+    }
+
+    /// What a query resolves to.
+    enum Resolved {
+        /// An index, and whether its order is reversed.
+        case index(TableIndex, descending: Bool)
+        case scan
+    }
+
+    /// The table, and the first index (by name) that serves the conditions
+    /// and the order: the equality paths are its first fields (in any
+    /// order), a range is on the next field, and the order is on an
+    /// equality path or on the next field.
+    func plan() throws -> Resolved {
+        if let deferredError { throw deferredError }
+        guard let table = database.tables[table] else { throw QueryError.unknownTable(self.table) }
+        let equalPaths = Set(equalities.map(\.path))
+        for index in table.indexes {
+            let fields = index.definition.fields
+            let k = equalPaths.count
+            guard k <= fields.count, Set(fields.prefix(k)) == equalPaths else { continue }
+            if let range {
+                guard k < fields.count, fields[k] == range.path else { continue }
+            }
+            if let ordering {
+                guard equalPaths.contains(ordering.path) || (k < fields.count && fields[k] == ordering.path) else {
+                    continue
+                }
+            }
+            if k == 0 && range == nil && ordering == nil { continue }
+            let descending = (ordering?.descending ?? false) != isReversed
+            return .index(index, descending: descending)
+        }
+        let unconditioned = equalities.isEmpty && range == nil && ordering == nil
+        if unconditioned || !filters.isEmpty { return .scan }
+        throw QueryError.noIndex(
+            table: self.table,
+            conditions: equalities.map(\.path) + (range.map { [$0.path] } ?? []),
+            order: ordering?.path,
+            indexes: table.indexDefinitions
+        )
+    }
+}

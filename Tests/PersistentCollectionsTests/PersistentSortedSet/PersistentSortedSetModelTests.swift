@@ -1,0 +1,158 @@
+import Foundation
+import PersistentCollections
+import Testing
+
+/// Random operation sequences against a sorted `Array`, keeping earlier
+/// versions to check that no mutation leaks into a kept copy.
+@Suite("PersistentSortedSet against a sorted Array model")
+struct PersistentSortedSetModelTests {
+    static func check(_ set: PersistentSortedSet<Int>, _ model: [Int], _ context: @autoclosure () -> String) {
+        set._invariantCheck()
+        #expect(set.count == model.count, "count, \(context())")
+        #expect(Array(set) == model, "iteration, \(context())")
+        #expect(set.first == model.first && set.last == model.last, "ends, \(context())")
+    }
+
+    /// Where model keys come from: few distinct values (many repeats) or many.
+    enum Order: CaseIterable {
+        case random, ascending, descending, alternatingEnds, duplicateHeavy
+    }
+
+    @Test("random insert, remove, rank, element(at:) and ranges", arguments: Order.allCases, [UInt64(1), 2])
+    func randomSequences(order: Order, seed: UInt64) {
+        var random = SeededRandom(seed: seed &* 97 &+ UInt64(Order.allCases.firstIndex(of: order)!))
+        var set = PersistentSortedSet<Int>()
+        var model: [Int] = []
+        var kept: [(PersistentSortedSet<Int>, [Int])] = []
+        let steps = 6_000
+        for step in 0..<steps {
+            let context = "order \(order) seed \(seed) step \(step)"
+            let key: Int
+            switch order {
+            case .random: key = random.int(below: 20_000)
+            case .ascending: key = step
+            case .descending: key = steps - step
+            case .alternatingEnds: key = step % 2 == 0 ? step : -step
+            case .duplicateHeavy: key = random.int(below: 50)
+            }
+            let position = model.lowerBound(key)
+            let present = position < model.count && model[position] == key
+            if random.int(below: 100) < 70 || model.isEmpty {
+                #expect(set.insert(key) == !present, "insert \(key), \(context)")
+                if !present { model.insert(key, at: position) }
+            } else {
+                let victim = random.chance(50) ? key : model[random.int(below: model.count)]
+                let at = model.lowerBound(victim)
+                let exists = at < model.count && model[at] == victim
+                #expect(set.remove(victim) == (exists ? victim : nil), "remove \(victim), \(context)")
+                if exists { model.remove(at: at) }
+            }
+            #expect(set.contains(key) == model.contains(key), "contains, \(context)")
+            #expect(set.rank(of: key) == model.lowerBound(key), "rank, \(context)")
+            if !model.isEmpty {
+                let offset = random.int(below: model.count)
+                #expect(set.element(at: offset) == model[offset], "element(at:), \(context)")
+                let low = random.int(below: 20_000) - 1_000
+                let high = low + random.int(below: 3_000)
+                let expected = model.filter { $0 >= low && $0 < high }
+                #expect(Array(set.elements(in: low..<high)) == expected, "range, \(context)")
+                #expect(Array(set.elements(in: low..<high).reversed()) == expected.reversed(), "reversed, \(context)")
+                #expect(Array(set.elements(in: low...high)) == model.filter { $0 >= low && $0 <= high })
+                #expect(Array(set.elements(from: low)) == model.filter { $0 >= low })
+                #expect(Array(set.elements(through: low)) == model.filter { $0 <= low })
+                #expect(Array(set.elements(upTo: low)) == model.filter { $0 < low })
+            }
+            if step % 500 == 0 {
+                Self.check(set, model, context)
+                kept.append((set, model))
+            }
+        }
+        Self.check(set, model, "order \(order) seed \(seed) end")
+        for (version, expected) in kept { Self.check(version, expected, "kept version, order \(order) seed \(seed)") }
+        // Remove everything, in a random order.
+        var shuffled = model
+        shuffled.shuffle(using: &random)
+        for (i, key) in shuffled.enumerated() {
+            #expect(set.remove(key) == key)
+            if i % 997 == 0 { set._invariantCheck() }
+        }
+        #expect(set.isEmpty && Array(set).isEmpty)
+        for (version, expected) in kept { Self.check(version, expected, "kept after emptying, order \(order)") }
+    }
+
+    @Test("sizes around node boundaries: bulk build equals insertion one by one")
+    func boundarySizes() {
+        for size in [0, 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 2_047, 2_048, 2_049, 4_095, 4_096, 4_097, 131_073]
+        {
+            let elements = (0..<size).map { $0 * 3 }
+            let built = PersistentSortedSet(sortedElements: elements)
+            built._invariantCheck()
+            #expect(Array(built) == elements, "size \(size)")
+            if size <= 4_097 {
+                var inserted = PersistentSortedSet<Int>()
+                for element in elements.reversed() { inserted.insert(element) }
+                inserted._invariantCheck()
+                #expect(inserted == built, "size \(size)")
+            }
+            for offset in stride(from: 0, to: size, by: Swift.max(1, size / 50)) {
+                #expect(built.element(at: offset) == elements[offset] && built.rank(of: elements[offset]) == offset)
+            }
+            var chunks: [Int] = []
+            built.forEachChunk { chunk in
+                chunks.append(contentsOf: chunk)
+                return true
+            }
+            #expect(chunks == elements)
+        }
+    }
+
+    @Test("difference lists what one version inserted and removed relative to another")
+    func difference() {
+        var random = SeededRandom(seed: 44)
+        let base = PersistentSortedSet(sortedElements: (0..<5_000).map { $0 * 2 })
+        var edited = base
+        var inserted: Set<Int> = []
+        var removed: Set<Int> = []
+        for _ in 0..<300 {
+            let key = random.int(below: 10_000)
+            if edited.contains(key) {
+                edited.remove(key)
+                if inserted.remove(key) == nil { removed.insert(key) }
+            } else {
+                edited.insert(key)
+                if removed.remove(key) == nil { inserted.insert(key) }
+            }
+        }
+        let difference = edited.difference(from: base)
+        #expect(difference.inserted == inserted.sorted())
+        #expect(difference.removed == removed.sorted())
+        #expect(base.difference(from: base) == ([], []))
+    }
+
+    @Test("Codable round trip; unsorted or repeated elements are refused")
+    func codable() throws {
+        let set = PersistentSortedSet(sortedElements: Array(0..<300))
+        let data = try JSONEncoder().encode(set)
+        #expect(try JSONDecoder().decode(PersistentSortedSet<Int>.self, from: data) == set)
+        for bad in ["[1, 3, 2]", "[1, 1]"] {
+            #expect(throws: DecodingError.self) {
+                try JSONDecoder().decode(PersistentSortedSet<Int>.self, from: Data(bad.utf8))
+            }
+        }
+        #expect(Set([set, set]).count == 1)
+        #expect(PersistentSortedSet([3, 1, 2, 3]) == [1, 2, 3])
+    }
+}
+
+extension Array where Element == Int {
+    /// The first position whose element is ≥ `key` (the array is sorted).
+    func lowerBound(_ key: Int) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if self[middle] < key { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+}

@@ -1,0 +1,232 @@
+import Foundation
+import Strata
+import Testing
+
+/// Indexed queries against a model: the same question answered by filtering
+/// and sorting every record in plain Swift.
+@Suite("Indexes and queries")
+struct IndexQueryTests {
+    typealias Song = (id: RecordID, record: Record)
+
+    /// A music library: albums of up to 14 tracks, artists, added dates,
+    /// some titles missing, a few non-ASCII.
+    static func library(songs: Int, seed: UInt64) throws -> Database {
+        var random = SeededRandom(seed: seed)
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+        try builder.createIndex("byAdded", on: "songs", fields: ["added"])
+        try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+        try builder.createIndex("byArtist", on: "songs", fields: ["artist", "album"])
+        for n in 0..<songs {
+            var song: Record = [
+                "album": .string("Album \(n / 14)"),
+                "track": .int(Int64(n % 14 + 1)),
+                "artist": .string(["Ana", "Bo", "Cé", "Dee"][random.int(below: 4)]),
+                "added": .date(Date(timeIntervalSinceReferenceDate: Double(random.int(below: 1_000_000)))),
+            ]
+            if random.int(below: 10) > 0 { song["title"] = .string("Title \(random.int(below: songs))") }
+            try builder.insert(song, id: RecordID(n), into: "songs")
+        }
+        return try apply(Database(), builder.transaction(t: 1))
+    }
+
+    static func all(_ database: Database) -> [Song] {
+        database[table: "songs"].records.map { ($0.key, $0.value) }
+    }
+
+    /// The model's order: by the given fields' values (Value order, null
+    /// for missing), then by ID.
+    static func sorted(_ songs: [Song], by fields: [FieldPath]) -> [Song] {
+        songs.sorted { a, b in
+            for field in fields {
+                let x = a.record[path: field] ?? .null
+                let y = b.record[path: field] ?? .null
+                if x != y { return x < y }
+            }
+            return a.id < b.id
+        }
+    }
+
+    static func ids(_ songs: [Song]) -> [RecordID] { songs.map(\.id) }
+
+    @Test("the four front-end questions answer as the model does, on the current value and a past one")
+    func frontEndQuestions() throws {
+        var database = try Self.library(songs: 3_000, seed: 7)
+        database._invariantCheck()
+        let past = database
+        // Later edits: moves between albums, deletes, new songs.
+        var builder = TransactionBuilder(on: database)
+        var random = SeededRandom(seed: 8)
+        for _ in 0..<400 {
+            let id = RecordID(random.int(below: 3_200))
+            if builder.database.record(id, in: "songs") != nil {
+                if random.chance(30) {
+                    try builder.delete(id, from: "songs")
+                } else {
+                    try builder.update(id, in: "songs", [.set("album", .string("Album \(random.int(below: 50))"))])
+                }
+            } else {
+                try builder.insert(
+                    ["album": "Album 3", "track": .int(Int64(random.int(below: 20)))],
+                    id: id,
+                    into: "songs"
+                )
+            }
+        }
+        database = try apply(database, builder.transaction(t: 2))
+        database._invariantCheck()
+        for value in [past, database] {
+            let all = Self.all(value)
+            // (a) one album in track order.
+            let album = try value.query("songs").where("album", equals: "Album 3").order(by: "track").records()
+            let albumModel = Self.sorted(all.filter { $0.record["album"] == "Album 3" }, by: ["album", "track"])
+            #expect(Self.ids(album) == Self.ids(albumModel))
+            #expect(try value.query("songs").where("album", equals: "Album 3").explain().description == "index byAlbum")
+            // (b) the 50 most recently added.
+            let recent = try value.query("songs").order(by: "added", descending: true).limit(50).ids()
+            #expect(recent == Array(Self.ids(Self.sorted(all, by: ["added"])).reversed().prefix(50)))
+            // (c) count of one artist's songs.
+            let count = try value.query("songs").where("artist", equals: "Cé").count()
+            #expect(count == all.filter { $0.record["artist"] == "Cé" }.count)
+            // (d) a page by title, at an offset.
+            let page = try value.query("songs").order(by: "title").limit(25, offset: 1_000).ids()
+            #expect(page == Array(Self.ids(Self.sorted(all, by: ["title"])).dropFirst(1_000).prefix(25)))
+            // first / last, ranges, reversed.
+            let byTrack = Self.sorted(all.filter { $0.record["album"] == "Album 3" }, by: ["track"])
+            #expect(
+                try value.query("songs").where("album", equals: "Album 3").order(by: "track").first()?.id
+                    == byTrack.first?.id
+            )
+            #expect(
+                try value.query("songs").where("album", equals: "Album 3").order(by: "track").last()?.id
+                    == byTrack.last?.id
+            )
+            let middle = try value.query("songs").where("album", equals: "Album 3").where("track", in: 3...7).ids()
+            #expect(
+                middle
+                    == Self.ids(byTrack.filter { ($0.record["track"]?.intValue).map { (3...7).contains($0) } ?? false })
+            )
+            let open = try value.query("songs").where("album", equals: "Album 3").where("track", in: 10...).reversed()
+                .ids()
+            #expect(open == Self.ids(byTrack.filter { ($0.record["track"]?.intValue ?? 0) >= 10 }).reversed())
+            let below = try value.query("songs").where("album", equals: "Album 3").where("track", in: ..<4).count()
+            #expect(below == byTrack.filter { ($0.record["track"]?.intValue).map { $0 < 4 } ?? false }.count)
+            // A filter on top of an index, and a scan.
+            let even = try value.query("songs").where("album", equals: "Album 3")
+                .filter { ($0["track"]?.intValue ?? 1) % 2 == 0 }.ids()
+            #expect(Set(even) == Set(byTrack.filter { ($0.record["track"]?.intValue ?? 1) % 2 == 0 }.map(\.id)))
+            let scan = value.query("songs").filter { $0["title"] == nil }
+            #expect(try scan.explain().description == "scan + filter + sort")
+            #expect(try scan.count() == all.filter { $0.record["title"] == nil }.count)
+        }
+    }
+
+    @Test("a unique index refuses a violating transaction, naming index, key and both records")
+    func uniqueness() throws {
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byPath", on: "files", fields: ["path"], unique: true)
+        try builder.insert(["path": "/a"], id: 1, into: "files")
+        try builder.insert(["path": "/b"], id: 2, into: "files")
+        try builder.insert(["name": "no path"], id: 3, into: "files")
+        try builder.insert(["name": "no path either"], id: 4, into: "files")
+        let before = builder.database
+        #expect(
+            throws: ApplyError.uniqueViolation(table: "files", index: "byPath", key: ["/a"], existing: 1, new: 5)
+        ) {
+            try builder.insert(["path": "/a"], id: 5, into: "files")
+        }
+        #expect(builder.database == before)
+        // Moving a value from one record to another in one transaction is fine.
+        let swap = Transaction(
+            t: 1,
+            basis: 0,
+            changes: [
+                "files": [
+                    1: .update(["path": FieldChange(old: "/a", new: "/c")]),
+                    2: .update(["path": FieldChange(old: "/b", new: "/a")]),
+                ]
+            ]
+        )
+        let swapped = try apply(before, swap)
+        swapped._invariantCheck()
+        #expect(try swapped.query("files").where("path", equals: "/a").ids() == [2])
+        // Creating a unique index over duplicates is refused.
+        var duplicate = TransactionBuilder(on: Database())
+        try duplicate.insert(["k": 1], id: 1, into: "t")
+        try duplicate.insert(["k": 1], id: 2, into: "t")
+        #expect(throws: ApplyError.self) { try duplicate.createIndex("byK", on: "t", fields: ["k"], unique: true) }
+    }
+
+    @Test("bad queries throw errors naming what was wrong")
+    func badQueries() throws {
+        let database = try Self.library(songs: 100, seed: 1)
+        #expect(throws: QueryError.unknownTable("song")) { try database.query("song").count() }
+        #expect(throws: QueryError.invalidPath(FieldPath(field: "", keys: []))) {
+            try database.query("songs").where(FieldPath(field: "", keys: []), equals: 1).ids()
+        }
+        #expect(throws: QueryError.self) { try database.query("songs").where("track", equals: 3).ids() }
+        #expect(throws: QueryError.self) {
+            try database.query("songs").where("album", equals: "Album 1").order(by: "title").ids()
+        }
+        #expect(throws: QueryError.invalidLimit(limit: -1, offset: 0)) { try database.query("songs").limit(-1).ids() }
+        let error = try #require(
+            (try? database.query("songs").where("track", equals: 3).ids()) == nil
+                ? QueryError.noIndex(
+                    table: "songs",
+                    conditions: ["track"],
+                    order: nil,
+                    indexes: database[table: "songs"].indexDefinitions
+                )
+                : nil
+        )
+        #expect(error.description.contains("byAlbum(album, track)"))
+    }
+
+    @Test("index declarations are transactions: undo, diff, flatten and the codec keep them")
+    func declarationsAreHistory() throws {
+        let start = try Self.library(songs: 200, seed: 3)
+        var builder = TransactionBuilder(on: start)
+        try builder.dropIndex("byTitle", on: "songs")
+        try builder.createIndex("byTrack", on: "songs", fields: ["track", "album"])
+        let change = builder.transaction(t: 2)
+        let after = try apply(start, change)
+        #expect(after[table: "songs"].indexDefinitions.map(\.name) == ["byAdded", "byAlbum", "byArtist", "byTrack"])
+        #expect(try apply(after, inverse(change)) == start)
+        let difference = diff(from: start, to: after)
+        #expect(difference.indexChanges["songs"]?.count == 2)
+        #expect(try apply(start, difference.transaction(t: 2)) == after)
+        #expect(try BinaryCodec.decodeTransaction(BinaryCodec.encode(change)) == change)
+        let decoded = try BinaryCodec.decodeDatabase(BinaryCodec.encode(after))
+        #expect(decoded == after)
+        decoded._invariantCheck()
+        #expect(
+            try decoded.query("songs").where("track", equals: 1).count()
+                == after.query("songs").where("track", equals: 1).count()
+        )
+        // A table with an index and no records stays, and round-trips.
+        var empty = TransactionBuilder(on: Database())
+        try empty.createIndex("byName", on: "people", fields: ["name"])
+        let declared = try apply(Database(), empty.transaction(t: 1))
+        #expect(declared.tableNames == ["people"])
+        #expect(try declared.query("people").where("name", equals: "x").count() == 0)
+        #expect(try BinaryCodec.decodeDatabase(BinaryCodec.encode(declared)) == declared)
+    }
+
+    @Test("Value's order: by kind, then value; equal to the order of their index encodings")
+    func valueOrder() {
+        let ordered: [Value] = [
+            .null, false, true, .int(.min), -65_536, -256, -255, -1, 0, 1, 255, 256, .int(.max),
+            .double(-.infinity), -1.5, .double(-0.0), 0.0, 2.5, .double(.infinity), .double(.nan),
+            "", "a", "a\u{0}", "a\u{1}", "ab", "b", "\u{E9}", .bytes([]), .bytes([0]), .bytes([0, 0]), .bytes([1]),
+            .date(Date(timeIntervalSinceReferenceDate: -5)), .date(Date(timeIntervalSinceReferenceDate: 5)),
+            .reference(RecordReference(table: "a", id: 1)), .reference(RecordReference(table: "a", id: "x")),
+            .reference(RecordReference(table: "b", id: 0)),
+            [], [.null], [1], [1, 2], [2], ["a": 1], ["a": 2], ["b": 0],
+        ]
+        for (i, a) in ordered.enumerated() {
+            for (j, b) in ordered.enumerated() {
+                #expect((a < b) == (i < j), "\(a) < \(b)")
+            }
+        }
+    }
+}
