@@ -38,7 +38,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     static let scenarios: [String] = [
         CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name, StoreScenario.name,
-        RebuildScenario.name,
+        RebuildScenario.name, QueryScenario.name,
     ]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
@@ -103,6 +103,7 @@ struct BenchCommand: AsyncParsableCommand {
             case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
             case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
             case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
+            case QueryScenario.name: try QueryScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

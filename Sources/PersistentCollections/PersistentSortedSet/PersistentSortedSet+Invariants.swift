@@ -35,6 +35,7 @@ extension PersistentSortedSet {
                 total += check(child, depth: depth + 1, lower: low, upper: high, isRoot: false)
             }
             precondition(node.count == total, "subtree count")
+            precondition(node.counts.elementsEqual(node.children.lazy.map(\.count)), "child counts")
             return total
         }
         _ = check(root, depth: 0, lower: nil, upper: nil, isRoot: true)

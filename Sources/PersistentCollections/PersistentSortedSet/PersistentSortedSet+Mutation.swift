@@ -47,9 +47,11 @@ extension PersistentSortedSet {
         let before = child.count
         let split = _insert(element, into: child)
         node.count += child.count + (split?.right.count ?? 0) - before
+        node.counts[index] = child.count
         guard let split else { return nil }
         node.separators.insert(split.separator, at: index)
         node.children.insert(split.right, at: index + 1)
+        node.counts.insert(split.right.count, at: index + 1)
         return node.children.count > _Node.capacity ? _split(node) : nil
     }
 
@@ -65,13 +67,12 @@ extension PersistentSortedSet {
         }
         let middle = node.children.count / 2
         let separator = node.separators[middle - 1]
-        let children = ContiguousArray(node.children[middle...])
         let right = _Node(
             separators: ContiguousArray(node.separators[middle...]),
-            children: children,
-            count: children.reduce(0) { $0 + $1.count }
+            children: ContiguousArray(node.children[middle...])
         )
         node.children.removeSubrange(middle...)
+        node.counts.removeSubrange(middle...)
         node.separators.removeSubrange((middle - 1)...)
         node.count -= right.count
         return (separator, right)
@@ -106,6 +107,7 @@ extension PersistentSortedSet {
         if !isKnownUniquelyReferenced(&node.children[index]) { node.children[index] = node.children[index].copy() }
         let removed = _remove(element, from: node.children[index])
         node.count -= 1
+        node.counts[index] -= 1
         if node.children[index].width < _Node.minimum { _rebalance(node, at: index) }
         return removed
     }
@@ -133,10 +135,13 @@ extension PersistentSortedSet {
                 left.separators.append(node.separators[leftIndex])
                 left.separators.append(contentsOf: right.separators)
                 left.children.append(contentsOf: right.children)
+                left.counts.append(contentsOf: right.counts)
             }
             left.count += right.count
             node.separators.remove(at: leftIndex)
             node.children.remove(at: rightIndex)
+            node.counts.remove(at: rightIndex)
+            node.counts[leftIndex] = left.count
         } else if left.width < right.width {
             // Borrow the right's first entry.
             if left.isLeaf {
@@ -146,8 +151,10 @@ extension PersistentSortedSet {
                 node.separators[leftIndex] = right.elements[0]
             } else {
                 let moved = right.children.removeFirst()
+                right.counts.removeFirst()
                 left.separators.append(node.separators[leftIndex])
                 left.children.append(moved)
+                left.counts.append(moved.count)
                 node.separators[leftIndex] = right.separators.removeFirst()
                 left.count += moved.count
                 right.count -= moved.count
@@ -162,12 +169,16 @@ extension PersistentSortedSet {
                 node.separators[leftIndex] = moved
             } else {
                 let moved = left.children.removeLast()
+                left.counts.removeLast()
                 right.separators.insert(node.separators[leftIndex], at: 0)
                 right.children.insert(moved, at: 0)
+                right.counts.insert(moved.count, at: 0)
                 node.separators[leftIndex] = left.separators.removeLast()
                 left.count -= moved.count
                 right.count += moved.count
             }
         }
+        if leftIndex < node.counts.count { node.counts[leftIndex] = left.count }
+        if rightIndex < node.counts.count { node.counts[rightIndex] = node.children[rightIndex].count }
     }
 }

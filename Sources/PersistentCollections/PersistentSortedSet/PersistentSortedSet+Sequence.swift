@@ -9,6 +9,9 @@ struct _SortedCursor<Element: Comparable> {
     /// Internal nodes and the child taken in each.
     @usableFromInline var path: [(node: _Node, child: Int)]
     @usableFromInline var leaf: _Node?
+    /// The leaf's elements, held directly so that stepping within a leaf
+    /// touches no node.
+    @usableFromInline var elements: ContiguousArray<Element>
     @usableFromInline var position: Int
 
     /// The cursor at `offset` (0...count; at `count`, past the end).
@@ -16,35 +19,37 @@ struct _SortedCursor<Element: Comparable> {
     init(root: _Node?, offset: Int) {
         path = []
         leaf = nil
+        elements = []
         position = 0
         guard var node = root else { return }
         var remaining = Swift.min(offset, node.count)
         while !node.isLeaf {
             var child = 0
-            while child < node.children.count - 1 && remaining >= node.children[child].count {
-                remaining -= node.children[child].count
+            while child < node.children.count - 1 && remaining >= node.counts[child] {
+                remaining -= node.counts[child]
                 child += 1
             }
             path.append((node, child))
             node = node.children[child]
         }
         leaf = node
+        elements = node.elements
         position = remaining
     }
 
     /// The element here, or nil past either end.
     @inlinable
     var element: Element? {
-        guard let leaf, position >= 0, position < leaf.elements.count else { return nil }
-        return leaf.elements[position]
+        guard position >= 0, position < elements.count else { return nil }
+        return elements[position]
     }
 
     /// Moves to the next element.
     @inlinable
     mutating func advance() {
-        guard let current = leaf else { return }
         position += 1
-        if position < current.elements.count { return }
+        if position < elements.count { return }
+        guard let current = leaf else { return }
         // Up to the first ancestor with a next child, then down its left edge.
         while let (node, child) = path.last {
             path.removeLast()
@@ -56,6 +61,7 @@ struct _SortedCursor<Element: Comparable> {
                     next = next.children[0]
                 }
                 leaf = next
+                elements = next.elements
                 position = 0
                 return
             }
@@ -69,9 +75,9 @@ struct _SortedCursor<Element: Comparable> {
     /// Moves to the previous element.
     @inlinable
     mutating func retreat() {
-        guard let current = leaf else { return }
         position -= 1
         if position >= 0 { return }
+        guard let current = leaf else { return }
         while let (node, child) = path.last {
             path.removeLast()
             if child > 0 {
@@ -82,6 +88,7 @@ struct _SortedCursor<Element: Comparable> {
                     next = next.children[next.children.count - 1]
                 }
                 leaf = next
+                elements = next.elements
                 position = next.elements.count - 1
                 return
             }

@@ -56,7 +56,7 @@ extension PersistentSortedSet {
         var rank = 0
         while !node.isLeaf {
             let child = node.childIndex(element)
-            for i in 0..<child { rank += node.children[i].count }
+            for i in 0..<child { rank += node.counts[i] }
             node = node.children[child]
         }
         return rank + node.lowerBound(element)
@@ -71,8 +71,8 @@ extension PersistentSortedSet {
         var remaining = offset
         while !node.isLeaf {
             var child = 0
-            while remaining >= node.children[child].count {
-                remaining -= node.children[child].count
+            while remaining >= node.counts[child] {
+                remaining -= node.counts[child]
                 child += 1
             }
             node = node.children[child]

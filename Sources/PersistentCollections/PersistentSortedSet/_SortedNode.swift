@@ -7,7 +7,9 @@
 /// - an internal node has `children.count == separators.count + 1`, and
 ///   `separators[i]` is ≤ every element of `children[i + 1]` and > every
 ///   element of `children[i]`;
-/// - `count` is the number of elements in the subtree;
+/// - `count` is the number of elements in the subtree, and an internal
+///   node's `counts[i]` is `children[i].count` (so that rank and offset
+///   descents read one array per level, not every child);
 /// - every leaf is at the same depth; every node but the root holds at
 ///   least `minimum` elements (leaf) or children (internal), at most
 ///   `capacity`.
@@ -24,6 +26,7 @@ final class _SortedNode<Element: Comparable> {
     @usableFromInline var elements: ContiguousArray<Element>
     @usableFromInline var separators: ContiguousArray<Element>
     @usableFromInline var children: ContiguousArray<_SortedNode>
+    @usableFromInline var counts: ContiguousArray<Int>
     @usableFromInline var count: Int
 
     @inlinable
@@ -36,7 +39,14 @@ final class _SortedNode<Element: Comparable> {
         self.elements = elements
         self.separators = separators
         self.children = children
+        self.counts = ContiguousArray(children.lazy.map(\.count))
         self.count = count
+    }
+
+    /// An internal node over `children` with their separators.
+    @inlinable
+    convenience init(separators: ContiguousArray<Element>, children: ContiguousArray<_SortedNode>) {
+        self.init(separators: separators, children: children, count: children.reduce(0) { $0 + $1.count })
     }
 
     @inlinable var isLeaf: Bool { children.isEmpty }
@@ -47,7 +57,10 @@ final class _SortedNode<Element: Comparable> {
     /// A copy sharing the children.
     @inlinable
     func copy() -> _SortedNode {
-        _SortedNode(elements: elements, separators: separators, children: children, count: count)
+        let node = _SortedNode(elements: elements, separators: separators, count: count)
+        node.children = children
+        node.counts = counts
+        return node
     }
 
     /// The position of the first element ≥ `element` in a leaf.

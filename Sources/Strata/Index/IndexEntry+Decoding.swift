@@ -7,20 +7,22 @@ import PersistentCollections
 extension IndexEntry {
     /// The record ID that follows the first `valueCount` values. O(count).
     func recordID(after valueCount: Int) -> RecordID {
-        let bytes = self.bytes
-        var offset = 0
-        for _ in 0..<valueCount { Self.skipValue(bytes, &offset) }
-        return Self.readRecordID(bytes, &offset)
+        withBytes { bytes in
+            var offset = 0
+            for _ in 0..<valueCount { Self.skipValue(bytes, &offset) }
+            return Self.readRecordID(bytes, &offset)
+        }
     }
 
     /// The first `valueCount` values. O(count).
     func values(_ valueCount: Int) -> [Value] {
-        let bytes = self.bytes
-        var offset = 0
-        return (0..<valueCount).map { _ in Self.readValue(bytes, &offset) }
+        withBytes { bytes in
+            var offset = 0
+            return (0..<valueCount).map { _ in Self.readValue(bytes, &offset) }
+        }
     }
 
-    static func skipValue(_ bytes: [UInt8], _ offset: inout Int) {
+    static func skipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
         let tag = bytes[offset]
         offset += 1
         switch tag {
@@ -46,7 +48,7 @@ extension IndexEntry {
         }
     }
 
-    static func skipBody(_ bytes: [UInt8], _ offset: inout Int) {
+    static func skipBody(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
         while true {
             let byte = bytes[offset]
             offset += 1
@@ -60,7 +62,7 @@ extension IndexEntry {
         }
     }
 
-    static func readBody(_ bytes: [UInt8], _ offset: inout Int) -> [UInt8] {
+    static func readBody(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> [UInt8] {
         var result: [UInt8] = []
         while true {
             let byte = bytes[offset]
@@ -76,7 +78,7 @@ extension IndexEntry {
         }
     }
 
-    static func readInt(_ bytes: [UInt8], _ offset: inout Int, tag: UInt8) -> Int64 {
+    static func readInt(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, tag: UInt8) -> Int64 {
         let length = abs(Int(tag) - Int(_IndexTag.intZero))
         var payload: UInt64 = 0
         for _ in 0..<length {
@@ -89,7 +91,7 @@ extension IndexEntry {
         return Int64(bitPattern: 0 &- magnitude)
     }
 
-    static func readOrdered(_ bytes: [UInt8], _ offset: inout Int) -> UInt64 {
+    static func readOrdered(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> UInt64 {
         var key: UInt64 = 0
         for _ in 0..<8 {
             key = key << 8 | UInt64(bytes[offset])
@@ -98,7 +100,7 @@ extension IndexEntry {
         return key & (1 << 63) != 0 ? key & ~(1 << 63) : ~key
     }
 
-    static func readRecordID(_ bytes: [UInt8], _ offset: inout Int) -> RecordID {
+    static func readRecordID(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> RecordID {
         let tag = bytes[offset]
         offset += 1
         switch tag {
@@ -118,7 +120,7 @@ extension IndexEntry {
         }
     }
 
-    static func readValue(_ bytes: [UInt8], _ offset: inout Int) -> Value {
+    static func readValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Value {
         let tag = bytes[offset]
         offset += 1
         switch tag {

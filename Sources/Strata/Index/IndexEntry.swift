@@ -26,82 +26,83 @@ struct IndexEntry: Sendable {
             storage = .heap(_IndexEntryBytes(bytes))
             return
         }
-        var words: (UInt64, UInt64, UInt64, UInt32) = (0, 0, 0, 0)
-        bytes.withUnsafeBufferPointer { source in
-            func word(_ start: Int) -> UInt64 {
-                var value: UInt64 = 0
-                for i in 0..<8 {
-                    value <<= 8
-                    if start + i < source.count { value |= UInt64(source[start + i]) }
-                }
-                return value
-            }
-            words.0 = word(0)
-            words.1 = word(8)
-            words.2 = word(16)
-            var last: UInt32 = 0
-            for i in 24..<28 {
-                last <<= 8
-                if i < source.count { last |= UInt32(source[i]) }
-            }
-            words.3 = last
-        }
+        let words = bytes.withUnsafeBufferPointer { Self.words(of: UnsafeRawBufferPointer($0)) }
         storage = .inline(words.0, words.1, words.2, words.3, UInt8(bytes.count))
+    }
+
+    /// The first 28 bytes (zero-padded) as three big-endian words and a
+    /// big-endian 32-bit tail: comparing them compares the bytes.
+    static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt32) {
+        func word(_ start: Int, _ width: Int) -> UInt64 {
+            var value: UInt64 = 0
+            for i in start..<(start + width) {
+                value <<= 8
+                if i < bytes.count { value |= UInt64(bytes[i]) }
+            }
+            return value
+        }
+        return (word(0, 8), word(8, 8), word(16, 8), UInt32(word(24, 4)))
     }
 
     /// The number of bytes.
     var count: Int {
         switch storage {
         case .inline(_, _, _, _, let count): return Int(count)
-        case .heap(let bytes): return bytes.bytes.count
+        case .heap(let heap): return heap.bytes.count
+        }
+    }
+
+    /// Calls `body` with the bytes, without allocating. O(1).
+    func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch storage {
+        case .heap(let heap):
+            return try heap.bytes.withUnsafeBytes(body)
+        case let .inline(w0, w1, w2, w3, count):
+            var buffer = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+            return try withUnsafeBytes(of: &buffer) { try body(UnsafeRawBufferPointer(rebasing: $0[..<Int(count)])) }
         }
     }
 
     /// The bytes. O(count); allocates.
-    var bytes: [UInt8] {
-        switch storage {
-        case .heap(let heap): return heap.bytes
-        case let .inline(w0, w1, w2, w3, count):
-            var result: [UInt8] = []
-            result.reserveCapacity(Int(count))
-            for word in [w0, w1, w2] {
-                for shift in stride(from: 56, through: 0, by: -8) {
-                    result.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-                }
-            }
-            for shift in stride(from: 24, through: 0, by: -8) {
-                result.append(UInt8(truncatingIfNeeded: w3 >> UInt32(shift)))
-            }
-            return Array(result.prefix(Int(count)))
-        }
-    }
+    var bytes: [UInt8] { withBytes { Array($0) } }
 
-    /// Whether the entry's bytes begin with `prefix`.
-    func hasPrefix(_ prefix: IndexEntry) -> Bool {
-        prefix.count <= count && bytes.starts(with: prefix.bytes)
+    /// The leading words of either storage.
+    var leadingWords: (UInt64, UInt64, UInt64, UInt32) {
+        switch storage {
+        case let .inline(w0, w1, w2, w3, _): return (w0, w1, w2, w3)
+        case .heap(let heap): return heap.words
+        }
     }
 }
 
-/// The bytes of an entry too long to keep inline. Never mutated.
+/// The bytes of an entry too long to keep inline, with their first 28
+/// bytes as words for fast comparison. Never mutated.
 final class _IndexEntryBytes: Sendable {
     let bytes: [UInt8]
+    let words: (UInt64, UInt64, UInt64, UInt32)
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        words = bytes.withUnsafeBytes { IndexEntry.words(of: $0) }
+    }
 }
 
 extension IndexEntry: Comparable, Hashable {
-    /// Byte order, a prefix first. O(1) for two inline entries.
+    /// Byte order, a prefix first. O(1) unless the first 28 bytes are equal;
+    /// never allocates.
     static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
-        if case let .inline(a0, a1, a2, a3, ac) = lhs.storage, case let .inline(b0, b1, b2, b3, bc) = rhs.storage {
-            // Zero padding sorts a prefix before its extensions only when the
-            // next byte is not zero; the counts settle equal words.
-            if a0 != b0 { return a0 < b0 }
-            if a1 != b1 { return a1 < b1 }
-            if a2 != b2 { return a2 < b2 }
-            if a3 != b3 { return a3 < b3 }
+        let a = lhs.leadingWords
+        let b = rhs.leadingWords
+        // Zero padding sorts a prefix before its extensions only when the
+        // next byte is not zero; the counts settle equal words.
+        if a.0 != b.0 { return a.0 < b.0 }
+        if a.1 != b.1 { return a.1 < b.1 }
+        if a.2 != b.2 { return a.2 < b.2 }
+        if a.3 != b.3 { return a.3 < b.3 }
+        if case .inline(_, _, _, _, let ac) = lhs.storage, case .inline(_, _, _, _, let bc) = rhs.storage {
             return ac < bc
         }
-        return lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
+        return lhs.withBytes { x in rhs.withBytes { y in x.lexicographicallyPrecedes(y) } }
     }
 
     /// Equal bytes. O(1) for two inline entries.
@@ -117,15 +118,6 @@ extension IndexEntry: Comparable, Hashable {
     }
 
     func hash(into hasher: inout Hasher) {
-        switch storage {
-        case let .inline(w0, w1, w2, w3, count):
-            hasher.combine(w0)
-            hasher.combine(w1)
-            hasher.combine(w2)
-            hasher.combine(w3)
-            hasher.combine(count)
-        case .heap(let heap):
-            hasher.combine(heap.bytes)
-        }
+        withBytes { hasher.combine(bytes: $0) }
     }
 }

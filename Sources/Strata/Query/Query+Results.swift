@@ -65,11 +65,10 @@ extension Query {
             let high = index.entries.rank(of: upper)
             var result: [Row] = []
             var skipped = 0
-            for position in descending ? Array((low..<high).reversed()) : Array(low..<high) {
+            let entries = index.entries.elements(atOffsets: low..<Swift.max(low, high))
+            for entry in descending ? entries.reversed() : entries {
                 if let limit, result.count >= limit { break }
-                guard let found = row(index.entries.element(at: position), index: index), included(found.record) else {
-                    continue
-                }
+                guard let found = row(entry, index: index), included(found.record) else { continue }
                 if skipped < offsetCount {
                     skipped += 1
                     continue
@@ -91,9 +90,8 @@ extension Query {
         let count = limit.map { Swift.min($0, available) } ?? available
         guard count > 0 else { return [] }
         let start = descending ? high - offsetCount - count : low + offsetCount
-        var result = (start..<(start + count)).map { index.entries.element(at: $0) }
-        if descending { result.reverse() }
-        return result
+        let entries = index.entries.elements(atOffsets: start..<(start + count))
+        return Array(descending ? entries.reversed() : entries)
     }
 
     func row(_ entry: IndexEntry, index: TableIndex) -> Row? {

@@ -1,0 +1,149 @@
+/// A sorted dictionary with value semantics and structural sharing: the
+/// persistent B+tree of ``PersistentSortedSet`` over (key, value) entries
+/// ordered by key.
+///
+/// Copying is O(1); a change copies only the O(log64 n) nodes on its path
+/// when the map is shared and is made in place when it is not. Keys are
+/// kept in ascending order; ``rank(of:)`` and ``element(at:)`` are O(log n).
+///
+///     var plays: PersistentSortedMap = ["Echo": 3, "Blue River": 12]
+///     let before = plays
+///     plays["Velvet"] = 1              // `before` is unchanged
+///     plays.element(at: 0)             // ("Blue River", 12)
+@frozen
+public struct PersistentSortedMap<Key: Comparable, Value> {
+    @usableFromInline typealias _Entry = _SortedMapEntry<Key, Value>
+
+    @usableFromInline var _entries: PersistentSortedSet<_Entry>
+
+    @inlinable
+    init(_entries: PersistentSortedSet<_Entry>) { self._entries = _entries }
+
+    /// An empty map. O(1).
+    @inlinable
+    public init() { _entries = PersistentSortedSet() }
+
+    /// The number of entries. O(1).
+    @inlinable public var count: Int { _entries.count }
+
+    /// Whether the map is empty. O(1).
+    @inlinable public var isEmpty: Bool { _entries.isEmpty }
+}
+
+/// An entry, ordered and compared by key alone; `value` is nil only in a
+/// probe used to search.
+@usableFromInline
+struct _SortedMapEntry<Key: Comparable, Value>: Comparable {
+    @usableFromInline var key: Key
+    @usableFromInline var value: Value?
+
+    @inlinable
+    init(key: Key, value: Value?) {
+        self.key = key
+        self.value = value
+    }
+
+    @inlinable static func < (lhs: Self, rhs: Self) -> Bool { lhs.key < rhs.key }
+    @inlinable static func == (lhs: Self, rhs: Self) -> Bool { lhs.key == rhs.key }
+}
+
+extension PersistentSortedMap: @unchecked Sendable where Key: Sendable, Value: Sendable {}
+
+extension PersistentSortedMap {
+    /// The value for `key`, or nil; setting nil removes the entry. O(log n).
+    @inlinable
+    public subscript(key: Key) -> Value? {
+        get {
+            guard _entries.count > 0 else { return nil }
+            let probe = _Entry(key: key, value: nil)
+            let rank = _entries.rank(of: probe)
+            guard rank < _entries.count else { return nil }
+            let found = _entries.element(at: rank)
+            return found.key == key ? found.value : nil
+        }
+        set {
+            if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
+        }
+    }
+
+    /// Whether `key` has a value. O(log n).
+    @inlinable
+    public func contains(_ key: Key) -> Bool { _entries.contains(_Entry(key: key, value: nil)) }
+
+    /// Sets `key`'s value; returns the value it replaced, or nil. O(log n).
+    @inlinable
+    @discardableResult
+    public mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        let entry = _Entry(key: key, value: value)
+        let old = _entries.remove(entry)
+        _entries.insert(entry)
+        return old?.value
+    }
+
+    /// Removes `key`'s entry; returns its value, or nil. O(log n).
+    @inlinable
+    @discardableResult
+    public mutating func removeValue(forKey key: Key) -> Value? {
+        _entries.remove(_Entry(key: key, value: nil))?.value
+    }
+
+    /// The number of keys less than `key`. O(log n).
+    @inlinable
+    public func rank(of key: Key) -> Int { _entries.rank(of: _Entry(key: key, value: nil)) }
+
+    /// The entry at `offset` in key order. O(log n).
+    /// - Precondition: `0 <= offset < count`.
+    @inlinable
+    public func element(at offset: Int) -> (key: Key, value: Value) {
+        let entry = _entries.element(at: offset)
+        return (entry.key, entry.value!)
+    }
+
+    /// The entry with the smallest key, or nil. O(log n).
+    @inlinable public var first: (key: Key, value: Value)? { _entries.first.map { ($0.key, $0.value!) } }
+
+    /// The entry with the largest key, or nil. O(log n).
+    @inlinable public var last: (key: Key, value: Value)? { _entries.last.map { ($0.key, $0.value!) } }
+
+    /// The keys in order. O(n).
+    public var keys: [Key] { _entries.map(\.key) }
+
+    /// The values in key order. O(n).
+    public var values: [Value] { _entries.map { $0.value! } }
+}
+
+extension PersistentSortedMap {
+    /// A map of `entries`, whose keys must be strictly ascending. O(n).
+    @inlinable
+    public init(sortedUniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
+        _entries = PersistentSortedSet(sortedElements: entries.lazy.map { _Entry(key: $0.0, value: $0.1) })
+    }
+
+    /// A map of `entries` in any order; nil when a key repeats. O(n log n).
+    @inlinable
+    public init?(uniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
+        var sorted = entries.map { _Entry(key: $0.0, value: $0.1) }
+        sorted.sort()
+        for i in sorted.indices.dropFirst() where !(sorted[i - 1] < sorted[i]) { return nil }
+        _entries = PersistentSortedSet(sortedElements: sorted)
+    }
+}
+
+extension PersistentSortedMap: ExpressibleByDictionaryLiteral {
+    /// A map of the literal's entries; a repeated key keeps its last value.
+    @inlinable
+    public init(dictionaryLiteral elements: (Key, Value)...) {
+        self.init()
+        for (key, value) in elements { self[key] = value }
+    }
+}
+
+extension PersistentSortedMap {
+    /// Traps unless the tree holds its invariants (see
+    /// ``PersistentSortedSet/_invariantCheck()``) and every entry has a
+    /// value. O(n). For tests and debug builds.
+    public func _invariantCheck() {
+        _entries._invariantCheck()
+        precondition(_entries.allSatisfy { $0.value != nil }, "an entry without a value")
+    }
+}
