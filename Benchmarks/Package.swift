@@ -34,6 +34,15 @@ let package = Package(
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
         .executableTarget(
+            name: "PersistentSortedBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "PersistentCollections", package: "Strata"),
+            ],
+            path: "Benchmarks/PersistentSortedBenchmarks",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
             name: "PersistentVectorBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),

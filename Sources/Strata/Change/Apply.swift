@@ -134,7 +134,7 @@ extension Table {
                 record[name] = field.new
             }
             records[id] = record
-            return RecordUpdate(id: id, old: before, new: record)
+            return RecordUpdate(id: id, old: before, new: record, fields: fields)
         }
     }
 }

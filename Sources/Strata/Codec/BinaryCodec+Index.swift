@@ -1,4 +1,6 @@
+import Foundation
 import PersistentCollections
+import Synchronization
 
 // Index declarations in the codec (format version 2):
 //
@@ -103,27 +105,44 @@ extension ByteReader {
         return result
     }
 
-    /// A table's declarations, with their entries built from `records`.
+    /// A table's declarations, with their entries built from `records`,
+    /// one index per core.
     mutating func indexes(of records: PersistentMap<RecordID, Record>, table: Key) throws -> [TableIndex] {
         let count = try self.count(minimumSize: 4)
-        var indexes: [TableIndex] = []
+        var definitions: [(IndexDefinition, offset: Int)] = []
         for _ in 0..<count {
             let start = offset
             let definition = try indexDefinition(table: table)
-            if let previous = indexes.last, !(previous.definition.name < definition.name) {
+            if let previous = definitions.last, !(previous.0.name < definition.name) {
                 throw CodecError.unorderedFields(offset: start)
             }
-            do {
-                indexes.append(try TableIndex(definition, records: records, table: table))
-            } catch let error as ApplyError {
+            definitions.append((definition, start))
+        }
+        let built = Mutex([Result<TableIndex, ApplyError>?](repeating: nil, count: definitions.count))
+        let declared = definitions
+        DispatchQueue.concurrentPerform(iterations: declared.count) { i in
+            let result = Result { () throws(ApplyError) -> TableIndex in
+                do { return try TableIndex(declared[i].0, records: records, table: table) } catch let error
+                    as ApplyError
+                {
+                    throw error
+                } catch {
+                    preconditionFailure("an index build throws only ApplyError")
+                }
+            }
+            built.withLock { $0[i] = result }
+        }
+        return try built.withLock { $0 }.enumerated().map { i, result in
+            switch result! {
+            case .success(let index): return index
+            case .failure(let error):
                 throw CodecError.invalidIndex(
-                    offset: start,
+                    offset: definitions[i].offset,
                     table: table.string,
-                    index: definition.name.string,
+                    index: definitions[i].0.name.string,
                     reason: error.description
                 )
             }
         }
-        return indexes
     }
 }

@@ -16,7 +16,8 @@ public struct TableIndex: Sendable {
         self.definition = definition
         var all: [IndexEntry] = []
         all.reserveCapacity(records.count)
-        for (id, record) in records { all.append(definition.entry(for: record, id: id)) }
+        var writer = IndexEntryWriter()
+        for (id, record) in records { all.append(definition.entry(for: record, id: id, using: &writer)) }
         all.sort()
         entries = PersistentSortedSet(sortedElements: all)
         if definition.isUnique {
@@ -38,6 +39,8 @@ public struct TableIndex: Sendable {
     mutating func update(_ changed: [RecordUpdate], table: Key) throws {
         var insertions: [IndexEntry] = []
         for change in changed {
+            // An update of fields no path of this index starts at leaves it alone.
+            if let fields = change.fields, !definition.fields.contains(where: { fields[$0.field] != nil }) { continue }
             let old = change.old.map { definition.entry(for: $0, id: change.id) }
             let new = change.new.map { definition.entry(for: $0, id: change.id) }
             if old == new { continue }
@@ -84,6 +87,12 @@ extension IndexDefinition {
     /// missing), then the ID.
     func entry(for record: Record, id: RecordID) -> IndexEntry {
         var writer = IndexEntryWriter()
+        return entry(for: record, id: id, using: &writer)
+    }
+
+    /// The same, reusing `writer`'s buffer (one allocation for a whole build).
+    func entry(for record: Record, id: RecordID, using writer: inout IndexEntryWriter) -> IndexEntry {
+        writer.bytes.removeAll(keepingCapacity: true)
         for path in fields { writer.value(record[path: path]) }
         writer.recordID(id)
         return IndexEntry(writer.bytes)
@@ -109,6 +118,8 @@ struct RecordUpdate {
     var id: RecordID
     var old: Record?
     var new: Record?
+    /// For an update, the fields it changed; nil for an insert or delete.
+    var fields: [Key: FieldChange]? = nil
 }
 
 /// Entry bounds for a prefix of values: every entry whose first values are
