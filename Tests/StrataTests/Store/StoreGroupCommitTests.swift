@@ -194,12 +194,22 @@ struct StoreGroupCommitTests {
             let threshold = Int64(5 + roundRandom.int(below: 150))
             let disruption = Disruption()
             let writersDone = Disruption()
+            // The writers pause halfway until close begins, so that every
+            // round closes under writers however the tasks were scheduled.
+            let reachable = min(threshold, Int64(writers * 20))
             async let closing: Void = {
-                await Self.waitFor(basis: threshold, in: store, writersDone: writersDone)
+                await Self.waitFor(basis: reachable, in: store, writersDone: writersDone)
                 disruption.begin()
                 try await store.close()
             }()
-            let outcomes = await Self.write(store, writers: writers, count: 40, seed: seed, disruption: disruption)
+            let outcomes = await Self.write(
+                store,
+                writers: writers,
+                count: 40,
+                seed: seed,
+                disruption: disruption,
+                waitAtHalfForDisruption: true
+            )
             writersDone.begin()
             try await closing
             let unexpected = outcomes.filter { outcome in
@@ -252,8 +262,10 @@ struct StoreGroupCommitTests {
             let back = Int64(roundRandom.int(below: 60))
             let disruption = Disruption()
             let writersDone = Disruption()
+            // As in closeMidFlight, the writers pause halfway until the cut begins.
+            let reachable = min(threshold, Int64(writers * 20))
             async let cutting: Int64 = {
-                await Self.waitFor(basis: threshold, in: store, writersDone: writersDone)
+                await Self.waitFor(basis: reachable, in: store, writersDone: writersDone)
                 let now = store.current.basis
                 let t = atCurrent ? now : max(0, now - back)
                 disruption.begin()
@@ -261,7 +273,14 @@ struct StoreGroupCommitTests {
                 disruption.end()
                 return t
             }()
-            let outcomes = await Self.write(store, writers: writers, count: 40, seed: seed, disruption: disruption)
+            let outcomes = await Self.write(
+                store,
+                writers: writers,
+                count: 40,
+                seed: seed,
+                disruption: disruption,
+                waitAtHalfForDisruption: true
+            )
             writersDone.begin()
             let cut = try await cutting
             let errors = outcomes.filter { $0.t == nil }
