@@ -181,7 +181,9 @@ struct StoreGroupCommitTests {
         // Timing decides whether a round meets the race (a loaded machine may
         // finish every commit first): rounds continue, up to 8x, until it has.
         var round = 0
-        while round < rounds || (round < 8 * rounds && (refused == 0 || returnedAfterClose == 0)) {
+        while round < rounds
+            || (round < 8 * rounds && (refused == 0 || (durability == .grouped && returnedAfterClose == 0)))
+        {
             defer { round += 1 }
             let seed = random.next()
             var roundRandom = SeededRandom(seed: seed)
@@ -230,10 +232,12 @@ struct StoreGroupCommitTests {
             try await Self.check(outcomes, in: reopened, "\(label), reopened")
             try await reopened.close()
         }
-        // The rounds did close under writers: commits were refused, and some
-        // waiting ones returned after close had begun.
+        // The rounds did close under writers: commits were refused, and under
+        // group commit some waiting ones returned after close had begun (a
+        // commit of the other policies completes on the actor before close
+        // enters or is refused after: there is nothing to wait for).
         #expect(refused > 0)
-        #expect(returnedAfterClose > 0)
+        if durability == .grouped { #expect(returnedAfterClose > 0) }
     }
 
     @Test(
