@@ -181,7 +181,9 @@ struct StoreGroupCommitTests {
         // Timing decides whether a round meets the race (a loaded machine may
         // finish every commit first): rounds continue, up to 8x, until it has.
         var round = 0
-        while round < rounds || (round < 8 * rounds && (refused == 0 || returnedAfterClose == 0)) {
+        while round < rounds
+            || (round < 8 * rounds && (refused == 0 || (durability == .grouped && returnedAfterClose == 0)))
+        {
             defer { round += 1 }
             let seed = random.next()
             var roundRandom = SeededRandom(seed: seed)
@@ -194,12 +196,22 @@ struct StoreGroupCommitTests {
             let threshold = Int64(5 + roundRandom.int(below: 150))
             let disruption = Disruption()
             let writersDone = Disruption()
+            // The writers pause halfway until close begins, so that every
+            // round closes under writers however the tasks were scheduled.
+            let reachable = min(threshold, Int64(writers * 20))
             async let closing: Void = {
-                await Self.waitFor(basis: threshold, in: store, writersDone: writersDone)
+                await Self.waitFor(basis: reachable, in: store, writersDone: writersDone)
                 disruption.begin()
                 try await store.close()
             }()
-            let outcomes = await Self.write(store, writers: writers, count: 40, seed: seed, disruption: disruption)
+            let outcomes = await Self.write(
+                store,
+                writers: writers,
+                count: 40,
+                seed: seed,
+                disruption: disruption,
+                waitAtHalfForDisruption: true
+            )
             writersDone.begin()
             try await closing
             let unexpected = outcomes.filter { outcome in
@@ -220,10 +232,12 @@ struct StoreGroupCommitTests {
             try await Self.check(outcomes, in: reopened, "\(label), reopened")
             try await reopened.close()
         }
-        // The rounds did close under writers: commits were refused, and some
-        // waiting ones returned after close had begun.
+        // The rounds did close under writers: commits were refused, and under
+        // group commit some waiting ones returned after close had begun (a
+        // commit of the other policies completes on the actor before close
+        // enters or is refused after: there is nothing to wait for).
         #expect(refused > 0)
-        #expect(returnedAfterClose > 0)
+        if durability == .grouped { #expect(returnedAfterClose > 0) }
     }
 
     @Test(
@@ -252,8 +266,10 @@ struct StoreGroupCommitTests {
             let back = Int64(roundRandom.int(below: 60))
             let disruption = Disruption()
             let writersDone = Disruption()
+            // As in closeMidFlight, the writers pause halfway until the cut begins.
+            let reachable = min(threshold, Int64(writers * 20))
             async let cutting: Int64 = {
-                await Self.waitFor(basis: threshold, in: store, writersDone: writersDone)
+                await Self.waitFor(basis: reachable, in: store, writersDone: writersDone)
                 let now = store.current.basis
                 let t = atCurrent ? now : max(0, now - back)
                 disruption.begin()
@@ -261,7 +277,14 @@ struct StoreGroupCommitTests {
                 disruption.end()
                 return t
             }()
-            let outcomes = await Self.write(store, writers: writers, count: 40, seed: seed, disruption: disruption)
+            let outcomes = await Self.write(
+                store,
+                writers: writers,
+                count: 40,
+                seed: seed,
+                disruption: disruption,
+                waitAtHalfForDisruption: true
+            )
             writersDone.begin()
             let cut = try await cutting
             let errors = outcomes.filter { $0.t == nil }
