@@ -9,7 +9,7 @@ extension PersistentSortedMap: Sequence {
         /// The next entry, or nil. O(1) amortized.
         @inlinable
         public mutating func next() -> (key: Key, value: Value)? {
-            _base.next().map { ($0.key, $0.value!) }
+            _base.next().map { ($0.key, $0.value) }
         }
     }
 
@@ -23,24 +23,21 @@ extension PersistentSortedMap: Sequence {
     /// The entries whose keys lie in `range`, in key order (`reversed()`
     /// for the other). O(log n) to start.
     public func elements(in range: Range<Key>) -> [(key: Key, value: Value)] {
-        _entries.elements(
-            in: _SortedMapEntry(key: range.lowerBound, value: nil)..<_SortedMapEntry(key: range.upperBound, value: nil)
-        )
-        .map { ($0.key, $0.value!) }
+        let low = rank(of: range.lowerBound)
+        return elements(atOffsets: low..<Swift.max(low, rank(of: range.upperBound)))
     }
 
     /// The entries whose keys lie in `range`, both bounds included.
     public func elements(in range: ClosedRange<Key>) -> [(key: Key, value: Value)] {
-        _entries.elements(
-            in: _SortedMapEntry(key: range.lowerBound, value: nil)..._SortedMapEntry(key: range.upperBound, value: nil)
-        )
-        .map { ($0.key, $0.value!) }
+        let low = rank(of: range.lowerBound)
+        let high = rank(of: range.upperBound) + (contains(range.upperBound) ? 1 : 0)
+        return elements(atOffsets: low..<Swift.max(low, high))
     }
 
     /// The entries at offsets `offsets` (clamped), in key order: a page.
     /// O(log n + page).
     public func elements(atOffsets offsets: Range<Int>) -> [(key: Key, value: Value)] {
-        _entries.elements(atOffsets: offsets).map { ($0.key, $0.value!) }
+        _entries.elements(atOffsets: offsets).map { ($0.key, $0.value) }
     }
 }
 
@@ -106,34 +103,19 @@ extension PersistentSortedMap: Decodable where Key: Decodable, Value: Decodable 
 
 extension PersistentSortedMap where Value: Equatable {
     /// The keys only in `self` (inserted), only in `other` (removed), and in
-    /// both with different values (changed), each ascending. Leaves the two
-    /// trees share are skipped by identity.
+    /// both with different values (changed), each ascending. Subtrees the
+    /// two share are skipped by identity: O(d · log n) node visits for d
+    /// differences when one is an edited copy of the other.
     public func difference(from other: PersistentSortedMap) -> (inserted: [Key], removed: [Key], changed: [Key]) {
-        // Entries compare by key: the set's difference is the keys added and
-        // removed; keys in both are compared by value below.
-        let keys = _entries.difference(from: other._entries)
-        let inserted = keys.inserted.map(\.key)
-        let removed = keys.removed.map(\.key)
+        var inserted: [Key] = []
+        var removed: [Key] = []
         var changed: [Key] = []
-        // Same keys in different leaves: compare values.
-        var new = _LeafWalk(_entries._root)
-        var old = _LeafWalk(other._entries._root)
-        while true {
-            while let a = new.leaf, let b = old.leaf, a === b, new.position == 0, old.position == 0 {
-                new.nextLeaf()
-                old.nextLeaf()
-            }
-            guard let a = new.element, let b = old.element else { break }
-            if a.key < b.key {
-                new.advance()
-            } else if b.key < a.key {
-                old.advance()
-            } else {
-                if a.value != b.value { changed.append(a.key) }
-                new.advance()
-                old.advance()
-            }
-        }
+        _entries._difference(
+            from: other._entries,
+            inserted: { inserted.append($0.key) },
+            removed: { removed.append($0.key) },
+            same: { new, old in if new.value != old.value { changed.append(new.key) } }
+        )
         return (inserted, removed, changed)
     }
 }

@@ -30,15 +30,15 @@ public struct PersistentSortedMap<Key: Comparable, Value> {
     @inlinable public var isEmpty: Bool { _entries.isEmpty }
 }
 
-/// An entry, ordered and compared by key alone; `value` is nil only in a
-/// probe used to search.
+/// An entry, ordered and compared by key alone (searches by key go
+/// through the set's probe functions, so no entry without a value exists).
 @usableFromInline
 struct _SortedMapEntry<Key: Comparable, Value>: Comparable {
     @usableFromInline var key: Key
-    @usableFromInline var value: Value?
+    @usableFromInline var value: Value
 
     @inlinable
-    init(key: Key, value: Value?) {
+    init(key: Key, value: Value) {
         self.key = key
         self.value = value
     }
@@ -50,17 +50,16 @@ struct _SortedMapEntry<Key: Comparable, Value>: Comparable {
 extension PersistentSortedMap: @unchecked Sendable where Key: Sendable, Value: Sendable {}
 
 extension PersistentSortedMap {
+    /// The entry for `key`, by one descent.
+    @inlinable
+    func _entry(_ key: Key) -> _Entry? {
+        _entries._lookup(isBelow: { $0.key < key }, isAbove: { key < $0.key })
+    }
+
     /// The value for `key`, or nil; setting nil removes the entry. O(log n).
     @inlinable
     public subscript(key: Key) -> Value? {
-        get {
-            guard _entries.count > 0 else { return nil }
-            let probe = _Entry(key: key, value: nil)
-            let rank = _entries.rank(of: probe)
-            guard rank < _entries.count else { return nil }
-            let found = _entries.element(at: rank)
-            return found.key == key ? found.value : nil
-        }
+        get { _entry(key)?.value }
         set {
             if let newValue { updateValue(newValue, forKey: key) } else { removeValue(forKey: key) }
         }
@@ -68,48 +67,46 @@ extension PersistentSortedMap {
 
     /// Whether `key` has a value. O(log n).
     @inlinable
-    public func contains(_ key: Key) -> Bool { _entries.contains(_Entry(key: key, value: nil)) }
+    public func contains(_ key: Key) -> Bool { _entry(key) != nil }
 
-    /// Sets `key`'s value; returns the value it replaced, or nil. O(log n).
+    /// Sets `key`'s value; returns the value it replaced, or nil. O(log n);
+    /// a shared map copies one node per level.
     @inlinable
     @discardableResult
     public mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        let entry = _Entry(key: key, value: value)
-        let old = _entries.remove(entry)
-        _entries.insert(entry)
-        return old?.value
+        _entries.update(with: _Entry(key: key, value: value))?.value
     }
 
     /// Removes `key`'s entry; returns its value, or nil. O(log n).
     @inlinable
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
-        _entries.remove(_Entry(key: key, value: nil))?.value
+        _entries._remove(isBelow: { $0.key < key }, isAbove: { key < $0.key })?.value
     }
 
     /// The number of keys less than `key`. O(log n).
     @inlinable
-    public func rank(of key: Key) -> Int { _entries.rank(of: _Entry(key: key, value: nil)) }
+    public func rank(of key: Key) -> Int { _entries._rank(isBelow: { $0.key < key }, isAbove: { key < $0.key }) }
 
     /// The entry at `offset` in key order. O(log n).
     /// - Precondition: `0 <= offset < count`.
     @inlinable
     public func element(at offset: Int) -> (key: Key, value: Value) {
         let entry = _entries.element(at: offset)
-        return (entry.key, entry.value!)
+        return (entry.key, entry.value)
     }
 
     /// The entry with the smallest key, or nil. O(log n).
-    @inlinable public var first: (key: Key, value: Value)? { _entries.first.map { ($0.key, $0.value!) } }
+    @inlinable public var first: (key: Key, value: Value)? { _entries.first.map { ($0.key, $0.value) } }
 
     /// The entry with the largest key, or nil. O(log n).
-    @inlinable public var last: (key: Key, value: Value)? { _entries.last.map { ($0.key, $0.value!) } }
+    @inlinable public var last: (key: Key, value: Value)? { _entries.last.map { ($0.key, $0.value) } }
 
     /// The keys in order. O(n).
     public var keys: [Key] { _entries.map(\.key) }
 
     /// The values in key order. O(n).
-    public var values: [Value] { _entries.map { $0.value! } }
+    public var values: [Value] { _entries.map(\.value) }
 }
 
 extension PersistentSortedMap {
@@ -140,10 +137,9 @@ extension PersistentSortedMap: ExpressibleByDictionaryLiteral {
 
 extension PersistentSortedMap {
     /// Traps unless the tree holds its invariants (see
-    /// ``PersistentSortedSet/_invariantCheck()``) and every entry has a
-    /// value. O(n). For tests and debug builds.
+    /// ``PersistentSortedSet/_invariantCheck()``). O(n). For tests and
+    /// debug builds.
     public func _invariantCheck() {
         _entries._invariantCheck()
-        precondition(_entries.allSatisfy { $0.value != nil }, "an entry without a value")
     }
 }

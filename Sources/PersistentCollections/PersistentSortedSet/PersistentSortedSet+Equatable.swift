@@ -54,74 +54,121 @@ extension PersistentSortedSet: Decodable where Element: Decodable {
 extension PersistentSortedSet {
     /// What differs from `other` to `self`: elements only in `self`
     /// (inserted) and only in `other` (removed), each ascending. Subtrees
-    /// the two share are skipped by identity: O(differences · log n) when
-    /// one is an edited copy of the other, O(n) at worst.
+    /// the two share are skipped by identity: O(d · log n) node visits for
+    /// d differences when one is an edited copy of the other, O(n) at worst.
+    @inlinable
     public func difference(from other: PersistentSortedSet) -> (inserted: [Element], removed: [Element]) {
         var inserted: [Element] = []
         var removed: [Element] = []
-        var new = _LeafWalk(_root)
-        var old = _LeafWalk(other._root)
+        _difference(from: other, inserted: { inserted.append($0) }, removed: { removed.append($0) }) { _, _ in }
+        return (inserted, removed)
+    }
+
+    /// Walks both trees in order, skipping shared subtrees, and reports
+    /// elements only in `self`, only in `other`, and equal pairs that are
+    /// not the same stored element position of a shared leaf (`same`
+    /// receives (new, old); a map uses it to find changed values).
+    @inlinable
+    func _difference(
+        from other: PersistentSortedSet,
+        inserted: (Element) -> Void,
+        removed: (Element) -> Void,
+        same: (Element, Element) -> Void
+    ) {
+        var new = _SubtreeWalk(self)
+        var old = _SubtreeWalk(other)
         while true {
-            // Skip leaves both trees share.
-            while let a = new.leaf, let b = old.leaf, a === b, new.position == 0, old.position == 0 {
-                new.nextLeaf()
-                old.nextLeaf()
-            }
-            switch (new.element, old.element) {
+            switch (new.head, old.head) {
             case (nil, nil):
-                return (inserted, removed)
-            case (let a?, nil):
-                inserted.append(a)
-                new.advance()
-            case (nil, let b?):
-                removed.append(b)
-                old.advance()
-            case (let a?, let b?):
-                if a < b {
-                    inserted.append(a)
-                    new.advance()
-                } else if b < a {
-                    removed.append(b)
-                    old.advance()
+                return
+            case (.subtree(let a, let ha)?, .subtree(let b, let hb)?):
+                if a === b {
+                    new.skip()
+                    old.skip()
+                } else if ha >= hb {
+                    new.expand()
                 } else {
-                    new.advance()
-                    old.advance()
+                    old.expand()
+                }
+            case (.subtree?, _):
+                new.expand()
+            case (_, .subtree?):
+                old.expand()
+            case (.element(let a)?, nil):
+                inserted(a)
+                new.skip()
+            case (nil, .element(let b)?):
+                removed(b)
+                old.skip()
+            case (.element(let a)?, .element(let b)?):
+                if a < b {
+                    inserted(a)
+                    new.skip()
+                } else if b < a {
+                    removed(b)
+                    old.skip()
+                } else {
+                    same(a, b)
+                    new.skip()
+                    old.skip()
                 }
             }
         }
     }
 }
 
-/// Walks the leaves of a tree in order, one element or one leaf at a time.
-struct _LeafWalk<Element: Comparable> {
-    var leaves: [_SortedNode<Element>] = []
-    var index = 0
-    var position = 0
+/// Walks a tree in order, one element or one whole subtree at a time.
+@usableFromInline
+struct _SubtreeWalk<Element: Comparable> {
+    @usableFromInline typealias _Set = PersistentSortedSet<Element>
 
-    init(_ root: _SortedNode<Element>?) {
-        // Leaves collected by a walk that visits shared subtrees once per
-        // tree: O(leaves), the price of a simple merge.
-        func collect(_ node: _SortedNode<Element>) {
-            if node.isLeaf {
-                if !node.elements.isEmpty { leaves.append(node) }
-            } else {
-                for child in node.children { collect(child) }
+    /// What comes next.
+    @usableFromInline
+    enum Head {
+        case element(Element)
+        case subtree(AnyObject, height: Int)
+    }
+
+    /// Nodes being walked, with the position of their next entry.
+    @usableFromInline var stack: [(node: AnyObject, height: Int, next: Int)] = []
+    /// The root, until it is expanded.
+    @usableFromInline var root: (node: AnyObject, height: Int)?
+
+    @inlinable
+    init(_ set: _Set) {
+        root = set._root.map { ($0, set._height) }
+    }
+
+    @inlinable
+    var head: Head? {
+        mutating get {
+            if let root { return .subtree(root.node, height: root.height) }
+            while let top = stack.last {
+                if top.next < _Set._width(top.node, height: top.height) {
+                    if top.height == 0 { return .element(_Set._leaf(top.node)[top.next]) }
+                    return .subtree(_Set._inner(top.node)[top.next].node, height: top.height - 1)
+                }
+                stack.removeLast()
             }
+            return nil
         }
-        if let root { collect(root) }
     }
 
-    var leaf: _SortedNode<Element>? { index < leaves.count ? leaves[index] : nil }
-
-    var element: Element? { leaf.map { $0.elements[position] } }
-
-    mutating func advance() {
-        position += 1
-        if let leaf, position >= leaf.elements.count { nextLeaf() }
+    /// Moves past the head.
+    @inlinable
+    mutating func skip() {
+        if root != nil {
+            root = nil
+        } else {
+            stack[stack.count - 1].next += 1
+        }
     }
 
-    mutating func nextLeaf() {
-        index += 1
-        position = 0
+    /// Replaces the head subtree by its entries.
+    @inlinable
+    mutating func expand() {
+        guard case .subtree(let node, let height)? = head else { return }
+        skip()
+        stack.append((node, height, 0))
     }
 }

@@ -1,43 +1,49 @@
 extension PersistentSortedSet {
-    /// Traps unless the tree holds its invariants (see `_SortedNode`):
-    /// ascending order, separator bounds, exact subtree counts, uniform leaf
-    /// depth and node fill. O(n). For tests and debug builds.
+    /// Traps unless the tree holds its invariants (see `_SortedLeaf` and
+    /// `_SortedInner`): ascending order, separator bounds, exact subtree
+    /// counts, uniform leaf depth, node fill and capacities. O(n). For tests
+    /// and debug builds.
     public func _invariantCheck() {
-        guard let root = _root else { return }
-        precondition(root.count > 0, "an empty root must be nil")
-        var leafDepth: Int?
-        func check(_ node: _Node, depth: Int, lower: Element?, upper: Element?, isRoot: Bool) -> Int {
-            precondition(node.width <= _Node.capacity, "node over capacity")
-            precondition(isRoot || node.width >= _Node.minimum, "node under the minimum")
-            if node.isLeaf {
-                precondition(node.separators.isEmpty, "a leaf with separators")
-                if let leafDepth { precondition(leafDepth == depth, "leaves at different depths") }
-                leafDepth = depth
-                for i in node.elements.indices.dropFirst() {
-                    precondition(node.elements[i - 1] < node.elements[i], "leaf not strictly ascending")
+        guard let root = _root else {
+            precondition(_height == 0, "an empty set with a height")
+            return
+        }
+        precondition(count > 0, "an empty root must be nil")
+        func check(_ node: AnyObject, height: Int, lower: Element?, upper: Element?, isRoot: Bool) -> Int {
+            let width = Self._width(node, height: height)
+            precondition(width <= Self._maximum(height: height), "node over its maximum")
+            precondition(isRoot || width >= Self._minimum(height: height), "node under the minimum")
+            if height == 0 {
+                let leaf = Self._leaf(node)
+                precondition(leaf.width <= leaf.storedCapacity, "leaf over its capacity")
+                return leaf.withElements { elements in
+                    for i in elements.indices.dropFirst() {
+                        precondition(elements[i - 1] < elements[i], "leaf not strictly ascending")
+                    }
+                    if let lower, let first = elements.first { precondition(lower <= first, "element below its bound") }
+                    if let upper, let last = elements.last { precondition(last < upper, "element above its bound") }
+                    return elements.count
                 }
-                if let lower, let first = node.elements.first {
-                    precondition(lower <= first, "element below its separator")
-                }
-                if let upper, let last = node.elements.last {
-                    precondition(last < upper, "element above its separator")
-                }
-                precondition(node.count == node.elements.count, "leaf count")
-                return node.count
             }
-            precondition(node.elements.isEmpty, "an internal node with elements")
-            precondition(node.children.count == node.separators.count + 1, "separators and children")
-            precondition(node.children.count >= 2, "an internal node with one child")
+            let inner = Self._inner(node)
+            precondition(inner.width <= inner.storedCapacity, "node over its capacity")
+            precondition(inner.width >= 2, "an internal node with fewer than two children")
+            let separators = inner.header.separators
+            precondition(separators.count == inner.width - 1, "separators and children")
             var total = 0
-            for (i, child) in node.children.enumerated() {
-                let low = i == 0 ? lower : node.separators[i - 1]
-                let high = i == node.separators.count ? upper : node.separators[i]
-                total += check(child, depth: depth + 1, lower: low, upper: high, isRoot: false)
+            inner.withChildren { children in
+                for (i, child) in children.enumerated() {
+                    let low = i == 0 ? lower : separators[i - 1]
+                    let high = i == separators.count ? upper : separators[i]
+                    if let low, let high { precondition(low < high, "separators not ascending") }
+                    let counted = check(child.node, height: height - 1, lower: low, upper: high, isRoot: false)
+                    precondition(child.count == counted, "child count")
+                    total += counted
+                }
             }
-            precondition(node.count == total, "subtree count")
-            precondition(node.counts.elementsEqual(node.children.lazy.map(\.count)), "child counts")
+            precondition(inner.count == total, "subtree count")
             return total
         }
-        _ = check(root, depth: 0, lower: nil, upper: nil, isRoot: true)
+        _ = check(root, height: _height, lower: nil, upper: nil, isRoot: true)
     }
 }

@@ -1,6 +1,23 @@
 // Insertion and removal copy each shared node on the path before changing
-// it (path copying) and change unshared nodes in place, so a set that is
-// not shared never allocates except to split a full node.
+// it (path copying: one allocation per level, sized to what the node
+// holds) and change unshared nodes in place, so a set that is not shared
+// allocates only to split or grow a node.
+
+/// What an insertion below a node did.
+@usableFromInline
+struct _SortedInsertion<Element> {
+    /// The element an equal one replaced or kept, or nil when inserted.
+    @usableFromInline var existing: Element?
+    /// The new right sibling when the node split, with the separator
+    /// before it.
+    @usableFromInline var split: (separator: Element, right: _SortedChild)?
+
+    @inlinable
+    init(existing: Element?, split: (separator: Element, right: _SortedChild)?) {
+        self.existing = existing
+        self.split = split
+    }
+}
 
 extension PersistentSortedSet {
     /// Inserts `element`; returns false when it was already present.
@@ -8,177 +25,263 @@ extension PersistentSortedSet {
     @inlinable
     @discardableResult
     public mutating func insert(_ element: Element) -> Bool {
+        _insert(element, replacing: false) == nil
+    }
+
+    /// Inserts `element`, or replaces the member equal to it; returns the
+    /// member replaced, or nil. O(log n).
+    @inlinable
+    @discardableResult
+    public mutating func update(with element: Element) -> Element? {
+        _insert(element, replacing: true)
+    }
+
+    /// Inserts or (when `replacing`) replaces; returns the member found.
+    @inlinable
+    mutating func _insert(_ element: Element, replacing: Bool) -> Element? {
         guard _root != nil else {
-            _root = _Node(elements: [element], count: 1)
-            return true
+            let leaf = _Leaf.make(capacity: 1)
+            leaf.insert(element, at: 0)
+            _root = leaf
+            _height = 0
+            return nil
         }
-        if !isKnownUniquelyReferenced(&_root!) {
+        if !replacing, !isKnownUniquelyReferenced(&_root!), let found = member(equalTo: element) {
             // A shared tree is copied along the path only for a real change.
-            if contains(element) { return false }
-            _root = _root!.copy()
+            return found
         }
-        let root = _root!
-        let before = root.count
-        if let split = Self._insert(element, into: root) {
-            _root = _Node(
-                separators: [split.separator],
-                children: [root, split.right],
-                count: root.count + split.right.count
+        let result = Self._insert(element, replacing: replacing, into: &_root!, height: _height)
+        if let split = result.split {
+            let left = _root!
+            let root = _Inner.make(capacity: 2, separators: [split.separator])
+            root.withUnsafeMutablePointers { header, storage in
+                storage.initialize(to: _SortedChild(node: left, count: Self._count(left, height: _height)))
+                (storage + 1).initialize(to: split.right)
+                header.pointee.width = 2
+                header.pointee.count = storage[0].count + split.right.count
+            }
+            _root = root
+            _height += 1
+        }
+        return result.existing
+    }
+
+    /// Makes `node` unique with room for `room` more entries (capped at the
+    /// node maximum): a shared node is copied at its size plus the room, an
+    /// unshared one without room grows to the maximum.
+    @inlinable
+    static func _makeUnique(_ node: inout AnyObject, height: Int, room: Int) {
+        let width = _width(node, height: height)
+        let needed = Swift.min(width + room, _maximum(height: height))
+        if isKnownUniquelyReferenced(&node) {
+            let capacity = height == 0 ? _leaf(node).storedCapacity : _inner(node).storedCapacity
+            if capacity >= needed { return }
+            node = _copy(node, height: height, capacity: _maximum(height: height))
+        } else {
+            node = _copy(node, height: height, capacity: needed)
+        }
+    }
+
+    @inlinable
+    static func _copy(_ node: AnyObject, height: Int, capacity: Int) -> AnyObject {
+        height == 0 ? _leaf(node).copy(capacity: capacity) : _inner(node).copy(capacity: capacity)
+    }
+
+    /// Inserts into the unique `node`.
+    @inlinable
+    static func _insert(
+        _ element: Element,
+        replacing: Bool,
+        into node: inout AnyObject,
+        height: Int
+    ) -> _SortedInsertion<Element> {
+        _makeUnique(&node, height: height, room: 1)
+        if height == 0 {
+            let leaf = _leaf(node)
+            let position = leaf.lowerBound { $0 < element }
+            if position < leaf.width, !(element < leaf[position]) {
+                let existing = replacing ? leaf.replace(at: position, with: element) : leaf[position]
+                return _SortedInsertion(existing: existing, split: nil)
+            }
+            if leaf.width < leaf.storedCapacity {
+                leaf.insert(element, at: position)
+                return _SortedInsertion(existing: nil, split: nil)
+            }
+            // Full at the maximum: the upper half moves to a new leaf.
+            let middle = leaf.width / 2
+            let right = _Leaf.make(capacity: _Leaf.maximum)
+            right.append(from: leaf, middle..<leaf.width)
+            leaf.removeSuffix(from: middle)
+            if position <= middle {
+                leaf.insert(element, at: position)
+            } else {
+                right.insert(element, at: position - middle)
+            }
+            return _SortedInsertion(
+                existing: nil,
+                split: (right[0], _SortedChild(node: right, count: right.width))
             )
         }
-        return _root!.count > before
-    }
-
-    /// Inserts into the unique `node`; returns the new right sibling when
-    /// the node split. Throws nothing; a present element leaves the tree as
-    /// it was, signalled by `count` not changing.
-    @inlinable
-    static func _insert(_ element: Element, into node: _Node) -> (separator: Element, right: _Node)? {
-        if node.isLeaf {
-            let position = node.lowerBound(element)
-            if position < node.elements.count && node.elements[position] == element { return nil }
-            node.elements.insert(element, at: position)
-            node.count += 1
-            return node.elements.count > _Node.capacity ? _split(node) : nil
+        let inner = _inner(node)
+        let child = inner.childIndex(probeIsBelow: { element < $0 })
+        let result = inner.withMutableChildren { children in
+            _insert(element, replacing: replacing, into: &children[child].node, height: height - 1)
         }
-        let index = node.childIndex(element)
-        if !isKnownUniquelyReferenced(&node.children[index]) { node.children[index] = node.children[index].copy() }
-        let child = node.children[index]
-        let before = child.count
-        let split = _insert(element, into: child)
-        node.count += child.count + (split?.right.count ?? 0) - before
-        node.counts[index] = child.count
-        guard let split else { return nil }
-        node.separators.insert(split.separator, at: index)
-        node.children.insert(split.right, at: index + 1)
-        node.counts.insert(split.right.count, at: index + 1)
-        return node.children.count > _Node.capacity ? _split(node) : nil
-    }
-
-    /// Splits an overfull node in two halves; returns the right one.
-    @inlinable
-    static func _split(_ node: _Node) -> (separator: Element, right: _Node) {
-        if node.isLeaf {
-            let middle = node.elements.count / 2
-            let right = _Node(elements: ContiguousArray(node.elements[middle...]), count: node.elements.count - middle)
-            node.elements.removeSubrange(middle...)
-            node.count = node.elements.count
-            return (right.elements[0], right)
+        let added = result.existing == nil ? 1 : 0
+        inner.adjust(child: child, by: added - (result.split?.right.count ?? 0))
+        guard let split = result.split else { return _SortedInsertion(existing: result.existing, split: nil) }
+        if inner.width < inner.storedCapacity {
+            inner.insert(split.right, at: child + 1, separator: split.separator)
+            return _SortedInsertion(existing: nil, split: nil)
         }
-        let middle = node.children.count / 2
-        let separator = node.separators[middle - 1]
-        let right = _Node(
-            separators: ContiguousArray(node.separators[middle...]),
-            children: ContiguousArray(node.children[middle...])
-        )
-        node.children.removeSubrange(middle...)
-        node.counts.removeSubrange(middle...)
-        node.separators.removeSubrange((middle - 1)...)
-        node.count -= right.count
-        return (separator, right)
+        // Full at the maximum: the upper half moves to a new node, and the
+        // separator between the halves goes up.
+        let middle = inner.width / 2
+        let up = inner.header.separators[middle - 1]
+        let right = _Inner.make(capacity: _Inner.maximum)
+        right.append(from: inner, middle..<inner.width, separator: nil)
+        inner.removeSuffix(from: middle)
+        if child + 1 <= middle {
+            inner.insert(split.right, at: child + 1, separator: split.separator)
+        } else {
+            right.insert(split.right, at: child + 1 - middle, separator: split.separator)
+        }
+        return _SortedInsertion(existing: nil, split: (up, _SortedChild(node: right, count: right.count)))
     }
+}
 
-    /// Removes `element`; returns it, or nil when absent. O(log n).
+// MARK: Removal
+
+extension PersistentSortedSet {
+    /// Removes `element`; returns the member removed, or nil when absent.
+    /// O(log n).
     @inlinable
     @discardableResult
     public mutating func remove(_ element: Element) -> Element? {
-        guard _root != nil, contains(element) else { return nil }
-        if !isKnownUniquelyReferenced(&_root!) { _root = _root!.copy() }
-        let removed = Self._remove(element, from: _root!)
-        let root = _root!
-        if root.count == 0 {
-            _root = nil
-        } else if !root.isLeaf && root.children.count == 1 {
-            _root = root.children[0]
+        _remove(isBelow: { $0 < element }, isAbove: { element < $0 })
+    }
+
+    /// Removes the member the probe matches (see `_lookup`).
+    @inlinable
+    mutating func _remove(isBelow: (Element) -> Bool, isAbove: (Element) -> Bool) -> Element? {
+        guard _root != nil, _lookup(isBelow: isBelow, isAbove: isAbove) != nil else { return nil }
+        let removed = Self._remove(isBelow: isBelow, isAbove: isAbove, from: &_root!, height: _height)
+        if _height == 0 {
+            if Self._leaf(_root!).width == 0 { _root = nil }
+        } else if Self._inner(_root!).width == 1 {
+            _root = Self._inner(_root!)[0].node
+            _height -= 1
         }
         return removed
     }
 
-    /// Removes a present `element` from the unique `node`, rebalancing
-    /// children that fall below the minimum.
+    /// Removes the present member the probe matches from under `node`,
+    /// refilling children that fall below the minimum.
     @inlinable
-    static func _remove(_ element: Element, from node: _Node) -> Element {
-        if node.isLeaf {
-            let position = node.lowerBound(element)
-            node.count -= 1
-            return node.elements.remove(at: position)
+    static func _remove(
+        isBelow: (Element) -> Bool,
+        isAbove: (Element) -> Bool,
+        from node: inout AnyObject,
+        height: Int
+    ) -> Element {
+        _makeUnique(&node, height: height, room: 0)
+        if height == 0 {
+            let leaf = _leaf(node)
+            return leaf.remove(at: leaf.lowerBound(isBelow))
         }
-        let index = node.childIndex(element)
-        if !isKnownUniquelyReferenced(&node.children[index]) { node.children[index] = node.children[index].copy() }
-        let removed = _remove(element, from: node.children[index])
-        node.count -= 1
-        node.counts[index] -= 1
-        if node.children[index].width < _Node.minimum { _rebalance(node, at: index) }
+        let inner = _inner(node)
+        let child = inner.childIndex(probeIsBelow: isAbove)
+        let removed = inner.withMutableChildren { children in
+            _remove(isBelow: isBelow, isAbove: isAbove, from: &children[child].node, height: height - 1)
+        }
+        inner.adjust(child: child, by: -1)
+        if _width(inner[child].node, height: height - 1) < _minimum(height: height - 1) {
+            _rebalance(inner, at: child, childHeight: height - 1)
+        }
         return removed
     }
 
-    /// Refills the underfull child `index` of `node` from a sibling: borrows
-    /// one entry when the sibling can spare it, else merges the two.
+    /// Refills the underfull child `index` of the unique `node` from a
+    /// sibling: borrows one entry when the sibling can spare it, else
+    /// merges the two.
     @inlinable
-    static func _rebalance(_ node: _Node, at index: Int) {
-        let leftIndex = index > 0 ? index - 1 : index
-        let rightIndex = leftIndex + 1
-        guard rightIndex < node.children.count else { return }
-        if !isKnownUniquelyReferenced(&node.children[leftIndex]) {
-            node.children[leftIndex] = node.children[leftIndex].copy()
-        }
-        if !isKnownUniquelyReferenced(&node.children[rightIndex]) {
-            node.children[rightIndex] = node.children[rightIndex].copy()
-        }
-        let left = node.children[leftIndex]
-        let right = node.children[rightIndex]
-        if left.width + right.width <= _Node.capacity {
-            // Merge right into left.
-            if left.isLeaf {
-                left.elements.append(contentsOf: right.elements)
-            } else {
-                left.separators.append(node.separators[leftIndex])
-                left.separators.append(contentsOf: right.separators)
-                left.children.append(contentsOf: right.children)
-                left.counts.append(contentsOf: right.counts)
+    static func _rebalance(_ node: _Inner, at index: Int, childHeight height: Int) {
+        let l = index > 0 ? index - 1 : index
+        let r = l + 1
+        guard r < node.width else { return }
+        let separator = node.header.separators[l]
+        let leftWidth = _width(node[l].node, height: height)
+        let rightWidth = _width(node[r].node, height: height)
+        if leftWidth + rightWidth <= _maximum(height: height) {
+            // Merge the right child into the left.
+            let rightCount = node[r].count
+            node.withMutableChildren { children in
+                _makeUnique(&children[l].node, height: height, room: rightWidth)
+                if height == 0 {
+                    _leaf(children[l].node).append(from: _leaf(children[r].node), 0..<rightWidth)
+                } else {
+                    _inner(children[l].node).append(
+                        from: _inner(children[r].node),
+                        0..<rightWidth,
+                        separator: separator
+                    )
+                }
             }
-            left.count += right.count
-            node.separators.remove(at: leftIndex)
-            node.children.remove(at: rightIndex)
-            node.counts.remove(at: rightIndex)
-            node.counts[leftIndex] = left.count
-        } else if left.width < right.width {
-            // Borrow the right's first entry.
-            if left.isLeaf {
-                left.elements.append(right.elements.removeFirst())
-                left.count += 1
-                right.count -= 1
-                node.separators[leftIndex] = right.elements[0]
-            } else {
-                let moved = right.children.removeFirst()
-                right.counts.removeFirst()
-                left.separators.append(node.separators[leftIndex])
-                left.children.append(moved)
-                left.counts.append(moved.count)
-                node.separators[leftIndex] = right.separators.removeFirst()
-                left.count += moved.count
-                right.count -= moved.count
+            node.adjust(child: l, by: rightCount)
+            _ = node.remove(at: r)
+            return
+        }
+        if leftWidth < rightWidth {
+            // The right child's first entry moves to the left child.
+            let moved: Int
+            let newSeparator: Element
+            (moved, newSeparator) = node.withMutableChildren { children -> (Int, Element) in
+                _makeUnique(&children[l].node, height: height, room: 1)
+                _makeUnique(&children[r].node, height: height, room: 0)
+                if height == 0 {
+                    let left = _leaf(children[l].node)
+                    let right = _leaf(children[r].node)
+                    left.append(from: right, 0..<1)
+                    right.removePrefix(1)
+                    return (1, right[0])
+                }
+                let left = _inner(children[l].node)
+                let right = _inner(children[r].node)
+                let count = right[0].count
+                let next = right.header.separators[0]
+                left.append(from: right, 0..<1, separator: separator)
+                right.removePrefix(1)
+                return (count, next)
             }
+            node.adjust(child: l, by: moved)
+            node.adjust(child: r, by: -moved)
+            node.header.separators[l] = newSeparator
         } else {
-            // Borrow the left's last entry.
-            if left.isLeaf {
-                let moved = left.elements.removeLast()
-                right.elements.insert(moved, at: 0)
-                left.count -= 1
-                right.count += 1
-                node.separators[leftIndex] = moved
-            } else {
-                let moved = left.children.removeLast()
-                left.counts.removeLast()
-                right.separators.insert(node.separators[leftIndex], at: 0)
-                right.children.insert(moved, at: 0)
-                right.counts.insert(moved.count, at: 0)
-                node.separators[leftIndex] = left.separators.removeLast()
-                left.count -= moved.count
-                right.count += moved.count
+            // The left child's last entry moves to the right child.
+            let moved: Int
+            let newSeparator: Element
+            (moved, newSeparator) = node.withMutableChildren { children -> (Int, Element) in
+                _makeUnique(&children[l].node, height: height, room: 0)
+                _makeUnique(&children[r].node, height: height, room: 1)
+                if height == 0 {
+                    let left = _leaf(children[l].node)
+                    let right = _leaf(children[r].node)
+                    let last = left[left.width - 1]
+                    left.removeSuffix(from: left.width - 1)
+                    right.insert(last, at: 0)
+                    return (1, last)
+                }
+                let left = _inner(children[l].node)
+                let right = _inner(children[r].node)
+                let last = left[left.width - 1]
+                let before = left.header.separators[left.width - 2]
+                left.removeSuffix(from: left.width - 1)
+                right.prepend(last, separator: separator)
+                return (last.count, before)
             }
+            node.adjust(child: l, by: -moved)
+            node.adjust(child: r, by: moved)
+            node.header.separators[l] = newSeparator
         }
-        if leftIndex < node.counts.count { node.counts[leftIndex] = left.count }
-        if rightIndex < node.counts.count { node.counts[rightIndex] = node.children[rightIndex].count }
     }
 }

@@ -1,75 +1,80 @@
 // Iteration walks the leaves with a path of (node, child) positions: O(1)
-// amortized per element, no allocation beyond the path (depth ≤ 5 up to
-// ~10^9 elements).
+// amortized per element, no allocation beyond the path (a few levels up
+// to ~10^9 elements).
 
 /// A position in a B+tree: the path from the root to a leaf element.
 @usableFromInline
 struct _SortedCursor<Element: Comparable> {
-    @usableFromInline typealias _Node = _SortedNode<Element>
+    @usableFromInline typealias _Set = PersistentSortedSet<Element>
     /// Internal nodes and the child taken in each.
-    @usableFromInline var path: [(node: _Node, child: Int)]
-    @usableFromInline var leaf: _Node?
-    /// The leaf's elements, held directly so that stepping within a leaf
-    /// touches no node.
-    @usableFromInline var elements: ContiguousArray<Element>
+    @usableFromInline var path: [(node: _SortedInner<Element>, child: Int)]
+    @usableFromInline var leaf: _SortedLeaf<Element>?
+    @usableFromInline var width: Int
     @usableFromInline var position: Int
 
     /// The cursor at `offset` (0...count; at `count`, past the end).
     @inlinable
-    init(root: _Node?, offset: Int) {
+    init(_ set: _Set, offset: Int) {
         path = []
         leaf = nil
-        elements = []
+        width = 0
         position = 0
-        guard var node = root else { return }
-        var remaining = Swift.min(offset, node.count)
-        while !node.isLeaf {
+        guard var node = set._root else { return }
+        path.reserveCapacity(set._height)
+        var remaining = Swift.min(offset, set.count)
+        for _ in 0..<set._height {
+            let inner = _Set._inner(node)
             var child = 0
-            while child < node.children.count - 1 && remaining >= node.counts[child] {
-                remaining -= node.counts[child]
-                child += 1
+            inner.withChildren { children in
+                while child < children.count - 1 && remaining >= children[child].count {
+                    remaining -= children[child].count
+                    child += 1
+                }
+                node = children[child].node
             }
-            path.append((node, child))
-            node = node.children[child]
+            path.append((inner, child))
         }
-        leaf = node
-        elements = node.elements
+        let leaf = _Set._leaf(node)
+        self.leaf = leaf
+        width = leaf.width
         position = remaining
     }
 
     /// The element here, or nil past either end.
     @inlinable
     var element: Element? {
-        guard position >= 0, position < elements.count else { return nil }
-        return elements[position]
+        guard position >= 0, position < width, let leaf else { return nil }
+        return leaf[position]
     }
 
     /// Moves to the next element.
     @inlinable
     mutating func advance() {
         position += 1
-        if position < elements.count { return }
-        guard let current = leaf else { return }
+        if position < width { return }
+        guard leaf != nil else { return }
         // Up to the first ancestor with a next child, then down its left edge.
-        while let (node, child) = path.last {
-            path.removeLast()
-            if child + 1 < node.children.count {
-                path.append((node, child + 1))
-                var next = node.children[child + 1]
-                while !next.isLeaf {
-                    path.append((next, 0))
-                    next = next.children[0]
+        var level = path.count - 1
+        while level >= 0 {
+            let (node, child) = path[level]
+            if child + 1 < node.width {
+                path[level].child = child + 1
+                var next = node[child + 1].node
+                for below in (level + 1)..<path.count {
+                    let inner = _Set._inner(next)
+                    path[below] = (inner, 0)
+                    next = inner[0].node
                 }
-                leaf = next
-                elements = next.elements
+                let leaf = _Set._leaf(next)
+                self.leaf = leaf
+                width = leaf.width
                 position = 0
                 return
             }
+            level -= 1
         }
         // Past the end: stay on the last leaf.
-        position = current.elements.count
-        leaf = current
-        path = []
+        position = width
     }
 
     /// Moves to the previous element.
@@ -77,25 +82,27 @@ struct _SortedCursor<Element: Comparable> {
     mutating func retreat() {
         position -= 1
         if position >= 0 { return }
-        guard let current = leaf else { return }
-        while let (node, child) = path.last {
-            path.removeLast()
+        guard leaf != nil else { return }
+        var level = path.count - 1
+        while level >= 0 {
+            let (node, child) = path[level]
             if child > 0 {
-                path.append((node, child - 1))
-                var next = node.children[child - 1]
-                while !next.isLeaf {
-                    path.append((next, next.children.count - 1))
-                    next = next.children[next.children.count - 1]
+                path[level].child = child - 1
+                var next = node[child - 1].node
+                for below in (level + 1)..<path.count {
+                    let inner = _Set._inner(next)
+                    path[below] = (inner, inner.width - 1)
+                    next = inner[inner.width - 1].node
                 }
-                leaf = next
-                elements = next.elements
-                position = next.elements.count - 1
+                let leaf = _Set._leaf(next)
+                self.leaf = leaf
+                width = leaf.width
+                position = width - 1
                 return
             }
+            level -= 1
         }
         position = -1
-        leaf = current
-        path = []
     }
 }
 
@@ -124,7 +131,7 @@ extension PersistentSortedSet: Sequence {
     /// An iterator from the smallest element. O(log n).
     @inlinable
     public func makeIterator() -> Iterator {
-        Iterator(_cursor: _SortedCursor(root: _root, offset: 0), remaining: count)
+        Iterator(_cursor: _SortedCursor(self, offset: 0), remaining: count)
     }
 
     /// The number of elements. O(1).
@@ -135,12 +142,14 @@ extension PersistentSortedSet: Sequence {
     @inlinable
     public func forEachChunk(_ body: (UnsafeBufferPointer<Element>) throws -> Bool) rethrows {
         guard let root = _root else { return }
-        func visit(_ node: _Node) throws -> Bool {
-            if node.isLeaf { return try node.elements.withUnsafeBufferPointer(body) }
-            for child in node.children where try !visit(child) { return false }
-            return true
+        func visit(_ node: AnyObject, height: Int) throws -> Bool {
+            if height == 0 { return try Self._leaf(node).withElements(body) }
+            return try Self._inner(node).withChildren { children in
+                for child in children where try !visit(child.node, height: height - 1) { return false }
+                return true
+            }
         }
-        _ = try visit(root)
+        _ = try visit(root, height: _height)
     }
 }
 
@@ -148,15 +157,15 @@ extension PersistentSortedSet {
     /// The elements at offsets `start..<end`, ascending or descending: a
     /// view that iterates without copying.
     public struct Elements: Sequence {
-        @usableFromInline let _root: _SortedNode<Element>?
+        @usableFromInline let _set: PersistentSortedSet
         /// The offsets covered.
         public let offsets: Range<Int>
         /// Whether iteration runs from the last offset down.
         public let isDescending: Bool
 
         @inlinable
-        init(_root: _SortedNode<Element>?, offsets: Range<Int>, isDescending: Bool) {
-            self._root = _root
+        init(_set: PersistentSortedSet, offsets: Range<Int>, isDescending: Bool) {
+            self._set = _set
             self.offsets = offsets
             self.isDescending = isDescending
         }
@@ -167,7 +176,7 @@ extension PersistentSortedSet {
         /// The same elements in the other direction. O(1).
         @inlinable
         public func reversed() -> Elements {
-            Elements(_root: _root, offsets: offsets, isDescending: !isDescending)
+            Elements(_set: _set, offsets: offsets, isDescending: !isDescending)
         }
 
         /// Iterates the view.
@@ -198,7 +207,7 @@ extension PersistentSortedSet {
         public func makeIterator() -> Iterator {
             let start = isDescending ? offsets.upperBound - 1 : offsets.lowerBound
             return Iterator(
-                _cursor: _SortedCursor(root: _root, offset: Swift.max(start, 0)),
+                _cursor: _SortedCursor(_set, offset: Swift.max(start, 0)),
                 remaining: offsets.count,
                 descending: isDescending
             )
@@ -213,15 +222,14 @@ extension PersistentSortedSet {
     @inlinable
     public func elements(atOffsets offsets: Range<Int>) -> Elements {
         let clamped = offsets.clamped(to: 0..<count)
-        return Elements(_root: _root, offsets: clamped, isDescending: false)
+        return Elements(_set: self, offsets: clamped, isDescending: false)
     }
 
     /// The elements in `range`. O(log n).
     @inlinable
     public func elements(in range: Range<Element>) -> Elements {
-        elements(
-            atOffsets: rank(of: range.lowerBound)..<Swift.max(rank(of: range.lowerBound), rank(of: range.upperBound))
-        )
+        let low = rank(of: range.lowerBound)
+        return elements(atOffsets: low..<Swift.max(low, rank(of: range.upperBound)))
     }
 
     /// The elements in `range`, both bounds included. O(log n).

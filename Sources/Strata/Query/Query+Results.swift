@@ -57,8 +57,11 @@ extension Query {
     func rows(limit: Int?) throws -> [Row] {
         switch try plan() {
         case .index(let index, let descending):
+            guard let records = database.tables[table] else { return [] }
             if filters.isEmpty {
-                return window(index, descending: descending, limit: limit).compactMap { row($0, index: index) }
+                return window(index, descending: descending, limit: limit).compactMap {
+                    row($0, index: index, in: records)
+                }
             }
             guard let (lower, upper) = bounds(for: index) else { return [] }
             let low = index.entries.rank(of: lower)
@@ -68,7 +71,7 @@ extension Query {
             let entries = index.entries.elements(atOffsets: low..<Swift.max(low, high))
             for entry in descending ? entries.reversed() : entries {
                 if let limit, result.count >= limit { break }
-                guard let found = row(entry, index: index), included(found.record) else { continue }
+                guard let found = row(entry, index: index, in: records), included(found.record) else { continue }
                 if skipped < offsetCount {
                     skipped += 1
                     continue
@@ -95,8 +98,13 @@ extension Query {
     }
 
     func row(_ entry: IndexEntry, index: TableIndex) -> Row? {
+        database.tables[table].flatMap { row(entry, index: index, in: $0) }
+    }
+
+    /// The same with the table already found (one table lookup per query).
+    func row(_ entry: IndexEntry, index: TableIndex, in records: Table) -> Row? {
         let id = entry.recordID(after: index.definition.fields.count)
-        guard let record = database.tables[table]?[id] else { return nil }
+        guard let record = records[id] else { return nil }
         return (id, record)
     }
 
@@ -107,22 +115,40 @@ extension Query {
     /// The entries of `index` the conditions select lie in `lower..<upper`;
     /// nil when two equalities on one path contradict each other.
     func bounds(for index: TableIndex) -> (lower: IndexEntry, upper: IndexEntry)? {
-        guard let equal = equalValues() else { return nil }
+        // Equalities in the index's field order; two different values for
+        // one path select nothing.
         var writer = IndexEntryWriter()
-        for path in index.definition.fields.prefix(equal.count) { writer.value(equal[path]) }
-        let prefix = writer.bytes
-        var lower = prefix
-        var upper = prefix + [0xFF]
+        for path in index.definition.fields.prefix(equalPathCount) {
+            var value: Value?
+            for equality in equalities where equality.path == path {
+                if let value, value != equality.value { return nil }
+                value = equality.value
+            }
+            writer.value(value)
+        }
+        var lower = writer.bytes
+        var upper = writer.bytes
         if let range {
             // A one-sided range stays within its bound's kind: nulls and
             // other kinds are never in `...5`.
             let kind = range.lower?.value ?? range.upper!.value
-            lower =
-                prefix
-                + (range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? kind.indexKindStart)
-            upper =
-                prefix
-                + (range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? kind.indexKindEnd)
+            if let bound = range.lower {
+                writer.value(bound.value)
+                lower = writer.bytes
+                if !bound.inclusive { lower.append(0xFF) }
+            } else {
+                lower += kind.indexKindStart
+            }
+            writer.bytes = upper
+            if let bound = range.upper {
+                writer.value(bound.value)
+                upper = writer.bytes
+                if bound.inclusive { upper.append(0xFF) }
+            } else {
+                upper += kind.indexKindEnd
+            }
+        } else {
+            upper.append(0xFF)
         }
         return (IndexEntry(lower), IndexEntry(upper))
     }

@@ -50,19 +50,35 @@ extension Query {
     /// and the order: the equality paths are its first fields (in any
     /// order), a range is on the next field, and the order is on an
     /// equality path or on the next field.
+    /// The number of distinct paths the equalities name.
+    var equalPathCount: Int {
+        var count = 0
+        for i in equalities.indices where !equalities[..<i].contains(where: { $0.path == equalities[i].path }) {
+            count += 1
+        }
+        return count
+    }
+
     func plan() throws -> Resolved {
         if let deferredError { throw deferredError }
         guard let table = database.tables[table] else { throw QueryError.unknownTable(self.table) }
-        let equalPaths = Set(equalities.map(\.path))
+        // Linear checks over a handful of paths: no sets or dictionaries
+        // on the path of a query that takes microseconds.
+        let k = equalPathCount
         for index in table.indexes {
             let fields = index.definition.fields
-            let k = equalPaths.count
-            guard k <= fields.count, Set(fields.prefix(k)) == equalPaths else { continue }
+            guard k <= fields.count,
+                fields.prefix(k).allSatisfy({ field in equalities.contains { $0.path == field } }),
+                equalities.allSatisfy({ fields.prefix(k).contains($0.path) })
+            else { continue }
             if let range {
                 guard k < fields.count, fields[k] == range.path else { continue }
             }
             if let ordering {
-                guard equalPaths.contains(ordering.path) || (k < fields.count && fields[k] == ordering.path) else {
+                guard
+                    equalities.contains(where: { $0.path == ordering.path })
+                        || (k < fields.count && fields[k] == ordering.path)
+                else {
                     continue
                 }
             }

@@ -234,7 +234,7 @@ struct QueryScenario {
         }
 
         try measureWrites(context, label: label, plain: plain, indexed: threeIndexes, indexHeap: indexHeap)
-        try measureSortedSet(context, label: label, size: songs)
+        try measureSortedMap(context, label: label, size: songs)
         report.printSection(label)
     }
 }

@@ -129,6 +129,42 @@ struct PersistentSortedSetModelTests {
         #expect(base.difference(from: base) == ([], []))
     }
 
+    @Test("every version kept: edits of shared trees (path copies, splits, merges, borrows) never leak")
+    func everyVersionKept() {
+        var random = SeededRandom(seed: 71)
+        var set = PersistentSortedSet(sortedElements: (0..<3_000).map { $0 * 2 })
+        var model = (0..<3_000).map { $0 * 2 }
+        var versions: [(PersistentSortedSet<Int>, [Int])] = []
+        for step in 0..<1_500 {
+            // Long runs of removals then insertions drive nodes below the
+            // minimum and above the maximum while their siblings are shared.
+            let removing = (step / 250) % 2 == 0
+            if removing, !model.isEmpty {
+                let victim = model[random.int(below: model.count)]
+                #expect(set.remove(victim) == victim, "step \(step)")
+                model.remove(at: model.lowerBound(victim))
+            } else {
+                let key = random.int(below: 6_000)
+                let position = model.lowerBound(key)
+                let present = position < model.count && model[position] == key
+                #expect(set.update(with: key) == (present ? key : nil), "step \(step)")
+                if !present { model.insert(key, at: position) }
+            }
+            versions.append((set, model))
+        }
+        for (n, (version, expected)) in versions.enumerated() where n % 7 == 0 || n == versions.count - 1 {
+            Self.check(version, expected, "version \(n)")
+        }
+        // Differences between any two versions equal the models' differences.
+        for _ in 0..<40 {
+            let (a, modelA) = versions[random.int(below: versions.count)]
+            let (b, modelB) = versions[random.int(below: versions.count)]
+            let difference = a.difference(from: b)
+            #expect(difference.inserted == Array(Set(modelA).subtracting(modelB)).sorted())
+            #expect(difference.removed == Array(Set(modelB).subtracting(modelA)).sorted())
+        }
+    }
+
     @Test("Codable round trip; unsorted or repeated elements are refused")
     func codable() throws {
         let set = PersistentSortedSet(sortedElements: Array(0..<300))

@@ -115,6 +115,15 @@ struct IndexQueryTests {
             let even = try value.query("songs").where("album", equals: "Album 3")
                 .filter { ($0["track"]?.intValue ?? 1) % 2 == 0 }.ids()
             #expect(Set(even) == Set(byTrack.filter { ($0.record["track"]?.intValue ?? 1) % 2 == 0 }.map(\.id)))
+            // One path named twice: the same value is one condition, two
+            // different values select nothing (index and scan alike).
+            let twice = try value.query("songs").where("album", equals: "Album 3").where("album", equals: "Album 3")
+                .order(by: "track")
+            #expect(try twice.ids() == Self.ids(albumModel))
+            #expect(try twice.explain().description == "index byAlbum")
+            let contradiction = value.query("songs").where("album", equals: "Album 3").where("album", equals: "Album 4")
+            #expect(try contradiction.count() == 0 && contradiction.ids().isEmpty)
+            #expect(try contradiction.filter { _ in true }.ids().isEmpty)
             let scan = value.query("songs").filter { $0["title"] == nil }
             #expect(try scan.explain().description == "scan + filter + sort")
             #expect(try scan.count() == all.filter { $0.record["title"] == nil }.count)

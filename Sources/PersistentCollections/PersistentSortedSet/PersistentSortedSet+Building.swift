@@ -1,0 +1,116 @@
+// Bulk building fills leaves to capacity from sorted input and builds the
+// levels above bottom-up: O(n), one allocation per node.
+
+extension PersistentSortedSet {
+    /// A set of `elements`, which must be strictly ascending. O(n): leaves
+    /// are filled to capacity and the levels above built bottom-up.
+    /// - Precondition: strictly ascending (checked in debug builds).
+    @inlinable
+    public init(sortedElements elements: some Sequence<Element>) {
+        var level: [_SortedChild] = []
+        var firsts: [Element] = []
+        var iterator = elements.makeIterator()
+        var pending = iterator.next()
+        while let first = pending {
+            // Each leaf is filled in place, straight from the input.
+            let leaf = _Leaf.make(capacity: _Leaf.maximum)
+            leaf.withUnsafeMutablePointers { header, storage in
+                var width = 0
+                while width < _Leaf.maximum, let element = pending {
+                    assert(width == 0 || storage[width - 1] < element, "elements are not strictly ascending")
+                    (storage + width).initialize(to: element)
+                    width += 1
+                    pending = iterator.next()
+                }
+                header.pointee.width = width
+            }
+            assert(firsts.last.map { $0 < first } ?? true, "elements are not strictly ascending")
+            firsts.append(first)
+            level.append(_SortedChild(node: leaf, count: leaf.width))
+        }
+        guard !level.isEmpty else {
+            self.init()
+            return
+        }
+        Self._balanceLast(&level, &firsts, height: 0)
+        var height = 0
+        while level.count > 1 {
+            var parents: [_SortedChild] = []
+            var parentFirsts: [Element] = []
+            var start = 0
+            while start < level.count {
+                let end = Swift.min(start + _Inner.maximum, level.count)
+                let node = level[start..<end].withUnsafeBufferPointer { children in
+                    _Inner.make(
+                        children: children,
+                        separators: ContiguousArray(firsts[(start + 1)..<end]),
+                        capacity: _Inner.maximum
+                    )
+                }
+                parents.append(_SortedChild(node: node, count: node.count))
+                parentFirsts.append(firsts[start])
+                start = end
+            }
+            height += 1
+            level = parents
+            firsts = parentFirsts
+            Self._balanceLast(&level, &firsts, height: height)
+        }
+        self.init(_root: level[0].node, height: height)
+    }
+
+    /// A set of `elements` in any order, duplicates kept once. O(n log n).
+    @inlinable
+    public init(_ elements: some Sequence<Element>) {
+        var sorted = Array(elements)
+        sorted.sort()
+        var unique: [Element] = []
+        unique.reserveCapacity(sorted.count)
+        for element in sorted where unique.last.map({ $0 < element }) ?? true { unique.append(element) }
+        self.init(sortedElements: unique)
+    }
+
+    /// Moves entries from the second-to-last node into an underfull last
+    /// one (nodes at `height`, all but the last full), so that every node
+    /// but a lone root holds its minimum.
+    @inlinable
+    static func _balanceLast(_ level: inout [_SortedChild], _ firsts: inout [Element], height: Int) {
+        guard level.count > 1 else { return }
+        let lastWidth = _width(level[level.count - 1].node, height: height)
+        guard lastWidth < _minimum(height: height) else { return }
+        let leftWidth = _width(level[level.count - 2].node, height: height)
+        let move = (leftWidth + lastWidth) / 2 - lastWidth
+        if height == 0 {
+            let left = _leaf(level[level.count - 2].node)
+            let right = _leaf(level[level.count - 1].node)
+            let merged = _Leaf.make(capacity: _Leaf.maximum)
+            merged.append(from: left, (leftWidth - move)..<leftWidth)
+            merged.append(from: right, 0..<lastWidth)
+            left.removeSuffix(from: leftWidth - move)
+            level[level.count - 2].count = left.width
+            level[level.count - 1] = _SortedChild(node: merged, count: merged.width)
+            firsts[firsts.count - 1] = merged[0]
+        } else {
+            let left = _inner(level[level.count - 2].node)
+            let right = _inner(level[level.count - 1].node)
+            // The separator between the two is the last node's first element.
+            let between = firsts[firsts.count - 1]
+            let merged = _Inner.make(capacity: _Inner.maximum)
+            merged.append(from: left, (leftWidth - move)..<leftWidth, separator: nil)
+            merged.append(from: right, 0..<lastWidth, separator: between)
+            let newFirst = _first(merged[0].node, height: height - 1)
+            left.removeSuffix(from: leftWidth - move)
+            level[level.count - 2].count = left.count
+            level[level.count - 1] = _SortedChild(node: merged, count: merged.count)
+            firsts[firsts.count - 1] = newFirst
+        }
+    }
+}
+
+extension PersistentSortedSet: ExpressibleByArrayLiteral {
+    /// A set of the literal's elements. O(n log n).
+    @inlinable
+    public init(arrayLiteral elements: Element...) {
+        self.init(elements)
+    }
+}

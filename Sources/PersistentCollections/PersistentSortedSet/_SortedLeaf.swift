@@ -1,0 +1,163 @@
+/// The header of a leaf: how many elements it holds and has room for.
+@usableFromInline
+struct _SortedLeafHeader {
+    @usableFromInline var width: Int
+    @usableFromInline var capacity: Int
+
+    @inlinable
+    init(width: Int, capacity: Int) {
+        self.width = width
+        self.capacity = capacity
+    }
+}
+
+/// A leaf of a persistent B+tree: its elements, strictly ascending, stored
+/// after the header in the leaf's one allocation.
+///
+/// Storage invariants (the unsafe code below keeps them):
+/// - elements `0..<width` are initialized, `width..<capacity` are not;
+/// - `width <= capacity <= maximum`, and `capacity` is at most what the
+///   allocation holds;
+/// - a leaf reachable from more than one tree is never mutated: writers
+///   check `isKnownUniquelyReferenced` and copy first.
+@usableFromInline
+final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, Element> {
+    /// Elements per leaf at most: a path copy copies one leaf, so leaves are
+    /// narrower than internal nodes (whose slots are small).
+    @inlinable static var maximum: Int { 32 }
+    /// At least, except for a root leaf.
+    @inlinable static var minimum: Int { maximum / 2 }
+
+    /// An empty leaf with room for `capacity` elements.
+    @inlinable
+    static func make(capacity: Int) -> _SortedLeaf {
+        let buffer = create(minimumCapacity: capacity) { _ in _SortedLeafHeader(width: 0, capacity: capacity) }
+        return unsafeDowncast(buffer, to: _SortedLeaf.self)
+    }
+
+    /// A leaf holding a copy of `elements`, with room for `capacity`.
+    @inlinable
+    static func make(copying elements: UnsafeBufferPointer<Element>, capacity: Int) -> _SortedLeaf {
+        precondition(elements.count <= capacity)
+        let leaf = make(capacity: capacity)
+        leaf.withUnsafeMutablePointers { header, storage in
+            storage.initialize(from: elements.baseAddress!, count: elements.count)
+            header.pointee.width = elements.count
+        }
+        return leaf
+    }
+
+    deinit {
+        _ = withUnsafeMutablePointers { header, storage in storage.deinitialize(count: header.pointee.width) }
+    }
+
+    @inlinable var width: Int { header.width }
+    @inlinable var storedCapacity: Int { header.capacity }
+
+    @inlinable
+    subscript(position: Int) -> Element {
+        withUnsafeMutablePointerToElements { $0[position] }
+    }
+
+    /// Calls `body` with the elements.
+    @inlinable
+    func withElements<R>(_ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        try withUnsafeMutablePointers { header, storage in
+            try body(UnsafeBufferPointer(start: storage, count: header.pointee.width))
+        }
+    }
+
+    /// The position of the first element not below the probe: the number
+    /// of elements for which `isBelow` holds (they come first).
+    @inlinable
+    func lowerBound(_ isBelow: (Element) -> Bool) -> Int {
+        withUnsafeMutablePointers { header, storage in
+            var low = 0
+            var high = header.pointee.width
+            while low < high {
+                let middle = (low + high) >> 1
+                if isBelow(storage[middle]) { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+    }
+
+    /// A copy with room for `capacity` (≥ width) elements.
+    @inlinable
+    func copy(capacity: Int) -> _SortedLeaf {
+        withElements { _SortedLeaf.make(copying: $0, capacity: capacity) }
+    }
+
+    /// Inserts at `position`. - Precondition: `width < capacity`.
+    @inlinable
+    func insert(_ element: Element, at position: Int) {
+        withUnsafeMutablePointers { header, storage in
+            let width = header.pointee.width
+            precondition(width < header.pointee.capacity && position >= 0 && position <= width)
+            (storage + position + 1).moveInitialize(from: storage + position, count: width - position)
+            (storage + position).initialize(to: element)
+            header.pointee.width = width + 1
+        }
+    }
+
+    /// Removes and returns the element at `position`.
+    @inlinable
+    func remove(at position: Int) -> Element {
+        withUnsafeMutablePointers { header, storage in
+            let width = header.pointee.width
+            precondition(position >= 0 && position < width)
+            let removed = (storage + position).move()
+            (storage + position).moveInitialize(from: storage + position + 1, count: width - position - 1)
+            header.pointee.width = width - 1
+            return removed
+        }
+    }
+
+    /// Replaces the element at `position`; returns the old one.
+    @inlinable
+    func replace(at position: Int, with element: Element) -> Element {
+        withUnsafeMutablePointers { header, storage in
+            precondition(position >= 0 && position < header.pointee.width)
+            let old = (storage + position).move()
+            (storage + position).initialize(to: element)
+            return old
+        }
+    }
+
+    /// Appends copies of `other`'s elements in `range`.
+    /// - Precondition: room for them.
+    @inlinable
+    func append(from other: _SortedLeaf, _ range: Range<Int>) {
+        other.withElements { source in
+            withUnsafeMutablePointers { header, storage in
+                let width = header.pointee.width
+                precondition(width + range.count <= header.pointee.capacity && range.upperBound <= source.count)
+                (storage + width).initialize(from: source.baseAddress! + range.lowerBound, count: range.count)
+                header.pointee.width = width + range.count
+            }
+        }
+    }
+
+    /// Drops the elements from `position` on.
+    @inlinable
+    func removeSuffix(from position: Int) {
+        withUnsafeMutablePointers { header, storage in
+            let width = header.pointee.width
+            precondition(position >= 0 && position <= width)
+            (storage + position).deinitialize(count: width - position)
+            header.pointee.width = position
+        }
+    }
+
+    /// Drops the first `k` elements.
+    @inlinable
+    func removePrefix(_ k: Int) {
+        withUnsafeMutablePointers { header, storage in
+            let width = header.pointee.width
+            precondition(k >= 0 && k <= width)
+            storage.deinitialize(count: k)
+            storage.moveInitialize(from: storage + k, count: width - k)
+            header.pointee.width = width - k
+        }
+    }
+}
