@@ -104,13 +104,13 @@ extension QueryScenario {
                 "query apply, 3 indexes / none (\(MapScenario.sizeLabel(songs)))",
                 measured: indexedApply / plainApply,
                 .atMost,
-                4
+                3
             )
             report.gate(
                 "query retained per version, 3 indexes / none (\(MapScenario.sizeLabel(songs)))",
                 measured: indexedRetained / max(plainRetained, 1),
                 .atMost,
-                6
+                3.5
             )
         }
     }
