@@ -2,8 +2,8 @@
 /// persistent B+tree of ``PersistentSortedSet`` over (key, value) entries
 /// ordered by key.
 ///
-/// Copying is O(1); a change copies only the O(log64 n) nodes on its path
-/// when the map is shared and is made in place when it is not. Keys are
+/// Copying is O(1); a change copies only the O(log n) nodes on its path
+/// (one allocation each) when the map is shared and is made in place when it is not. Keys are
 /// kept in ascending order; ``rank(of:)`` and ``element(at:)`` are O(log n).
 ///
 ///     var plays: PersistentSortedMap = ["Echo": 3, "Blue River": 12]

@@ -1,6 +1,6 @@
 /// A sorted collection of unique elements with value semantics and
 /// structural sharing: a persistent B+tree with up to 32 elements per leaf
-/// and 64 children per internal node, each internal node counting the
+/// and 16 children per internal node, each internal node counting the
 /// elements under each child.
 ///
 /// Copying a set is O(1). Inserting into or removing from a copy copies
