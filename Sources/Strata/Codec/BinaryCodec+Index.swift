@@ -9,7 +9,8 @@ import Synchronization
 //     definition    := name, unique (0/1), path count ≥ 1, (field, key count, key*)*
 //
 // A database's table lists its definitions after its records, sorted by
-// name; the entries are rebuilt from the records when the table is read.
+// name, then (version 3) each index's entries (BinaryCodec+IndexEntries);
+// a version 2 table's entries are rebuilt from its records when read.
 
 extension ByteWriter {
     mutating func indexDefinition(_ definition: IndexDefinition) {
@@ -105,8 +106,8 @@ extension ByteReader {
         return result
     }
 
-    /// A table's declarations, with their entries built from `records`,
-    /// one index per core.
+    /// A table's declarations with their entries: read (version 3) or
+    /// built from `records` (version 2), one index per core.
     mutating func indexes(of records: PersistentMap<RecordID, Record>, table: Key) throws -> [TableIndex] {
         let count = try self.count(minimumSize: 4)
         var definitions: [(IndexDefinition, offset: Int)] = []
@@ -118,6 +119,7 @@ extension ByteReader {
             }
             definitions.append((definition, start))
         }
+        if version >= 3 { return try storedIndexes(definitions.map(\.0), records: records, table: table) }
         let built = Mutex([Result<TableIndex, ApplyError>?](repeating: nil, count: definitions.count))
         let declared = definitions
         DispatchQueue.concurrentPerform(iterations: declared.count) { i in

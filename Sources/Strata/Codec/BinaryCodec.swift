@@ -23,8 +23,10 @@ import PersistentCollections
 public enum BinaryCodec {
     /// The format version this build writes and the newest it reads.
     /// Version 2 adds index declarations to transactions and databases;
-    /// version 1 encodings (no indexes) are read as before.
-    public static let formatVersion: UInt64 = 2
+    /// version 3 adds each index's entries to databases, so a snapshot opens
+    /// without rebuilding its indexes. Older encodings are read as before
+    /// (a version 2 database rebuilds its indexes from the records).
+    public static let formatVersion: UInt64 = 3
 
     static let magic: [UInt8] = Array("STR".utf8)
 
@@ -67,8 +69,14 @@ public enum BinaryCodec {
     /// after a rebuild); compare decoded values, never snapshot bytes.
     /// O(size).
     public static func encode(_ database: Database) -> [UInt8] {
-        var writer = header(.database, capacity: 64 + database.recordCount * 64)
-        writer.database(database)
+        encode(database, version: formatVersion)
+    }
+
+    /// The encoding of a database in format `version` (2 or later; tests
+    /// write version 2 to check that it is still read).
+    static func encode(_ database: Database, version: UInt64) -> [UInt8] {
+        var writer = header(.database, capacity: 64 + database.recordCount * 64, version: version)
+        writer.database(database, version: version)
         return writer.bytes
     }
 
@@ -111,11 +119,11 @@ public enum BinaryCodec {
         try decode(bytes, .database) { try $0.database() }
     }
 
-    static func header(_ kind: Kind, capacity: Int = 256) -> ByteWriter {
+    static func header(_ kind: Kind, capacity: Int = 256, version: UInt64 = formatVersion) -> ByteWriter {
         var writer = ByteWriter(capacity: capacity)
         for b in magic { writer.byte(b) }
         writer.byte(kind.rawValue)
-        writer.varint(formatVersion)
+        writer.varint(version)
         return writer
     }
 
@@ -220,7 +228,7 @@ extension ByteWriter {
         }
     }
 
-    mutating func database(_ database: Database) {
+    mutating func database(_ database: Database, version: UInt64) {
         zigzag(database.basis)
         varint(database.tables.count)
         for name in database.tables.keys.sorted() {
@@ -233,6 +241,9 @@ extension ByteWriter {
             }
             varint(table.indexes.count)
             for index in table.indexes { indexDefinition(index.definition) }
+            if version >= 3 {
+                for index in table.indexes { indexEntries(index) }
+            }
         }
     }
 }

@@ -1,11 +1,14 @@
+import Foundation
+
 /// One entry of an index: the indexed values of a record, then its ID, in
 /// an order-preserving encoding, so that comparing two entries is comparing
 /// their bytes (`memcmp` order) and equals the documented order of
 /// ``Value`` (``Value/indexOrder``) field by field, then of ``RecordID``.
 ///
 /// Storage is inline up to ``inlineCapacity`` bytes (most keys: a short
-/// string, a small integer and an integer ID) and one exact-size heap
-/// buffer beyond, so that an entry takes 32 bytes in a B+tree leaf.
+/// string, a small integer and an integer ID) and one heap array beyond (a
+/// single allocation of 32 bytes plus the entry's), so that an entry takes
+/// 32 bytes in a B+tree leaf.
 struct IndexEntry: Sendable {
     /// Bytes kept inline: three words and four more bytes.
     static let inlineCapacity = 28
@@ -14,8 +17,8 @@ struct IndexEntry: Sendable {
         /// The bytes, big-endian in the words (the first byte is the most
         /// significant of `w0`), zero-padded, and the count.
         case inline(UInt64, UInt64, UInt64, UInt32, UInt8)
-        /// More than `inlineCapacity` bytes.
-        case heap(_IndexEntryBytes)
+        /// More than `inlineCapacity` bytes. Never mutated.
+        case heap([UInt8])
     }
 
     var storage: Storage
@@ -23,7 +26,7 @@ struct IndexEntry: Sendable {
     /// The entry holding `bytes`. O(count).
     init(_ bytes: [UInt8]) {
         guard bytes.count <= Self.inlineCapacity else {
-            storage = .heap(_IndexEntryBytes(bytes))
+            storage = .heap(bytes)
             return
         }
         let words = bytes.withUnsafeBufferPointer { Self.words(of: UnsafeRawBufferPointer($0)) }
@@ -48,15 +51,15 @@ struct IndexEntry: Sendable {
     var count: Int {
         switch storage {
         case .inline(_, _, _, _, let count): return Int(count)
-        case .heap(let heap): return heap.bytes.count
+        case .heap(let bytes): return bytes.count
         }
     }
 
     /// Calls `body` with the bytes, without allocating. O(1).
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch storage {
-        case .heap(let heap):
-            return try heap.bytes.withUnsafeBytes(body)
+        case .heap(let bytes):
+            return try bytes.withUnsafeBytes(body)
         case let .inline(w0, w1, w2, w3, count):
             var buffer = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
             return try withUnsafeBytes(of: &buffer) { try body(UnsafeRawBufferPointer(rebasing: $0[..<Int(count)])) }
@@ -66,24 +69,21 @@ struct IndexEntry: Sendable {
     /// The bytes. O(count); allocates.
     var bytes: [UInt8] { withBytes { Array($0) } }
 
-    /// The leading words of either storage.
+    /// The leading words of either storage (a heap entry has more than 28
+    /// bytes, so its words are four loads).
     var leadingWords: (UInt64, UInt64, UInt64, UInt32) {
         switch storage {
         case let .inline(w0, w1, w2, w3, _): return (w0, w1, w2, w3)
-        case .heap(let heap): return heap.words
+        case .heap(let bytes):
+            return bytes.withUnsafeBytes {
+                (
+                    UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)),
+                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
+                    UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
+                )
+            }
         }
-    }
-}
-
-/// The bytes of an entry too long to keep inline, with their first 28
-/// bytes as words for fast comparison. Never mutated.
-final class _IndexEntryBytes: Sendable {
-    let bytes: [UInt8]
-    let words: (UInt64, UInt64, UInt64, UInt32)
-
-    init(_ bytes: [UInt8]) {
-        self.bytes = bytes
-        words = bytes.withUnsafeBytes { IndexEntry.words(of: $0) }
     }
 }
 
@@ -102,7 +102,14 @@ extension IndexEntry: Comparable, Hashable {
         if case .inline(_, _, _, _, let ac) = lhs.storage, case .inline(_, _, _, _, let bc) = rhs.storage {
             return ac < bc
         }
-        return lhs.withBytes { x in rhs.withBytes { y in x.lexicographicallyPrecedes(y) } }
+        // Both longer than 28 bytes, or one a zero-padded prefix of the other.
+        return lhs.withBytes { x in
+            rhs.withBytes { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
     }
 
     /// Equal bytes. O(1) for two inline entries.
@@ -111,7 +118,7 @@ extension IndexEntry: Comparable, Hashable {
         case let (.inline(a0, a1, a2, a3, ac), .inline(b0, b1, b2, b3, bc)):
             return a0 == b0 && a1 == b1 && a2 == b2 && a3 == b3 && ac == bc
         case let (.heap(a), .heap(b)):
-            return a === b || a.bytes == b.bytes
+            return a == b
         default:
             return false
         }

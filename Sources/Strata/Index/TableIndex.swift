@@ -16,8 +16,11 @@ public struct TableIndex: Sendable {
         self.definition = definition
         var all: [IndexEntry] = []
         all.reserveCapacity(records.count)
-        var writer = IndexEntryWriter()
-        for (id, record) in records { all.append(definition.entry(for: record, id: id, using: &writer)) }
+        var encoder = IndexEntryEncoder([definition])
+        for (id, record) in records {
+            encoder.load(record)
+            all.append(IndexEntry(encoder.encode(record, 0, id: id)))
+        }
         all.sort()
         entries = PersistentSortedSet(sortedElements: all)
         if definition.isUnique {
@@ -25,6 +28,13 @@ public struct TableIndex: Sendable {
                 try definition.checkUnique(all[i - 1], all[i], table: table)
             }
         }
+    }
+
+    /// An index of `definition` with `entries`, ascending and one per
+    /// record (a snapshot's stored entries). O(n).
+    init(_ definition: IndexDefinition, sortedEntries entries: [IndexEntry]) {
+        self.definition = definition
+        self.entries = PersistentSortedSet(sortedElements: entries)
     }
 
     /// The number of entries (the table's record count). O(1).
@@ -87,12 +97,6 @@ extension IndexDefinition {
     /// missing), then the ID.
     func entry(for record: Record, id: RecordID) -> IndexEntry {
         var writer = IndexEntryWriter()
-        return entry(for: record, id: id, using: &writer)
-    }
-
-    /// The same, reusing `writer`'s buffer (one allocation for a whole build).
-    func entry(for record: Record, id: RecordID, using writer: inout IndexEntryWriter) -> IndexEntry {
-        writer.bytes.removeAll(keepingCapacity: true)
         for path in fields { writer.value(record[path: path]) }
         writer.recordID(id)
         return IndexEntry(writer.bytes)

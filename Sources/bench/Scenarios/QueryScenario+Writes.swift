@@ -97,7 +97,7 @@ extension QueryScenario {
             value: indexedOpen / 1e6,
             unit: "ms",
             baseline: ("no index", plainOpen / 1e6),
-            note: "indexes are rebuilt from the records at open (entries computed, sorted, built bottom-up)"
+            note: "the payload carries each index's entries (front-coded, sorted): open checks and copies them"
         )
         if context.quick {
             report.gate(

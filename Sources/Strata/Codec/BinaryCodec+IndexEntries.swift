@@ -1,0 +1,199 @@
+import Foundation
+import PersistentCollections
+import Synchronization
+
+// Index entries in a database encoding (format version 3), after the
+// table's definitions, one block per index in definition order:
+//
+//     entries := byte length of the rest, then per entry in ascending order:
+//                shared prefix length with the previous entry, suffix length, suffix bytes
+//
+// A table's index holds one entry per record, so the count is the table's.
+// Sorted entries share long prefixes (an album, a title's first words), so
+// the front coding keeps the block near the size of what differs.
+//
+// Reading checks the entries as strictly as a rebuild would, without its
+// sort: each entry is well formed (its values, then one record ID,
+// exactly), the entries strictly ascend, a unique index has no two entries
+// with the same values, and the entries are the records' entries, compared
+// as a multiset through a sum of hashes seeded per process (so no file can
+// be made to collide on purpose). Together: the index a rebuild would make.
+
+extension ByteWriter {
+    mutating func indexEntries(_ index: TableIndex) {
+        var block = ByteWriter(capacity: index.count * 8)
+        var previous: [UInt8] = []
+        for entry in index.entries {
+            entry.withBytes { bytes in
+                let shared = zip(previous, bytes).prefix { $0 == $1 }.count
+                block.varint(shared)
+                block.varint(bytes.count - shared)
+                block.bytes.append(contentsOf: bytes[shared...])
+                previous.removeAll(keepingCapacity: true)
+                previous.append(contentsOf: bytes)
+            }
+        }
+        varint(block.bytes.count)
+        bytes.append(contentsOf: block.bytes)
+    }
+}
+
+extension ByteReader {
+    /// The indexes of `definitions` from their stored entry blocks, decoded
+    /// one index per core and checked against `records` (see above).
+    mutating func storedIndexes(
+        _ definitions: [IndexDefinition],
+        records: PersistentMap<RecordID, Record>,
+        table: Key
+    ) throws -> [TableIndex] {
+        guard !definitions.isEmpty else { return [] }
+        var blocks: [Range<Int>] = []
+        for _ in definitions {
+            let length = try count()
+            let start = offset
+            _ = try take(length)
+            blocks.append(start..<offset)
+        }
+        let input = bytes
+        let ranges = blocks
+        // Per index, one task reads its block and one computes the records'
+        // side of the check.
+        let n = definitions.count
+        let results = Mutex([Result<(TableIndex, UInt64), CodecError>?](repeating: nil, count: n))
+        let expected = Mutex([UInt64](repeating: 0, count: n))
+        DispatchQueue.concurrentPerform(iterations: 2 * n) { i in
+            guard i < n else {
+                let sum = _EntryDigest.sums(of: [definitions[i - n]], records: records)[0]
+                expected.withLock { $0[i - n] = sum }
+                return
+            }
+            let result = Result { () throws(CodecError) -> (TableIndex, UInt64) in
+                let (entries, digest) = try Self.indexEntries(
+                    input,
+                    in: ranges[i],
+                    count: records.count,
+                    definition: definitions[i],
+                    table: table
+                )
+                return (TableIndex(definitions[i], sortedEntries: entries), digest)
+            }
+            results.withLock { $0[i] = result }
+        }
+        let sums = expected.withLock { $0 }
+        return try results.withLock { $0 }.enumerated().map { i, result in
+            let (index, digest) = try result!.get()
+            guard digest == sums[i] else {
+                throw CodecError.invalidIndex(
+                    offset: ranges[i].lowerBound,
+                    table: table.string,
+                    index: definitions[i].name.string,
+                    reason: "its entries are not the records' entries"
+                )
+            }
+            return index
+        }
+    }
+
+    /// Decodes and checks one index's block: the entries and the sum of
+    /// their digests.
+    static func indexEntries(
+        _ bytes: [UInt8],
+        in block: Range<Int>,
+        count: Int,
+        definition: IndexDefinition,
+        table: Key
+    ) throws(CodecError) -> ([IndexEntry], UInt64) {
+        var offset = block.lowerBound
+        func invalid(_ reason: String, at position: Int) -> CodecError {
+            .invalidIndex(offset: position, table: table.string, index: definition.name.string, reason: reason)
+        }
+        // A length of bytes still to read (the suffix's), or a shared prefix
+        // (checked against the previous entry, which is in memory).
+        func length(ofRemaining: Bool) throws(CodecError) -> Int {
+            let start = offset
+            let value: UInt64
+            do { value = try Varint.read(bytes, at: &offset) } catch { throw invalid("a malformed length", at: start) }
+            let bound = ofRemaining ? block.upperBound - offset : Int(UInt32.max)
+            guard offset <= block.upperBound, value <= UInt64(max(bound, 0)) else {
+                throw invalid("a length runs past the index's entries", at: start)
+            }
+            return Int(value)
+        }
+        // Each entry takes at least its two lengths.
+        guard count <= block.count / 2 else { throw invalid("fewer entries than records", at: block.lowerBound) }
+        var entries: [IndexEntry] = []
+        entries.reserveCapacity(count)
+        var current: [UInt8] = []
+        current.reserveCapacity(64)
+        var digest: UInt64 = 0
+        let valueCount = definition.fields.count
+        var previousIDStart = 0
+        for _ in 0..<count {
+            let start = offset
+            let shared = try length(ofRemaining: false)
+            let suffix = try length(ofRemaining: true)
+            guard shared <= current.count else { throw invalid("a prefix longer than the previous entry", at: start) }
+            current.removeLast(current.count - shared)
+            current.append(contentsOf: bytes[offset..<(offset + suffix)])
+            offset += suffix
+            let layout = current.withUnsafeBytes { IndexEntry.checkedLayout($0, valueCount: valueCount) }
+            guard let layout else { throw invalid("a malformed entry", at: start) }
+            let entry = IndexEntry(current)
+            if let previous = entries.last {
+                guard previous < entry else { throw invalid("entries out of order", at: start) }
+                if definition.isUnique && !layout.hasNull && previousIDStart == layout.idStart {
+                    let sameValues = previous.withBytes { p in
+                        current.withUnsafeBytes { c in p[..<layout.idStart].elementsEqual(c[..<layout.idStart]) }
+                    }
+                    guard !sameValues else { throw invalid("two entries with the same unique values", at: start) }
+                }
+            }
+            previousIDStart = layout.idStart
+            digest &+= current.withUnsafeBytes { _EntryDigest.hash($0) }
+            entries.append(entry)
+        }
+        guard offset == block.upperBound else { throw invalid("bytes after the last entry", at: offset) }
+        return (entries, digest)
+    }
+}
+
+/// An order-independent digest of index entries: the wrapping sum of a
+/// hash of each entry's bytes, under a seed drawn once per process.
+enum _EntryDigest {
+    static let seed = UInt64.random(in: .min ... .max)
+
+    /// Per definition, the sum over the entries it gives `records`,
+    /// computed without building them, in one pass. O(n · indexes).
+    static func sums(of definitions: [IndexDefinition], records: PersistentMap<RecordID, Record>) -> [UInt64] {
+        var encoder = IndexEntryEncoder(definitions)
+        var sums = [UInt64](repeating: 0, count: definitions.count)
+        for (id, record) in records {
+            encoder.load(record)
+            for i in definitions.indices {
+                sums[i] &+= encoder.encode(record, i, id: id).withUnsafeBytes { hash($0) }
+            }
+        }
+        return sums
+    }
+
+    /// A seeded hash of `bytes`, eight bytes at a time.
+    static func hash(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var h = mix(seed ^ UInt64(bytes.count))
+        var i = 0
+        while i < bytes.count {
+            var word: UInt64 = 0
+            for j in i..<min(i + 8, bytes.count) { word = word << 8 | UInt64(bytes[j]) }
+            h = mix(h ^ word)
+            i += 8
+        }
+        return h
+    }
+
+    /// SplitMix64's finalizer.
+    static func mix(_ x: UInt64) -> UInt64 {
+        var z = x &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
