@@ -36,9 +36,10 @@ extension Query {
         }
     }
 
-    /// The first result, or nil. O(log n) on an index without filters.
+    /// The first result, or nil (nil under `limit(0)`). O(log n) on an
+    /// index without filters.
     public func first() throws -> Row? {
-        try rows(limit: 1).first
+        try rows(limit: Swift.min(limitCount ?? 1, 1)).first
     }
 
     /// The last result (of the window `limit`/`offset` select), or nil.
