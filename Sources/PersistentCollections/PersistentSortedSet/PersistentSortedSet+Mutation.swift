@@ -128,6 +128,11 @@ extension PersistentSortedSet {
             _insert(element, replacing: replacing, into: &children[child].node, height: height - 1)
         }
         let added = result.existing == nil ? 1 : 0
+        // A separator is a copy of the first member of the subtree to its
+        // right: a replaced member must not live on in it (a map's old value).
+        if replacing, result.existing != nil, child > 0, !(inner.header.separators[child - 1] < element) {
+            inner.header.separators[child - 1] = element
+        }
         inner.adjust(child: child, by: added - (result.split?.right.count ?? 0))
         guard let split = result.split else { return _SortedInsertion(existing: result.existing, split: nil) }
         if inner.width < inner.storedCapacity {
@@ -195,6 +200,14 @@ extension PersistentSortedSet {
             _remove(isBelow: isBelow, isAbove: isAbove, from: &children[child].node, height: height - 1)
         }
         inner.adjust(child: child, by: -1)
+        // Nor may a removed member live on as a separator: the subtree's new
+        // first member takes its place (the child is never left empty).
+        if child > 0 {
+            let separator = inner.header.separators[child - 1]
+            if !isBelow(separator) && !isAbove(separator) {
+                inner.header.separators[child - 1] = _first(inner[child].node, height: height - 1)
+            }
+        }
         if _width(inner[child].node, height: height - 1) < _minimum(height: height - 1) {
             _rebalance(inner, at: child, childHeight: height - 1)
         }

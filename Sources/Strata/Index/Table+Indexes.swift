@@ -11,8 +11,23 @@ extension Table {
 
     /// Checks every declaration change against the current declarations,
     /// and removes those dropped or replaced.
+    /// - Throws: ``ApplyError/invalidIndex(table:index:reason:)`` for a
+    ///   change filed under another name than its definitions', or a
+    ///   definition with no fields or a path no query can name;
+    ///   ``ApplyError/indexConflict(table:index:expected:found:)``.
     mutating func removeIndexes(for changes: [Key: IndexChange], tableName: Key) throws {
         for (name, change) in changes {
+            for definition in [change.old, change.new].compactMap({ $0 }) {
+                let reason: String? =
+                    definition.name != name
+                    ? "the change is filed under '\(name)' but declares '\(definition.name)'"
+                    : definition.fields.isEmpty
+                        ? "an index needs at least one field"
+                        : definition.fields.first { !$0.isNameable }.map {
+                            "field path '\($0)' has an empty field or key"
+                        }
+                if let reason { throw ApplyError.invalidIndex(table: tableName, index: name, reason: reason) }
+            }
             let current = index(named: name)?.definition
             guard current == change.old else {
                 throw ApplyError.indexConflict(table: tableName, index: name, expected: change.old, found: current)

@@ -31,6 +31,9 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether the path names a whole field.
     public var isField: Bool { keys.isEmpty }
 
+    /// Whether queries can name the path: its field and keys are not empty.
+    var isNameable: Bool { field.utf8Count > 0 && !keys.contains { $0.utf8Count == 0 } }
+
     /// The dotted form, `a.b.c`.
     public var description: String { ([field] + keys).map(\.string).joined(separator: ".") }
 }

@@ -122,7 +122,7 @@ public struct Query: Sendable {
 
     func checked(_ path: FieldPath) -> Query {
         var query = self
-        if path.field.utf8Count == 0 || path.keys.contains(where: { $0.utf8Count == 0 }) {
+        if !path.isNameable {
             query.deferredError = .invalidPath(path)
         }
         return query
