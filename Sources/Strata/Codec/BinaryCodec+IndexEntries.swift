@@ -56,17 +56,19 @@ extension ByteReader {
         }
         let input = bytes
         let ranges = blocks
-        // Per index, one task reads its block and one computes the records'
-        // side of the check.
+        // One task computes the records' side of the check for every index
+        // (one walk of each record's fields); meanwhile one task per index
+        // reads its block. The walk is the longest task, so it starts first.
         let n = definitions.count
         let results = Mutex([Result<(TableIndex, UInt64), CodecError>?](repeating: nil, count: n))
         let expected = Mutex([UInt64](repeating: 0, count: n))
-        DispatchQueue.concurrentPerform(iterations: 2 * n) { i in
-            guard i < n else {
-                let sum = _EntryDigest.sums(of: [definitions[i - n]], records: records)[0]
-                expected.withLock { $0[i - n] = sum }
+        DispatchQueue.concurrentPerform(iterations: n + 1) { task in
+            guard task > 0 else {
+                let sums = _EntryDigest.sums(of: definitions, records: records)
+                expected.withLock { $0 = sums }
                 return
             }
+            let i = task - 1
             let result = Result { () throws(CodecError) -> (TableIndex, UInt64) in
                 let (entries, digest) = try Self.indexEntries(
                     input,
