@@ -110,14 +110,14 @@ struct IndexReviewTests {
         for probe in Self.pool {
             let value = probe ?? .null
             let expected = Self.sorted(rows.filter { ($0.record["v"] ?? .null) == value }).map(\.id)
-            let indexed = try database.query("indexed").where("v", equals: value)
+            let indexed = database.query("indexed").where("v", equals: value)
             #expect(try indexed.explain().access == .index("byV"))
             #expect(try indexed.ids() == expected, "seed \(seed) probe \(value)")
             #expect(try indexed.count() == expected.count, "seed \(seed) probe \(value)")
             #expect(try indexed.first()?.id == expected.first, "seed \(seed) probe \(value)")
             #expect(try indexed.last()?.id == expected.last, "seed \(seed) probe \(value)")
             #expect(try indexed.reversed().ids() == expected.reversed(), "seed \(seed) probe \(value)")
-            let scanned = try database.query("plain").where("v", equals: value).filter { _ in true }
+            let scanned = database.query("plain").where("v", equals: value).filter { _ in true }
             #expect(try scanned.explain().access == .scan)
             #expect(try scanned.ids() == expected, "seed \(seed) probe \(value) (scan)")
             // The second field of a two-field index, after an equality on the first.

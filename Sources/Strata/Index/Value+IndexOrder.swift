@@ -1,8 +1,9 @@
 extension Value: Comparable {
     /// The total order indexes sort by: by kind — null, false, true, int,
     /// double, string, bytes, date, reference, list, map — then by value:
-    /// integers and dates numerically, doubles in IEEE total order
-    /// (−∞ … −0, +0 … +∞, NaN last), strings and bytes by their bytes,
+    /// integers and dates numerically, doubles in IEEE total order (a NaN
+    /// with the sign bit set first, then −∞ … −0, +0 … +∞, then a positive
+    /// NaN), strings and bytes by their bytes,
     /// references by table then ID, lists element by element (a prefix
     /// first), maps as their (key, value) pairs in key order. A missing
     /// field sorts as null. Integers and doubles are different kinds:
