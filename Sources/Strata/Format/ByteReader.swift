@@ -106,10 +106,7 @@ struct ByteReader {
     }
 
     mutating func uuid() throws -> UUID {
-        let b = Array(try take(16))
-        return UUID(
-            uuid: (b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15])
-        )
+        UUID(bytes: try take(16))
     }
 
     mutating func fieldName() throws -> Key {

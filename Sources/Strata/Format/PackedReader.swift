@@ -58,16 +58,8 @@ struct _PackedReader {
         case .integer: return RecordID(zigzag())
         case .string: return RecordID(string())
         case .uuid:
-            let b = bytes[offset..<(offset + 16)].map { $0 }
-            offset += 16
-            return RecordID(
-                UUID(
-                    uuid: (
-                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                        b[15]
-                    )
-                )
-            )
+            defer { offset += 16 }
+            return RecordID(UUID(bytes: bytes[offset..<(offset + 16)]))
         }
     }
 

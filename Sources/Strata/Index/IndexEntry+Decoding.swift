@@ -22,44 +22,10 @@ extension IndexEntry {
         }
     }
 
+    /// Moves past one value (the checked walk of IndexEntry+Validation,
+    /// trapping where it fails: these bytes are trusted).
     static func skipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
-        let tag = bytes[offset]
-        offset += 1
-        switch tag {
-        case _IndexTag.null, _IndexTag.false, _IndexTag.true: return
-        case 0x0C...0x1C: offset += abs(Int(tag) - Int(_IndexTag.intZero))
-        case _IndexTag.double, _IndexTag.date: offset += 8
-        case _IndexTag.string, _IndexTag.bytes: skipBody(bytes, &offset)
-        case _IndexTag.reference:
-            skipBody(bytes, &offset)
-            _ = readRecordID(bytes, &offset)
-        case _IndexTag.list:
-            while bytes[offset] != _IndexTag.end { skipValue(bytes, &offset) }
-            offset += 1
-        case _IndexTag.map:
-            while bytes[offset] != _IndexTag.end {
-                offset += 1
-                skipBody(bytes, &offset)
-                skipValue(bytes, &offset)
-            }
-            offset += 1
-        case _IndexTag.uuid: offset += 16
-        default: preconditionFailure("index entry tag \(tag)")
-        }
-    }
-
-    static func skipBody(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
-        while true {
-            let byte = bytes[offset]
-            offset += 1
-            if byte == 0 {
-                if offset < bytes.count && bytes[offset] == 0xFF {
-                    offset += 1
-                } else {
-                    return
-                }
-            }
-        }
+        precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
     }
 
     static func readBody(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> [UInt8] {
@@ -106,16 +72,8 @@ extension IndexEntry {
         switch tag {
         case _IndexTag.string: return RecordID(String(decoding: readBody(bytes, &offset), as: UTF8.self))
         case _IndexTag.uuid:
-            let b = Array(bytes[offset..<(offset + 16)])
-            offset += 16
-            return RecordID(
-                UUID(
-                    uuid: (
-                        b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
-                        b[15]
-                    )
-                )
-            )
+            defer { offset += 16 }
+            return RecordID(UUID(bytes: bytes[offset..<(offset + 16)]))
         default: return RecordID(readInt(bytes, &offset, tag: tag))
         }
     }
