@@ -137,7 +137,9 @@ struct StoreRecordSizeTests {
         try await recovered.close()
     }
 
-    @Test("multi-MB records across 12 reopen cycles, snapshots by log bytes, and truncate(after:) into them")
+    @Test(
+        "multi-MB records, indexed, across 12 reopen cycles, snapshots by log bytes, and truncate(after:) into them"
+    )
     func reopenCyclesAndTruncate() async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
@@ -152,9 +154,24 @@ struct StoreRecordSizeTests {
             #expect(store.warnings.isEmpty, "cycle \(cycle): \(store.warnings)")
             let head = store.current.basis
             #expect(store.current == values[head], "cycle \(cycle): reopened value")
+            // Indexes over multi-MB values (their entries front-coded in the
+            // snapshots) read back as the records give them.
+            if cycle == 0 {
+                try await store.transact(message: "indexes") {
+                    try $0.createIndex("byBlob", on: "large", fields: ["blob"])
+                    try $0.createIndex("byCycle", on: "large", fields: ["cycle", "blob"])
+                }
+                values[store.current.basis] = store.current
+            }
+            store.current._invariantCheck()
+            let byBlob = try store.current.query("large").order(by: "blob").ids()
+            #expect(byBlob == (try store.current.query("large").filter { _ in true }.order(by: "blob").ids()))
+            #expect(byBlob.count == store.current[table: "large"].count, "cycle \(cycle): one entry per record")
             // Past values, large transactions among them, rebuild after every reopen.
             for t in stride(from: Int64(cycle % 3), through: head, by: 3) {
-                #expect(try await store.database(asOf: t) == values[t], "cycle \(cycle): as of \(t)")
+                let past = try await store.database(asOf: t)
+                #expect(past == values[t], "cycle \(cycle): as of \(t)")
+                past._invariantCheck()
             }
             for (t, size) in sizeOf where t <= head {
                 let transaction = try #require(try await store.transaction(at: t))
@@ -189,7 +206,12 @@ struct StoreRecordSizeTests {
         #expect(!snapshotFiles(path).isEmpty, "snapshots by log bytes were written")
         let last = try await Store.open(at: path, options: options)
         #expect(last.current == values[last.current.basis] && last.current.basis == values.keys.max())
-        for t in values.keys.sorted() { #expect(try await last.database(asOf: t) == values[t], "as of \(t)") }
+        for t in values.keys.sorted() {
+            let past = try await last.database(asOf: t)
+            #expect(past == values[t], "as of \(t)")
+            past._invariantCheck()
+        }
+        #expect(last.current[table: "large"].indexDefinitions.map(\.name) == ["byBlob", "byCycle"])
         try await last.close()
     }
 
