@@ -64,66 +64,85 @@ extension _MapNode {
     /// each node once at its exact size: at each level a counting sort on
     /// the 5 hash bits of that level groups the entries into slots.
     ///
+    /// The items are *moved* from `items` into the nodes, never copied: a
+    /// copy would retain each key and value in hash order, which at a
+    /// million entries is a cache miss per entry on objects the caller is
+    /// about to release anyway. `items` must hold `hashes.count` initialized
+    /// items; on return every one of them is consumed (moved into the trie,
+    /// or deinitialized when the build fails), and the caller deallocates
+    /// the memory.
+    ///
     /// - Returns: nil when two entries have equal keys (the caller decides
     ///   whether that is an error).
     @inlinable
-    static func build(_ items: [Item], _ hashes: [UInt64]) -> _MapNode? {
-        precondition(items.count == hashes.count)
-        guard !items.isEmpty else { return nil }
-        var order = [Int32](unsafeUninitializedCapacity: items.count) { buffer, count in
-            for i in 0..<buffer.count { buffer[i] = Int32(truncatingIfNeeded: i) }
-            count = buffer.count
+    static func build(moving items: UnsafeMutablePointer<Item>, _ hashes: [UInt64]) -> _MapNode? {
+        let count = hashes.count
+        guard count > 0 else { return nil }
+        // The sort permutes (hash, index) pairs, read and written in
+        // sequence, so each level's passes stay in cache; the items are
+        // touched once, when moved into their node.
+        var order = [_MapBuildEntry](unsafeUninitializedCapacity: count) { buffer, initialized in
+            for i in 0..<buffer.count { buffer[i] = _MapBuildEntry(hash: hashes[i], index: i) }
+            initialized = buffer.count
         }
-        var scratch = [Int32](repeating: 0, count: items.count)
-        return items.withUnsafeBufferPointer { items in
-            hashes.withUnsafeBufferPointer { hashes in
-                order.withUnsafeMutableBufferPointer { order in
-                    scratch.withUnsafeMutableBufferPointer { scratch in
-                        build(items, hashes, order, scratch, range: 0..<items.count, shift: 0)
-                    }
-                }
+        var scratch = [_MapBuildEntry](repeating: _MapBuildEntry(hash: 0, index: 0), count: count)
+        // Where a failed build stopped: the entries at order positions from
+        // here on were not moved.
+        var unmoved = count
+        let root = order.withUnsafeMutableBufferPointer { order in
+            scratch.withUnsafeMutableBufferPointer { scratch in
+                build(items, order, scratch, range: 0..<count, shift: 0, unmoved: &unmoved)
             }
         }
+        if root == nil {
+            for position in unmoved..<count { (items + order[position].index).deinitialize(count: 1) }
+        }
+        return root
     }
 
+    /// Builds the subtrie of the entries at `order[range]`, moving them.
+    ///
+    /// Ranges are built left to right and a range's entries are all moved
+    /// before the next range starts, so when a collision node finds two
+    /// equal keys (before moving any of its own), the entries moved are
+    /// exactly those at order positions before `range`: it reports that
+    /// position in `unmoved` and returns nil.
     @inlinable
     static func build(
-        _ items: UnsafeBufferPointer<Item>,
-        _ hashes: UnsafeBufferPointer<UInt64>,
-        _ order: UnsafeMutableBufferPointer<Int32>,
-        _ scratch: UnsafeMutableBufferPointer<Int32>,
+        _ items: UnsafeMutablePointer<Item>,
+        _ order: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        _ scratch: UnsafeMutableBufferPointer<_MapBuildEntry>,
         range: Range<Int>,
-        shift: Int
+        shift: Int,
+        unmoved: inout Int
     ) -> _MapNode? {
         if shift >= maximumShift {
             // Every hash in the range is equal: a collision node, keys distinct.
-            let node = allocate(itemCapacity: range.count, childCapacity: 0, isCollision: true)
-            // The header counts every item as soon as it is placed, so a
-            // failure returns without writing to a node it is about to free,
-            // and the node's deinit releases exactly the items placed. The
-            // node outlives every pointer taken from it.
-            let isComplete = withExtendedLifetime(node) { () -> Bool in
-                for (offset, position) in range.enumerated() {
-                    let item = items[Int(order[position])]
-                    for j in 0..<offset where node._items[j].key == item.key { return false }
-                    (node._items + offset).initialize(to: item)
-                    node._header.pointee.dataMap = UInt32(offset + 1)
+            for i in range {
+                for j in range.lowerBound..<i where items[order[j].index].key == items[order[i].index].key {
+                    unmoved = range.lowerBound
+                    return nil
                 }
-                return true
             }
-            return isComplete ? node : nil
+            let node = allocate(itemCapacity: range.count, childCapacity: 0, isCollision: true)
+            withExtendedLifetime(node) {
+                for (offset, position) in range.enumerated() {
+                    (node._items + offset).moveInitialize(from: items + order[position].index, count: 1)
+                }
+                node._header.pointee.dataMap = UInt32(range.count)
+            }
+            return node
         }
         // Counting sort of the range by this level's slot.
         var counts = (0..<33).map { _ in 0 }
         for position in range {
-            let slot = Int((hashes[Int(order[position])] &>> UInt64(shift)) & 31)
-            counts[slot + 1] += 1
+            counts[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
         }
         for slot in 0..<32 { counts[slot + 1] += counts[slot] }
         var cursor = counts
         for position in range {
             let entry = order[position]
-            let slot = Int((hashes[Int(entry)] &>> UInt64(shift)) & 31)
+            let slot = Int((entry.hash &>> UInt64(shift)) & 31)
             scratch[range.lowerBound + cursor[slot]] = entry
             cursor[slot] += 1
         }
@@ -136,9 +155,9 @@ extension _MapNode {
             if size == 1 { dataMap |= 1 << UInt32(slot) } else if size > 1 { nodeMap |= 1 << UInt32(slot) }
         }
         let node = allocate(itemCapacity: dataMap.nonzeroBitCount, childCapacity: nodeMap.nonzeroBitCount)
-        // As above: the maps count each item and child as soon as it is
-        // placed (so a failure leaves the node's deinit exactly what to
-        // release), and the node outlives every pointer taken from it.
+        // The maps count each item and child as soon as it is placed, so a
+        // failure leaves the node's deinit exactly what to release; the node
+        // outlives every pointer taken from it.
         let isComplete = withExtendedLifetime(node) { () -> Bool in
             var itemCount = 0
             var childCount = 0
@@ -146,18 +165,18 @@ extension _MapNode {
                 let start = range.lowerBound + counts[slot]
                 let end = range.lowerBound + counts[slot + 1]
                 if end - start == 1 {
-                    (node._items + itemCount).initialize(to: items[Int(order[start])])
+                    (node._items + itemCount).moveInitialize(from: items + order[start].index, count: 1)
                     itemCount += 1
                     node._header.pointee.dataMap |= 1 << UInt32(slot)
                 } else if end - start > 1 {
                     guard
                         let child = build(
                             items,
-                            hashes,
                             order,
                             scratch,
                             range: start..<end,
-                            shift: shift + bitsPerLevel
+                            shift: shift + bitsPerLevel,
+                            unmoved: &unmoved
                         )
                     else {
                         return false
@@ -170,6 +189,19 @@ extension _MapNode {
             return true
         }
         return isComplete ? node : nil
+    }
+}
+
+/// A key's hash and where its item is, sorted in place of the item.
+@usableFromInline
+struct _MapBuildEntry {
+    @usableFromInline var hash: UInt64
+    @usableFromInline var index: Int
+
+    @inlinable
+    init(hash: UInt64, index: Int) {
+        self.hash = hash
+        self.index = index
     }
 }
 
@@ -192,20 +224,30 @@ extension PersistentMap {
     /// (for input that is not trusted, such as a decoded file). O(n log32 n).
     @inlinable
     public init?(checkingUniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
-        var items: [_MapItem<Key, Value>] = []
+        // The items live in memory of their own, from which the build moves
+        // them into the nodes (see `_MapNode.build(moving:_:)`).
+        var capacity = Swift.max(entries.underestimatedCount, 16)
+        var items = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: capacity)
         var hashes: [UInt64] = []
-        items.reserveCapacity(entries.underestimatedCount)
-        hashes.reserveCapacity(entries.underestimatedCount)
+        hashes.reserveCapacity(capacity)
         for (key, value) in entries {
-            items.append(_MapItem(key: key, value: value))
+            if hashes.count == capacity {
+                capacity *= 2
+                let larger = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: capacity)
+                larger.moveInitialize(from: items, count: hashes.count)
+                items.deallocate()
+                items = larger
+            }
+            (items + hashes.count).initialize(to: _MapItem(key: key, value: value))
             hashes.append(_hash(key))
         }
-        guard !items.isEmpty else {
+        defer { items.deallocate() }
+        guard !hashes.isEmpty else {
             self.init()
             return
         }
-        guard let root = _Node.build(items, hashes) else { return nil }
-        self.init(_root: root, count: items.count)
+        guard let root = _Node.build(moving: items, hashes) else { return nil }
+        self.init(_root: root, count: hashes.count)
     }
 
     /// Creates a map from entries that may repeat a key, combining the

@@ -21,6 +21,13 @@ import Synchronization
 
 extension ByteWriter {
     mutating func indexEntries(_ index: TableIndex) {
+        let block = Self.indexEntryBlock(index)
+        varint(block.count)
+        bytes.append(contentsOf: block)
+    }
+
+    /// The front-coded entries of `index`, without their length.
+    static func indexEntryBlock(_ index: TableIndex) -> [UInt8] {
         var block = ByteWriter(capacity: index.count * 8)
         var previous: [UInt8] = []
         for entry in index.entries {
@@ -33,8 +40,7 @@ extension ByteWriter {
                 previous.append(contentsOf: bytes)
             }
         }
-        varint(block.bytes.count)
-        bytes.append(contentsOf: block.bytes)
+        return block.bytes
     }
 }
 

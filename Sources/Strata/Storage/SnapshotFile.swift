@@ -1,13 +1,18 @@
 import Foundation
 
-/// A snapshot: a whole `Database`, encoded and zstd-compressed, in
-/// `snapshot-<basis t, 20 digits>.strata`.
+/// A snapshot: a whole `Database` in `snapshot-<basis t, 20 digits>.strata`.
 ///
-///     header v2 := "STRATSNP" (8) · format version (u32 LE) · reserved (u32, 0) · basis t (i64 LE)
+///     header v3 := "STRATSNP" (8) · format version (u32 LE) · directory size (u32 LE) · basis t (i64 LE)
 ///                  · record count (u64 LE) · payload size (u64 LE) · ID of transaction t (16)
-///                  · payload CRC32C (u32 LE) · CRC32C of the previous 60 bytes (u32 LE)    64 bytes
-///     header v1 := the same without the ID, its checksum at 44                          48 bytes
-///     payload   := zstd frame (with its own content checksum) of `BinaryCodec.encode(database)`
+///                  · directory CRC32C (u32 LE) · CRC32C of the previous 60 bytes (u32 LE)    64 bytes
+///     payload v3 := directory · zstd-compressed chunks (see SnapshotFile+Chunks.swift)
+///     header v2 := the same with the reserved u32 0 in place of the directory size, and
+///                  the payload's CRC32C in place of the directory's
+///     payload v2 := zstd frame (with its own content checksum) of `BinaryCodec.encode(database)`
+///     header v1 := the v2 header without the ID, its checksum at 44                     48 bytes
+///
+/// Versions 1 and 2 are still read; a store writes version 3, so the next
+/// snapshot replaces them.
 ///
 /// The basis transaction's ID ties a snapshot to the history it was taken
 /// from: open uses it only when the log's transaction t has that ID, so a
@@ -19,7 +24,7 @@ import Foundation
 /// directory synced, so a crash leaves either the old set of snapshots or
 /// the new one, never a partial file under a snapshot's name.
 enum SnapshotFile {
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     static let headerSize = 64
     static let version1HeaderSize = 48
     static let prefix = "snapshot-"
@@ -34,6 +39,9 @@ enum SnapshotFile {
         /// The basis transaction's ID (nil in a v1 file).
         var basisID: UUID?
         var size: Int
+        /// The directory's size in bytes (version 3; 0 before).
+        var directorySize = 0
+        var version: UInt32 = SnapshotFile.version
     }
 
     static func name(basis: Int64) -> String { FileName.numbered(prefix, basis, suffix) }
@@ -44,8 +52,14 @@ enum SnapshotFile {
     /// - Parameter basisID: the ID of transaction `database.basis` (the
     ///   zero UUID for t 0).
     static func encode(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
+        try encodeChunked(database, basisID: basisID, level: level)
+    }
+
+    /// The version 2 bytes of `database` (one zstd frame of the codec's
+    /// encoding): still read, written only by tests.
+    static func encodeVersion2(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
         let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database))
-        var bytes = FileHeader.encode(.snapshot, version: version, size: headerSize) {
+        var bytes = FileHeader.encode(.snapshot, version: 2, size: headerSize) {
             $0.append(UInt32(0))
             $0.append(UInt64(bitPattern: database.basis))
             $0.append(UInt64(database.recordCount))
@@ -83,7 +97,9 @@ enum SnapshotFile {
             payloadSize: Int(payloadSize),
             payloadChecksum: header.read(UInt32.self, at: header.size - 8),
             basisID: header.version == 1 ? nil : header.uuid(at: 40),
-            size: header.size
+            size: header.size,
+            directorySize: header.version >= 3 ? Int(header.read(UInt32.self, at: 12)) : 0,
+            version: header.version
         )
     }
 
@@ -122,6 +138,10 @@ enum SnapshotFile {
         }
         guard bytes.count - header.size == header.payloadSize else {
             throw damaged("payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)")
+        }
+        if header.version >= 3 {
+            let database = try decodeChunked(bytes, header: header, file: file)
+            return (database, header.basisID)
         }
         let payload = bytes[header.size...]
         guard CRC32C.checksum(payload) == header.payloadChecksum else { throw damaged("payload checksum mismatch") }

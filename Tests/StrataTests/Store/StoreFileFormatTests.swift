@@ -103,12 +103,12 @@ struct StoreFileFormatTests {
         defer { removeStore(newerSnapshot) }
         let snapshot = snapshotFiles(newerSnapshot).last!
         var bytes = try Self.read(snapshot)
-        bytes[8] = 3
+        bytes[8] = 4
         try Self.write(Self.resealed(bytes, checksumOffset: 60), snapshot)
         await #expect {
             _ = try await Store.open(at: newerSnapshot, options: testOptions())
         } throws: { error in
-            guard case .unsupportedVersion(let file, 3, 2)? = error as? StoreError else { return false }
+            guard case .unsupportedVersion(let file, 4, 3)? = error as? StoreError else { return false }
             return file.hasSuffix(".strata")
         }
     }

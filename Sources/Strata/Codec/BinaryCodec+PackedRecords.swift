@@ -1,0 +1,172 @@
+import Foundation
+
+// Records stored in their packed in-memory form (`PackedReader.swift`) with
+// name IDs local to one encoding: snapshot chunks. The writer numbers the
+// names its records use densely, in the order of its own process IDs; a
+// reader whose process gives those names the same IDs (the usual case: a
+// fresh process, or the process that wrote them) copies each validated
+// record's bytes as they are, and any other reader rewrites the IDs.
+//
+// Validation checks everything the trusted readers rely on: tags, varints,
+// lengths within the input, UTF-8, nesting within the codec's limit, names
+// in the local table, fields in name order without repeats, map keys in
+// order without repeats, record IDs well formed.
+
+extension ByteReader {
+    /// Validates one packed record whose name IDs index a local table, and
+    /// returns its byte range; marks each name it uses in `used`.
+    ///
+    /// - Parameter ranks: per local name ID, its rank in name order (so a
+    ///   field order check is one integer comparison).
+    /// - Throws: ``CodecError`` at the first byte that is not a valid record.
+    mutating func packedRecord(ranks: [Int32], names: [Key], used: inout [Bool]) throws -> Range<Int> {
+        let start = offset
+        let count = try self.count(minimumSize: 2)
+        var previous: Int32 = -1
+        for _ in 0..<count {
+            let nameOffset = offset
+            let id = try localName(count: ranks.count, used: &used)
+            let rank = ranks[id]
+            guard rank > previous else {
+                if rank == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[id].string) }
+                throw CodecError.unorderedFields(offset: nameOffset)
+            }
+            previous = rank
+            try packedValue(names: ranks.count, used: &used)
+        }
+        return start..<offset
+    }
+
+    /// A local name ID below `count`, marked in `used`.
+    private mutating func localName(count: Int, used: inout [Bool]) throws -> Int {
+        let start = offset
+        let id = try varint()
+        guard id < UInt64(count) else { throw CodecError.unknownFieldName(offset: start, index: id) }
+        used[Int(id)] = true
+        return Int(id)
+    }
+
+    /// Validates one packed value.
+    private mutating func packedValue(names: Int, used: inout [Bool]) throws {
+        let start = offset
+        switch try valueTag() {
+        case .null, .false, .true:
+            return
+        case .int:
+            _ = try varint()
+        case .double, .date:
+            _ = try take(8)
+        case .string:
+            try validatedString()
+        case .bytes:
+            _ = try take(try count())
+        case .reference:
+            _ = try localName(count: names, used: &used)
+            try validatedRecordID()
+        case .list:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count()
+            for _ in 0..<count { try packedValue(names: names, used: &used) }
+        case .map:
+            try enter(at: start)
+            defer { depth -= 1 }
+            let count = try self.count(minimumSize: 2)
+            var previousKey: Range<Int>?
+            for _ in 0..<count {
+                let keyOffset = offset
+                let key = try validatedString()
+                if let previousKey {
+                    let earlier = bytes[previousKey]
+                    let later = bytes[key]
+                    guard earlier.lexicographicallyPrecedes(later) else {
+                        if earlier.elementsEqual(later) {
+                            throw CodecError.duplicateKey(
+                                offset: keyOffset,
+                                key: String(decoding: later, as: UTF8.self)
+                            )
+                        }
+                        throw CodecError.unorderedFields(offset: keyOffset)
+                    }
+                }
+                previousKey = key
+                try packedValue(names: names, used: &used)
+            }
+        }
+    }
+}
+
+extension ByteWriter {
+    /// Appends the trusted packed record at `reader`, replacing each name
+    /// ID `i` with `mapping[i]`, and moves `reader` past it.
+    mutating func packedRecord(_ reader: inout _PackedReader, mapping: [UInt32]) {
+        let count = reader.varint()
+        varint(count)
+        for _ in 0..<count {
+            varint(UInt64(mapping[Int(reader.varint())]))
+            packedValue(&reader, mapping: mapping)
+        }
+    }
+
+    private mutating func packedValue(_ reader: inout _PackedReader, mapping: [UInt32]) {
+        let start = reader.offset
+        switch reader.valueTag() {
+        case .reference:
+            tag(.reference)
+            varint(UInt64(mapping[Int(reader.varint())]))
+            let idStart = reader.offset
+            reader.skipRecordID()
+            bytes.append(contentsOf: reader.bytes[idStart..<reader.offset])
+        case .list:
+            tag(.list)
+            let count = reader.varint()
+            varint(count)
+            for _ in 0..<count { packedValue(&reader, mapping: mapping) }
+        case .map:
+            tag(.map)
+            let count = reader.varint()
+            varint(count)
+            for _ in 0..<count {
+                let keyStart = reader.offset
+                reader.offset += Int(reader.varint())
+                bytes.append(contentsOf: reader.bytes[keyStart..<reader.offset])
+                packedValue(&reader, mapping: mapping)
+            }
+        case .null, .false, .true, .int, .double, .string, .bytes, .date:
+            reader.offset = start
+            reader.skipValue()
+            bytes.append(contentsOf: reader.bytes[start..<reader.offset])
+        }
+    }
+}
+
+extension _PackedReader {
+    /// Moves past one trusted packed record, marking in `used` every name
+    /// ID it holds (field names and the tables of references, at any depth).
+    mutating func skipRecord(markingNames used: inout [Bool]) {
+        let count = varint()
+        for _ in 0..<count {
+            used[Int(varint())] = true
+            skipValue(markingNames: &used)
+        }
+    }
+
+    private mutating func skipValue(markingNames used: inout [Bool]) {
+        let start = offset
+        switch valueTag() {
+        case .reference:
+            used[Int(varint())] = true
+            skipRecordID()
+        case .list:
+            for _ in 0..<varint() { skipValue(markingNames: &used) }
+        case .map:
+            for _ in 0..<varint() {
+                offset += Int(varint())
+                skipValue(markingNames: &used)
+            }
+        case .null, .false, .true, .int, .double, .string, .bytes, .date:
+            offset = start
+            skipValue()
+        }
+    }
+}

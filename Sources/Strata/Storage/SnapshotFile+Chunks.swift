@@ -1,0 +1,563 @@
+import Foundation
+import PersistentCollections
+import Synchronization
+
+// Snapshot version 3: independently compressed chunks behind a directory,
+// so that every core decodes its share and a record loads as a copy of its
+// bytes.
+//
+//     file      := header (64 bytes; at 12 the directory's size, at 56 its CRC32C) · directory · chunk*
+//     directory := basis (zigzag) · names · tables · chunks             (the codec's varints and strings)
+//     names     := count, name*                  the field and table names records use; local ID = position
+//     tables    := count, (name, record count, index count, index definition*)*   sorted by name
+//     chunks    := count, (kind, table number, [index number], item count, stored size, raw size, CRC32C)*
+//     chunk     := zstd frame (content checksum) of its raw bytes, in directory order, nothing between
+//     records chunk (kind 0) := (record ID, record in packed form with local name IDs)*
+//     entries chunk (kind 1) := one index's entries, front-coded (BinaryCodec+IndexEntries)
+//
+// Each table's records fill records chunks of about `chunkSize` raw bytes,
+// in trie order; each index has exactly one entries chunk. Local name IDs
+// are dense, numbered in the order of the writer's process IDs, so a
+// reader that numbers them the same way (a fresh process: it reserves
+// them in that order) copies the records without rewriting a byte.
+//
+// Reading checks every chunk's CRC32C before decompressing it, every
+// record as strictly as the codec does (structure, UTF-8, order, names),
+// every index's entries for form and order, unique IDs, and that counts
+// agree with the directory; it does not recompute index entries from the
+// records (that is `Store.verify()`'s deep check). A damaged chunk refuses
+// the whole snapshot: nothing is half loaded.
+
+extension SnapshotFile {
+    /// Raw bytes per records chunk: ~200 chunks at 1M songs, enough to keep
+    /// every core busy, small enough that a chunk's buffer stays in cache.
+    static let chunkSize = 1 << 20
+
+    enum ChunkKind: UInt8 {
+        case records = 0
+        case entries = 1
+    }
+
+    /// One chunk's entry in the directory.
+    struct Chunk {
+        var kind: ChunkKind
+        var table: Int
+        var index: Int
+        var count: Int
+        var storedSize: Int
+        var rawSize: Int
+        var checksum: UInt32
+        /// From the start of the file.
+        var offset = 0
+    }
+
+    // MARK: Writing
+
+    /// The version 3 bytes of `database`: chunks built, then compressed
+    /// one per core.
+    static func encodeChunked(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
+        let tables = database.tables.keys.sorted().map { ($0, database.tables[$0]!) }
+        var built: [(chunk: Chunk, bytes: [UInt8])] = []
+        for (number, (_, table)) in tables.enumerated() {
+            var writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
+            var count = 0
+            func seal() {
+                let chunk = Chunk(
+                    kind: .records,
+                    table: number,
+                    index: 0,
+                    count: count,
+                    storedSize: 0,
+                    rawSize: 0,
+                    checksum: 0
+                )
+                built.append((chunk, writer.bytes))
+                writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
+                count = 0
+            }
+            for (id, record) in table.records {
+                writer.recordID(id)
+                writer.bytes.append(contentsOf: record._bytes)
+                count += 1
+                if writer.bytes.count >= chunkSize { seal() }
+            }
+            if count > 0 { seal() }
+            for (i, index) in table.indexes.enumerated() {
+                let chunk = Chunk(
+                    kind: .entries,
+                    table: number,
+                    index: i,
+                    count: index.count,
+                    storedSize: 0,
+                    rawSize: 0,
+                    checksum: 0
+                )
+                built.append((chunk, ByteWriter.indexEntryBlock(index)))
+            }
+        }
+        let raws = built
+
+        // The names the records use, numbered densely in process ID order.
+        let all = FieldNames.all
+        let recordChunks = raws.indices.filter { raws[$0].chunk.kind == .records }
+        let used = Mutex([Bool](repeating: false, count: all.count))
+        parallel(recordChunks.count) { i in
+            var marks = [Bool](repeating: false, count: all.count)
+            let raw = raws[recordChunks[i]]
+            var reader = _PackedReader(raw.bytes)
+            for _ in 0..<raw.chunk.count {
+                reader.skipRecordID()
+                reader.skipRecord(markingNames: &marks)
+            }
+            used.withLock { total in
+                for id in marks.indices where marks[id] { total[id] = true }
+            }
+        }
+        let marks = used.withLock { $0 }
+        let usedIDs = marks.indices.filter { marks[$0] }
+        var numbering = [UInt32](repeating: 0, count: all.count)
+        for (local, id) in usedIDs.enumerated() { numbering[id] = UInt32(local) }
+        let mapping = numbering
+        let isIdentity = usedIDs.last.map { $0 == usedIDs.count - 1 } ?? true
+
+        // Rewrite (when the numbering differs), compress and checksum, one chunk per task.
+        let stored = Mutex([(frame: [UInt8], rawSize: Int)?](repeating: nil, count: raws.count))
+        let failure = Mutex<(any Error)?>(nil)
+        parallelWorkers(raws.count) { next in
+            let compressor: ZstdCompressor
+            do { compressor = try ZstdCompressor(level: level) } catch {
+                failure.withLock { $0 = error }
+                return
+            }
+            while let i = next() {
+                var raw = raws[i].bytes
+                if raws[i].chunk.kind == .records && !isIdentity {
+                    var reader = _PackedReader(raw)
+                    var writer = ByteWriter(capacity: raw.count)
+                    for _ in 0..<raws[i].chunk.count {
+                        let start = reader.offset
+                        reader.skipRecordID()
+                        writer.bytes.append(contentsOf: raw[start..<reader.offset])
+                        writer.packedRecord(&reader, mapping: mapping)
+                    }
+                    raw = writer.bytes
+                }
+                do {
+                    let frame = try raw.withUnsafeBytes { try compressor.compress($0) }
+                    stored.withLock { [rawSize = raw.count] in $0[i] = (frame, rawSize) }
+                } catch {
+                    failure.withLock { $0 = error }
+                    return
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        let frames = stored.withLock { $0 }.map { $0!.frame }
+        let rawSizes = stored.withLock { $0 }.map { $0!.rawSize }
+
+        var directory = ByteWriter(capacity: 4096)
+        directory.zigzag(database.basis)
+        directory.varint(usedIDs.count)
+        for id in usedIDs { directory.string(all[id].string) }
+        directory.varint(tables.count)
+        for (name, table) in tables {
+            directory.string(name.string)
+            directory.varint(table.count)
+            directory.varint(table.indexes.count)
+            for index in table.indexes { directory.indexDefinition(index.definition) }
+        }
+        directory.varint(raws.count)
+        for (i, raw) in raws.enumerated() {
+            directory.byte(raw.chunk.kind.rawValue)
+            directory.varint(raw.chunk.table)
+            if raw.chunk.kind == .entries { directory.varint(raw.chunk.index) }
+            directory.varint(raw.chunk.count)
+            directory.varint(frames[i].count)
+            directory.varint(rawSizes[i])
+            directory.varint(UInt64(CRC32C.checksum(frames[i])))
+        }
+
+        let payloadSize = directory.bytes.count + frames.reduce(0) { $0 + $1.count }
+        var bytes = FileHeader.encode(.snapshot, version: version, size: headerSize) {
+            $0.append(UInt32(directory.bytes.count))
+            $0.append(UInt64(bitPattern: database.basis))
+            $0.append(UInt64(database.recordCount))
+            $0.append(UInt64(payloadSize))
+            $0.append(basisID)
+            $0.append(CRC32C.checksum(directory.bytes))
+        }
+        bytes.reserveCapacity(headerSize + payloadSize)
+        bytes.append(contentsOf: directory.bytes)
+        for frame in frames { bytes.append(contentsOf: frame) }
+        return bytes
+    }
+
+    // MARK: Reading
+
+    /// Decodes the chunks of a version 3 snapshot whose header is checked.
+    static func decodeChunked(_ bytes: [UInt8], header: Header, file: String) throws(FormatError) -> Database {
+        @Sendable func damaged(_ reason: String, at offset: Int = header.size) -> FormatError {
+            FormatError(.snapshot, file: file, offset: offset, .damaged(reason))
+        }
+        let directoryRange = header.size..<(header.size + header.directorySize)
+        guard directoryRange.upperBound <= bytes.count else { throw damaged("directory runs past the end of the file") }
+        guard CRC32C.checksum(bytes[directoryRange]) == header.payloadChecksum else {
+            throw damaged("directory checksum mismatch")
+        }
+        var layout: Layout
+        do {
+            layout = try Layout(Array(bytes[directoryRange]))
+        } catch {
+            throw damaged("directory: \(error)")
+        }
+        var offset = directoryRange.upperBound
+        for i in layout.chunks.indices {
+            layout.chunks[i].offset = offset
+            offset += layout.chunks[i].storedSize
+            guard offset <= bytes.count else { throw damaged("chunk \(i) runs past the end of the file") }
+        }
+        guard offset == bytes.count else {
+            throw damaged("\(bytes.count - offset) bytes after the last chunk", at: offset)
+        }
+        guard layout.basis == header.basis, layout.tables.reduce(0, { $0 + $1.count }) == header.recordCount else {
+            throw damaged("directory disagrees with the header")
+        }
+
+        // Names: reserved for the length of the decode, committed with the
+        // value or released with the error.
+        var held: [UInt32] = []
+        var mapping: [UInt32] = []
+        for name in layout.names {
+            let (id, isHeld) = FieldNames.reserve(name)
+            mapping.append(id)
+            if isHeld { held.append(id) }
+        }
+        let sorted = layout.names.indices.sorted { layout.names[$0] < layout.names[$1] }
+        var ranks = [Int32](repeating: 0, count: layout.names.count)
+        for (rank, id) in sorted.enumerated() { ranks[id] = Int32(rank) }
+        let isIdentity = mapping.enumerated().allSatisfy { UInt32($0.offset) == $0.element }
+        do {
+            let database = try decodeChunks(
+                bytes,
+                layout: layout,
+                mapping: isIdentity ? nil : mapping,
+                ranks: ranks,
+                damaged: { damaged($0, at: $1) }
+            )
+            FieldNames.commit(held)
+            return database
+        } catch {
+            FieldNames.release(held)
+            throw error
+        }
+    }
+
+    private enum Decoded {
+        case records([(RecordID, Record)], used: [Bool])
+        case entries([IndexEntry])
+    }
+
+    private static func decodeChunks(
+        _ bytes: [UInt8],
+        layout: Layout,
+        mapping: [UInt32]?,
+        ranks: [Int32],
+        damaged: @escaping @Sendable (String, Int) -> FormatError
+    ) throws(FormatError) -> Database {
+        let chunks = layout.chunks
+        let results = Mutex([Decoded?](repeating: nil, count: chunks.count))
+        let failure = Mutex<FormatError?>(nil)
+        parallelWorkers(chunks.count) { next in
+            let decompressor: ZstdDecompressor
+            do { decompressor = try ZstdDecompressor(maximumOutputSize: outputBound(1 << 24)) } catch {
+                failure.withLock { $0 = $0 ?? damaged("\(error)", 0) }
+                return
+            }
+            var raw: [UInt8] = []
+            while let i = next(), failure.withLock({ $0 == nil }) {
+                let chunk = chunks[i]
+                let what =
+                    "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
+                do {
+                    let stored = chunk.offset..<(chunk.offset + chunk.storedSize)
+                    guard CRC32C.checksum(bytes[stored]) == chunk.checksum else {
+                        throw damaged("\(what): checksum mismatch", chunk.offset)
+                    }
+                    try bytes[stored].withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
+                    guard raw.count == chunk.rawSize else {
+                        throw damaged(
+                            "\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)",
+                            chunk.offset
+                        )
+                    }
+                    let decoded: Decoded
+                    switch chunk.kind {
+                    case .records:
+                        decoded = try records(
+                            raw,
+                            count: chunk.count,
+                            ranks: ranks,
+                            names: layout.names,
+                            mapping: mapping
+                        )
+                    case .entries:
+                        let table = layout.tables[chunk.table]
+                        let (entries, _) = try ByteReader.indexEntries(
+                            raw,
+                            in: 0..<raw.count,
+                            count: chunk.count,
+                            definition: table.definitions[chunk.index],
+                            table: table.name
+                        )
+                        decoded = .entries(entries)
+                    }
+                    results.withLock { $0[i] = decoded }
+                } catch let error as FormatError {
+                    failure.withLock { $0 = $0 ?? error }
+                } catch {
+                    failure.withLock { $0 = $0 ?? damaged("\(what): \(error)", chunk.offset) }
+                }
+            }
+        }
+        if let error = failure.withLock({ $0 }) { throw error }
+        var decoded = results.withLock { results in
+            var taken: [Decoded?] = []
+            swap(&taken, &results)
+            return taken
+        }
+
+        var used = [Bool](repeating: false, count: layout.names.count)
+        var tables = PersistentMap<Key, Table>()
+        for (number, table) in layout.tables.enumerated() {
+            var parts: [[(RecordID, Record)]] = []
+            var indexes: [TableIndex?] = Array(repeating: nil, count: table.definitions.count)
+            for i in chunks.indices where chunks[i].table == number {
+                switch decoded[i].take()! {
+                case .records(let records, let marks):
+                    parts.append(records)
+                    for id in marks.indices where marks[id] { used[id] = true }
+                case .entries(let entries):
+                    indexes[chunks[i].index] = TableIndex(table.definitions[chunks[i].index], sortedEntries: entries)
+                }
+            }
+            guard let records = PersistentMap(checkingUniqueKeysWithValues: parts.joined()) else {
+                throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
+            }
+            var value = Table(records: records)
+            value.indexes = indexes.map { $0! }
+            tables[table.name] = value
+        }
+        if let unused = used.firstIndex(of: false) {
+            throw damaged("the name \(layout.names[unused]) is listed but no record uses it", layout.directoryOffset)
+        }
+        return Database(tables: tables, basis: layout.basis)
+    }
+
+    /// Decodes a records chunk: each record validated, then copied (or,
+    /// with a `mapping`, rewritten with this process's name IDs).
+    private static func records(
+        _ raw: [UInt8],
+        count: Int,
+        ranks: [Int32],
+        names: [Key],
+        mapping: [UInt32]?
+    ) throws -> Decoded {
+        var reader = ByteReader(raw)
+        var used = [Bool](repeating: false, count: ranks.count)
+        var records: [(RecordID, Record)] = []
+        records.reserveCapacity(count)
+        var writer = ByteWriter(capacity: 256)
+        for _ in 0..<count {
+            let id = try reader.recordID()
+            let range = try reader.packedRecord(ranks: ranks, names: names, used: &used)
+            if let mapping {
+                var packed = _PackedReader(raw, offset: range.lowerBound)
+                writer.bytes.removeAll(keepingCapacity: true)
+                writer.packedRecord(&packed, mapping: mapping)
+                records.append((id, Record(_packed: Array(writer.bytes))))
+            } else {
+                records.append((id, Record(_packed: Array(raw[range]))))
+            }
+        }
+        try reader.expectEnd()
+        return .records(records, used: used)
+    }
+
+    // MARK: Directory
+
+    /// The directory of a version 3 snapshot, checked for consistency.
+    struct Layout {
+        struct TableEntry {
+            var name: Key
+            var count: Int
+            var definitions: [IndexDefinition]
+        }
+        var basis: Int64
+        var names: [Key]
+        var tables: [TableEntry]
+        var chunks: [Chunk]
+        /// Where the directory starts in the file (for error offsets).
+        var directoryOffset = SnapshotFile.headerSize
+
+        init(_ bytes: [UInt8]) throws {
+            var reader = ByteReader(bytes)
+            basis = try reader.zigzag()
+            let nameCount = try reader.count()
+            names = []
+            var seen = Set<Key>()
+            for _ in 0..<nameCount {
+                let start = reader.offset
+                let name = Key(try reader.string())
+                guard seen.insert(name).inserted else { throw CodecError.duplicateKey(offset: start, key: name.string) }
+                names.append(name)
+            }
+            let tableCount = try reader.count(minimumSize: 3)
+            tables = []
+            for _ in 0..<tableCount {
+                let start = reader.offset
+                let name = Key(try reader.string())
+                if let previous = tables.last, !(previous.name < name) {
+                    throw CodecError.unorderedFields(offset: start)
+                }
+                let count = try reader.varint()
+                guard count <= UInt64(Int.max) else {
+                    throw CodecError.lengthTooLarge(offset: start, length: count, remaining: 0)
+                }
+                let indexCount = try reader.count(minimumSize: 4)
+                var definitions: [IndexDefinition] = []
+                for _ in 0..<indexCount {
+                    let definition = try reader.indexDefinition(table: name)
+                    if let previous = definitions.last, !(previous.name < definition.name) {
+                        throw CodecError.invalidIndex(
+                            offset: start,
+                            table: name.string,
+                            index: definition.name.string,
+                            reason: "declared twice or out of order"
+                        )
+                    }
+                    definitions.append(definition)
+                }
+                tables.append(TableEntry(name: name, count: Int(count), definitions: definitions))
+            }
+            let chunkCount = try reader.count(minimumSize: 6)
+            chunks = []
+            var recordCounts = [Int](repeating: 0, count: tables.count)
+            var entryChunks = tables.map { [Bool](repeating: false, count: $0.definitions.count) }
+            for _ in 0..<chunkCount {
+                let start = reader.offset
+                let kindByte = try reader.byte()
+                guard let kind = ChunkKind(rawValue: kindByte) else {
+                    throw CodecError.invalidTag(offset: start, tag: kindByte, context: "chunk kind")
+                }
+                let table = try reader.varint()
+                guard table < UInt64(tables.count) else {
+                    throw CodecError.invalidTag(offset: start, tag: kindByte, context: "chunk of an unknown table")
+                }
+                let t = Int(table)
+                var index = 0
+                if kind == .entries {
+                    let number = try reader.varint()
+                    guard number < UInt64(tables[t].definitions.count), !entryChunks[t][Int(number)] else {
+                        throw CodecError.invalidTag(
+                            offset: start,
+                            tag: kindByte,
+                            context: "chunk of an unknown or repeated index"
+                        )
+                    }
+                    index = Int(number)
+                    entryChunks[t][index] = true
+                }
+                func size() throws -> Int {
+                    let at = reader.offset
+                    let value = try reader.varint()
+                    guard value <= UInt64(Int32.max) else {
+                        throw CodecError.lengthTooLarge(offset: at, length: value, remaining: Int(Int32.max))
+                    }
+                    return Int(value)
+                }
+                let count = try size()
+                let storedSize = try size()
+                let rawSize = try size()
+                let checksum = try reader.varint()
+                guard checksum <= UInt64(UInt32.max) else { throw CodecError.malformedInteger(offset: start) }
+                switch kind {
+                case .records:
+                    recordCounts[t] += count
+                    guard recordCounts[t] <= tables[t].count else {
+                        throw CodecError.lengthTooLarge(
+                            offset: start,
+                            length: UInt64(count),
+                            remaining: tables[t].count
+                        )
+                    }
+                case .entries:
+                    guard count == tables[t].count else {
+                        throw CodecError.invalidIndex(
+                            offset: start,
+                            table: tables[t].name.string,
+                            index: tables[t].definitions[index].name.string,
+                            reason: "\(count) entries for \(tables[t].count) records"
+                        )
+                    }
+                }
+                chunks.append(
+                    Chunk(
+                        kind: kind,
+                        table: t,
+                        index: index,
+                        count: count,
+                        storedSize: storedSize,
+                        rawSize: rawSize,
+                        checksum: UInt32(checksum)
+                    )
+                )
+            }
+            try reader.expectEnd()
+            for t in tables.indices {
+                guard recordCounts[t] == tables[t].count else {
+                    throw CodecError.invalidIndex(
+                        offset: 0,
+                        table: tables[t].name.string,
+                        index: "",
+                        reason: "chunks hold \(recordCounts[t]) records where the directory says \(tables[t].count)"
+                    )
+                }
+                if let missing = entryChunks[t].firstIndex(of: false) {
+                    throw CodecError.invalidIndex(
+                        offset: 0,
+                        table: tables[t].name.string,
+                        index: tables[t].definitions[missing].name.string,
+                        reason: "no chunk holds its entries"
+                    )
+                }
+            }
+        }
+    }
+
+    // MARK: Parallelism
+
+    /// Runs `body(i)` for `0..<count`, on every core.
+    static func parallel(_ count: Int, _ body: @Sendable (Int) -> Void) {
+        guard count > 0 else { return }
+        if count == 1 {
+            body(0)
+            return
+        }
+        DispatchQueue.concurrentPerform(iterations: count, execute: body)
+    }
+
+    /// Runs one worker per core (at most `count`); each takes task numbers
+    /// from `next()` until it returns nil, so per-worker state (a zstd
+    /// context, a buffer) is made once per core, not once per task.
+    static func parallelWorkers(_ count: Int, _ worker: @Sendable (_ next: () -> Int?) -> Void) {
+        guard count > 0 else { return }
+        let cursor = Atomic<Int>(0)
+        let workers = min(count, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        parallel(workers) { _ in
+            worker {
+                let i = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
+                return i < count ? i : nil
+            }
+        }
+    }
+}

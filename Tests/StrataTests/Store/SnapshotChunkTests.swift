@@ -1,0 +1,454 @@
+import DeterministicRandom
+import Foundation
+import Strata
+import Testing
+
+/// Snapshot version 3 (chunks behind a directory, records in packed form,
+/// decoded on every core): round trips at the sizes apps have, the version
+/// 2 files of earlier builds still read and replaced, damage anywhere
+/// refusing the whole snapshot, and hostile chunks whose checksums are
+/// sound never crashing the decoder.
+@Suite("Snapshot chunks")
+struct SnapshotChunkTests {
+    // MARK: Version 2, as an earlier build wrote it
+
+    /// A store written by the build before version 3: at t 1 three records
+    /// in two tables and an index (snapshot at t 1, version 2), at t 2 one
+    /// more record (log only).
+    static let version2Store: [(path: String, base64: String)] = [
+        ("manifest", "U1RSQVRNQU4BAAAAAAAAAAIAAAAAAAAAAQAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAABRgbj7"),
+        (
+            "log/00000000000000000001.log",
+            "U1RSQVRMT0cBAAAAAQAAAAAAAABqlkwt6QAAAN7kj6RTVFJUA9IXZy7X+knvu8B/kYRiWPkCAKpbQMNOWshBBXNvbmdzAQACB2Fy"
+                + "dGlzdHMBAA4AAgAEbWV0YQoCBGJvcm4D5B4EY2l0eQUFUGFyaXMABG5hbWUFB1NvbWVvbmUFc29uZ3MCAAIAAwAFYWxidW0DAgAE"
+                + "dGFncwkCBQFhBQFiAAV0aXRsZQUFQWxwaGEBA3R3bwADAwMEAAZhcnRpc3QIAAdhcnRpc3RzAA4FBRTOqW1lZ2Eg4oCUIMO8bsOv"
+                + "Y29kZQAAAQVzb25ncwEHYnlUaXRsZQIHYnlUaXRsZQABBXRpdGxlAEMAAACEEw1NU1RSVAPZl8VbBshFwKtMSUN2K08MBAJMl0HD"
+                + "TlrIQQRtb3JlAQABBXNvbmdzAQAGAAEABXRpdGxlBQVHYW1tYQAAAA=="
+        ),
+        (
+            "snapshots/snapshot-00000000000000000001.strata",
+            "U1RSQVRTTlACAAAAAAAAAAEAAAAAAAAAAwAAAAAAAAC9AAAAAAAAANIXZy7X+knvu8B/kYRiWPkOFaVAY6Cr6yi1L/0k3IUFAKKK"
+                + "JiqAOekmFC1CjWdM6LF24Zd54t7PbIKLbAtqEH4zYznXqYx1QNsIkVtKmQJ3k34MIAr8wXjB8RFKYpAXGByD3SXhMm4yXsONnqqa"
+                + "VwpOElFpEhXHgwOFgxvFICYCVjm9et/4F8uRsobk8F7dpBXzNc29vWpOMQdhVjFu6G89jLBL6SVBBBXaHpdQAnArhp6N4+u3+mEm"
+                + "Uw8SIpAGAFN47dO0gREBr/ZsQdolDSEKrLM7aQ=="
+        ),
+    ]
+
+    /// The value the fixture holds at t 1.
+    static func version2Value() throws -> Database {
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+        try builder.insert(["title": "Alpha", "album": 1, "tags": .list(["a", "b"])], id: 1, into: "songs")
+        try builder.insert(
+            [
+                "title": "Ωmega — ünïcode", "album": 2,
+                "artist": .reference(RecordReference(table: "artists", id: 7)),
+            ],
+            id: "two",
+            into: "songs"
+        )
+        try builder.insert(["name": "Someone", "meta": .map(["born": 1970, "city": "Paris"])], id: 7, into: "artists")
+        return builder.database
+    }
+
+    static func write(_ files: [(path: String, base64: String)], to directory: String) throws {
+        for (path, base64) in files {
+            let url = URL(fileURLWithPath: directory + "/" + path)
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try Data(base64Encoded: base64)!.write(to: url)
+        }
+    }
+
+    static func formatVersion(of file: String) throws -> UInt32 {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        return UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24
+    }
+
+    @Test("a version 2 snapshot of an earlier build is read, and the next snapshot is version 3")
+    func version2IsRead() async throws {
+        let path = temporaryStorePath("snapshot-v2")
+        defer { removeStore(path) }
+        try Self.write(Self.version2Store, to: path)
+        let expected = try Self.version2Value()
+
+        let store = try await Store.open(at: path, options: testOptions())
+        #expect(await store.warnings.isEmpty)
+        let fromSnapshot = try await store.database(inSnapshot: 1)
+        #expect(fromSnapshot.tables == expected.tables)
+        fromSnapshot._invariantCheck()
+        #expect(try fromSnapshot.query("songs").order(by: "title").ids() == [1, "two"])
+        let current = await store.current
+        #expect(current.recordCount == 4)
+        #expect(current[table: "songs"][3]?["title"] == "Gamma")
+
+        let written = try await store.snapshot()
+        try await store.close()
+        #expect(try Self.formatVersion(of: path + "/snapshots/" + written.name) == 3)
+
+        let reopened = try await Store.open(at: path, options: testOptions())
+        defer { Task { try? await reopened.close() } }
+        #expect(await reopened.warnings.isEmpty)
+        #expect(await reopened.current == current)
+        let newest = try await reopened.database(inSnapshot: 2)
+        #expect(newest == current)
+        newest._invariantCheck()
+    }
+
+    // MARK: Round trips
+
+    /// A database that fills several chunks: 3,000 songs of ~1.3 KB
+    /// (Unicode titles and names, lists, maps, references, NUL), a record
+    /// over 1 MiB (a chunk of its own), string and UUID IDs, two indexes
+    /// (one unique, one on a nested path), and a table with an index but
+    /// no records.
+    static func largeDatabase(seed: UInt64) throws -> Database {
+        var random = SplitMix64(seed: seed)
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+        try builder.createIndex("byCode", on: "songs", fields: ["code"], unique: true)
+        try builder.createIndex("byCity", on: "artists", fields: [FieldPath("meta", "city")])
+        try builder.createIndex("byName", on: "empty", fields: ["name"])
+        let words = ["Ωmega", "naïve", "東京", "🎵", "e\u{301}", "plain", "a\u{0}b", ""]
+        for n in 0..<3_000 {
+            let title = (0..<4).map { _ in words[Int(random.next() % UInt64(words.count))] }.joined(separator: " ")
+            try builder.insert(
+                [
+                    "title": .string(title),
+                    "album": .int(Int64(random.next() % 200)),
+                    "track": .int(Int64(n % 17)),
+                    "code": .string("c\(n)"),
+                    "lyrics": .string(String(repeating: "la ", count: 400)),
+                    "tags": .list([.string(words[n % words.count]), .int(-Int64(n)), .null, .bool(true)]),
+                    "meta": .map(["rating": .double(Double(n) / 7), "added": .date(Date(timeIntervalSince1970: 1e9))]),
+                    "artist": .reference(RecordReference(table: "artists", id: RecordID(Int64(n % 50)))),
+                    "ñame \(n % 3)": .bytes([0, 1, 2, UInt8(n % 256)]),
+                ],
+                id: n % 3 == 0 ? RecordID("song \(n) ü") : RecordID(Int64(n) - 1_500),
+                into: "songs"
+            )
+        }
+        for n in 0..<50 {
+            try builder.insert(
+                [
+                    "name": .string("artist \(n) \(words[n % words.count])"),
+                    "meta": .map(["city": .string("city \(n % 7)")]),
+                ],
+                id: RecordID(UUID(uuidString: String(format: "00000000-0000-0000-0000-%012d", n))!),
+                into: "artists"
+            )
+        }
+        try builder.insert(
+            ["blob": .bytes((0..<1_500_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }), "code": "big"],
+            id: "large",
+            into: "songs"
+        )
+        return builder.database
+    }
+
+    @Test("a database of several chunks, a record over a chunk's size and indexes round-trips through a snapshot")
+    func roundTrip() async throws {
+        let path = temporaryStorePath("snapshot-chunks")
+        defer { removeStore(path) }
+        let database = try Self.largeDatabase(seed: 7)
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            for (name, table) in database.tables {
+                for index in table.indexes {
+                    try builder.createIndex(
+                        index.definition.name,
+                        on: name,
+                        fields: index.definition.fields,
+                        unique: index.definition.isUnique
+                    )
+                }
+                for (id, record) in table.records { try builder.insert(record, id: id, into: name) }
+            }
+        }
+        let written = try await store.snapshot()
+        let current = await store.current
+        try await store.close()
+        #expect(written.size > 64)
+
+        for cycle in 0..<3 {
+            let reopened = try await Store.open(at: path, options: testOptions())
+            #expect(await reopened.warnings.isEmpty, "cycle \(cycle)")
+            let value = try await reopened.database(inSnapshot: 1)
+            #expect(value == current)
+            value._invariantCheck()
+            for (name, table) in current.tables {
+                for index in table.indexes {
+                    let field = index.definition.fields[0]
+                    let expected = try current.query(name).order(by: field).ids()
+                    let found = try value.query(name).order(by: field).ids()
+                    #expect(found == expected, "\(name).\(index.definition.name)")
+                }
+            }
+            #expect(value[table: "empty"].indexes.map(\.definition.name) == ["byName"])
+            // Each cycle writes the snapshot again from a value that was read.
+            if cycle < 2 { try await reopened.snapshot() }
+            try await reopened.close()
+        }
+    }
+
+    // MARK: Damage
+
+    @Test("damage in any part of a version 3 snapshot refuses the whole file; the store opens from the log")
+    func damage() async throws {
+        let path = temporaryStorePath("snapshot-damage")
+        defer { removeStore(path) }
+        let database = try Self.largeDatabase(seed: 11)
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            for (name, table) in database.tables {
+                for (id, record) in table.records { try builder.insert(record, id: id, into: name) }
+            }
+        }
+        try await store.snapshot()
+        let current = await store.current
+        try await store.close()
+        let file = snapshotFiles(path).last!
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let layout = try SnapshotLayout(original)
+        #expect(layout.chunks.count >= 4)
+
+        // A byte in the directory, in the first chunk, in a middle one, in
+        // the last; a cut in the middle of a chunk and at a chunk boundary.
+        let middle = layout.chunks[layout.chunks.count / 2]
+        var cases: [(String, [UInt8])] = []
+        for (label, offset) in [
+            ("directory", layout.directoryRange.lowerBound + 3), ("first chunk", layout.chunks[0].range.lowerBound + 9),
+            ("middle chunk", middle.range.lowerBound + middle.range.count / 2),
+            ("last chunk", layout.chunks.last!.range.upperBound - 2),
+        ] {
+            var bytes = original
+            bytes[offset] ^= 0x40
+            cases.append((label, bytes))
+        }
+        cases.append(("cut in a chunk", Array(original[..<(middle.range.lowerBound + 5)])))
+        cases.append(("cut at a chunk boundary", Array(original[..<middle.range.lowerBound])))
+        for (label, bytes) in cases {
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            let reopened = try await Store.open(at: path, options: testOptions())
+            let warnings = await reopened.warnings
+            #expect(
+                warnings.contains {
+                    if case .skippedSnapshot = $0 { return true }
+                    return false
+                },
+                "\(label): \(warnings)"
+            )
+            #expect(await reopened.current == current, "\(label)")
+            await #expect(throws: StoreError.self, "\(label)") { try await reopened.database(inSnapshot: 1) }
+            try await reopened.close()
+        }
+    }
+
+    @Test("hostile chunks resealed with sound checksums are refused or decode to a sound value, never crash")
+    func hostileChunks() async throws {
+        let path = temporaryStorePath("snapshot-hostile")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            for n in 0..<40 {
+                try builder.insert(
+                    [
+                        "title": .string("t\(n) ü"), "n": .int(Int64(n)),
+                        "tags": .list([.string("a"), .map(["k": .null])]),
+                        "ref": .reference(RecordReference(table: "songs", id: RecordID(Int64(n + 1)))),
+                    ],
+                    id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"),
+                    into: "songs"
+                )
+            }
+        }
+        try await store.snapshot()
+        let original = await store.current
+        try await store.close()
+        let file = snapshotFiles(path).last!
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let layout = try SnapshotLayout(bytes)
+        let raw = try ZstdDecompressor().decompress(bytes[layout.chunks[0].range])
+
+        var random = SplitMix64(seed: 2026)
+        var accepted = 0
+        for round in 0..<300 {
+            var mutated = raw
+            switch round % 3 {
+            case 0:
+                for _ in 0..<(1 + Int(random.next() % 3)) {
+                    mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
+                }
+            case 1:
+                mutated.removeLast(1 + Int(random.next() % UInt64(mutated.count)))
+            default:
+                let at = Int(random.next() % UInt64(mutated.count))
+                mutated.insert(
+                    contentsOf: (0..<Int(1 + random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+                    at: at
+                )
+            }
+            try Data(try layout.resealing(bytes, chunk: 0, raw: mutated)).write(to: URL(fileURLWithPath: file))
+            let reopened = try await Store.open(at: path, options: testOptions())
+            let refused = reopened.warnings.contains {
+                if case .skippedSnapshot = $0 { return true }
+                return false
+            }
+            if refused {
+                // Opened from the log instead: the value it holds.
+                #expect(await reopened.current == original, "round \(round)")
+            } else {
+                let value = try await reopened.database(inSnapshot: 1)
+                value._invariantCheck()
+                await reopened.current._invariantCheck()
+                accepted += 1
+            }
+            try await reopened.close()
+        }
+        // Mutations inside a string's bytes keep a sound record: some are accepted.
+        #expect(accepted > 0 && accepted < 300)
+    }
+}
+
+extension SnapshotChunkTests {
+    @Test("verify finds a well-formed snapshot whose stored index entries are not its records' entries")
+    func verifyFindsLyingIndexes() async throws {
+        let path = temporaryStorePath("snapshot-verify")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+            try builder.insert(["title": "Alpha"], id: 1, into: "songs")
+            try builder.insert(["title": "Beta"], id: 2, into: "songs")
+        }
+        try await store.snapshot()
+        try await store.verify()
+        try await store.close()
+
+        // The record's title changes from Alpha to Alphz; the stored entry
+        // still says Alpha. Every checksum is made to agree.
+        let file = snapshotFiles(path).last!
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let layout = try SnapshotLayout(bytes)
+        let number = layout.chunks.firstIndex { $0.fields[0] == 0 }!
+        var raw = try ZstdDecompressor().decompress(bytes[layout.chunks[number].range])
+        let at = (0..<(raw.count - 4)).first { Array(raw[$0..<($0 + 5)]) == Array("Alpha".utf8) }!
+        raw[at + 4] = UInt8(ascii: "z")
+        try Data(try layout.resealing(bytes, chunk: number, raw: raw)).write(to: URL(fileURLWithPath: file))
+
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(reopened.warnings.isEmpty)
+        #expect(reopened.current[table: "songs"][1]?["title"] == "Alphz")
+        await #expect {
+            try await reopened.verify()
+        } throws: { error in
+            guard case .corruptSnapshot(let file, let reason)? = error as? StoreError else { return false }
+            return file.hasSuffix(".strata") && reason.contains("byTitle")
+        }
+        try await reopened.close()
+    }
+}
+
+/// The parts of a version 3 snapshot file, read by the tests independently
+/// of the store's reader: where the directory and each chunk are, and how
+/// to write the file again with one chunk replaced (checksums recomputed).
+struct SnapshotLayout {
+    struct Chunk {
+        var fields: [UInt64]
+        var range: Range<Int>
+    }
+    var directoryRange: Range<Int>
+    var head: [UInt8]
+    var chunks: [Chunk]
+
+    init(_ bytes: [UInt8]) throws {
+        let directorySize = Int(Self.u32(bytes, 12))
+        directoryRange = 64..<(64 + directorySize)
+        var offset = directoryRange.lowerBound
+        func varint() -> UInt64 {
+            var value: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let byte = bytes[offset]
+                offset += 1
+                value |= UInt64(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        func string() { offset += Int(varint()) }
+        _ = varint()  // basis
+        for _ in 0..<varint() { string() }
+        for _ in 0..<varint() {
+            string()
+            _ = varint()
+            for _ in 0..<varint() {
+                string()
+                offset += 1
+                for _ in 0..<varint() {
+                    string()
+                    for _ in 0..<varint() { string() }
+                }
+            }
+        }
+        let chunkCount = varint()
+        head = Array(bytes[directoryRange.lowerBound..<offset])
+        chunks = []
+        var position = directoryRange.upperBound
+        for _ in 0..<chunkCount {
+            let kind = UInt64(bytes[offset])
+            offset += 1
+            var fields = [kind, varint()]
+            if kind == 1 { fields.append(varint()) }
+            let count = varint()
+            let stored = varint()
+            let rawSize = varint()
+            let checksum = varint()
+            fields += [count, stored, rawSize, checksum]
+            chunks.append(Chunk(fields: fields, range: position..<(position + Int(stored))))
+            position += Int(stored)
+        }
+    }
+
+    static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
+        (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) }
+    }
+
+    /// The file with chunk `number`'s raw bytes replaced, every checksum
+    /// and size made to agree.
+    func resealing(_ bytes: [UInt8], chunk number: Int, raw: [UInt8]) throws -> [UInt8] {
+        var frames = chunks.map { Array(bytes[$0.range]) }
+        frames[number] = try ZstdCompressor(level: 1).compress(raw)
+        var directory = head
+        func varint(_ value: UInt64) {
+            var v = value
+            while v >= 0x80 {
+                directory.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            directory.append(UInt8(v))
+        }
+        for (i, chunk) in chunks.enumerated() {
+            var fields = chunk.fields
+            let n = fields.count
+            if i == number {
+                fields[n - 3] = UInt64(frames[i].count)
+                fields[n - 2] = UInt64(raw.count)
+                fields[n - 1] = UInt64(CRC32C.checksum(frames[i]))
+            }
+            directory.append(UInt8(fields[0]))
+            for field in fields.dropFirst() { varint(field) }
+        }
+        var header = Array(bytes[0..<64])
+        func put<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+            for i in 0..<MemoryLayout<T>.size { header[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * i)) }
+        }
+        put(UInt32(directory.count), at: 12)
+        put(UInt64(directory.count + frames.reduce(0) { $0 + $1.count }), at: 32)
+        put(CRC32C.checksum(directory), at: 56)
+        put(CRC32C.checksum(header[0..<60]), at: 60)
+        return header + directory + frames.joined()
+    }
+}
