@@ -253,7 +253,7 @@ extension SnapshotFile {
     }
 
     private enum Decoded {
-        case records([(RecordID, Record)], used: [Bool])
+        case records([(RecordID, Record)])
         case entries([IndexEntry])
     }
 
@@ -267,12 +267,11 @@ extension SnapshotFile {
         let chunks = layout.chunks
         let results = Mutex([Decoded?](repeating: nil, count: chunks.count))
         let failure = Mutex<FormatError?>(nil)
+        let usedNames = Mutex([Bool](repeating: false, count: layout.names.count))
         parallelWorkers(chunks.count) { next in
-            let decompressor: ZstdDecompressor
-            do { decompressor = try ZstdDecompressor(maximumOutputSize: outputBound(1 << 24)) } catch {
-                failure.withLock { $0 = $0 ?? damaged("\(error)", 0) }
-                return
-            }
+            // One flag per name for the worker, not per chunk: a directory
+            // of many names and many chunks cannot multiply them.
+            var used = [Bool](repeating: false, count: layout.names.count)
             var raw: [UInt8] = []
             while let i = next(), failure.withLock({ $0 == nil }) {
                 let chunk = chunks[i]
@@ -283,6 +282,9 @@ extension SnapshotFile {
                     guard CRC32C.checksum(bytes[stored]) == chunk.checksum else {
                         throw damaged("\(what): checksum mismatch", chunk.offset)
                     }
+                    // Bounded by the directory's size for this chunk: a frame
+                    // declaring more is refused before anything is allocated.
+                    let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
                     try bytes[stored].withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
                     guard raw.count == chunk.rawSize else {
                         throw damaged(
@@ -298,7 +300,8 @@ extension SnapshotFile {
                             count: chunk.count,
                             ranks: ranks,
                             names: layout.names,
-                            mapping: mapping
+                            mapping: mapping,
+                            used: &used
                         )
                     case .entries:
                         let table = layout.tables[chunk.table]
@@ -318,6 +321,9 @@ extension SnapshotFile {
                     failure.withLock { $0 = $0 ?? damaged("\(what): \(error)", chunk.offset) }
                 }
             }
+            usedNames.withLock { total in
+                for id in used.indices where used[id] { total[id] = true }
+            }
         }
         if let error = failure.withLock({ $0 }) { throw error }
         var decoded = results.withLock { results in
@@ -326,16 +332,15 @@ extension SnapshotFile {
             return taken
         }
 
-        var used = [Bool](repeating: false, count: layout.names.count)
+        let used = usedNames.withLock { $0 }
         var tables = PersistentMap<Key, Table>()
         for (number, table) in layout.tables.enumerated() {
             var parts: [[(RecordID, Record)]] = []
             var indexes: [TableIndex?] = Array(repeating: nil, count: table.definitions.count)
             for i in chunks.indices where chunks[i].table == number {
                 switch decoded[i].take()! {
-                case .records(let records, let marks):
+                case .records(let records):
                     parts.append(records)
-                    for id in marks.indices where marks[id] { used[id] = true }
                 case .entries(let entries):
                     indexes[chunks[i].index] = TableIndex(table.definitions[chunks[i].index], sortedEntries: entries)
                 }
@@ -360,10 +365,15 @@ extension SnapshotFile {
         count: Int,
         ranks: [Int32],
         names: [Key],
-        mapping: [UInt32]?
+        mapping: [UInt32]?,
+        used: inout [Bool]
     ) throws -> Decoded {
+        // The smallest record takes 3 bytes (an ID's tag and payload, a
+        // field count): a count the bytes cannot hold allocates nothing.
+        guard count <= raw.count / 3 else {
+            throw CodecError.lengthTooLarge(offset: 0, length: UInt64(count), remaining: raw.count)
+        }
         var reader = ByteReader(raw)
-        var used = [Bool](repeating: false, count: ranks.count)
         var records: [(RecordID, Record)] = []
         records.reserveCapacity(count)
         var writer = ByteWriter(capacity: 256)
@@ -380,7 +390,7 @@ extension SnapshotFile {
             }
         }
         try reader.expectEnd()
-        return .records(records, used: used)
+        return .records(records)
     }
 
     // MARK: Directory
@@ -482,6 +492,8 @@ extension SnapshotFile {
                 guard checksum <= UInt64(UInt32.max) else { throw CodecError.malformedInteger(offset: start) }
                 switch kind {
                 case .records:
+                    // The writer never writes an empty records chunk.
+                    guard count > 0 else { throw CodecError.lengthTooLarge(offset: start, length: 0, remaining: 0) }
                     recordCounts[t] += count
                     guard recordCounts[t] <= tables[t].count else {
                         throw CodecError.lengthTooLarge(

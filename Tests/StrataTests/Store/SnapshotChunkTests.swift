@@ -309,6 +309,24 @@ struct SnapshotChunkTests {
         }
         // Mutations inside a string's bytes keep a sound record: some are accepted.
         #expect(accepted > 0 && accepted < 300)
+
+        // Counts the chunk's bytes cannot hold, and an empty chunk, are refused
+        // before anything is allocated for them.
+        for count: UInt64 in [0, 41, UInt64(raw.count), UInt64(Int32.max)] {
+            try Data(try layout.resealing(bytes, chunk: 0, raw: raw, count: count)).write(
+                to: URL(fileURLWithPath: file)
+            )
+            let reopened = try await Store.open(at: path, options: testOptions())
+            #expect(
+                reopened.warnings.contains {
+                    if case .skippedSnapshot = $0 { return true }
+                    return false
+                },
+                "count \(count)"
+            )
+            #expect(await reopened.current == original)
+            try await reopened.close()
+        }
     }
 }
 
@@ -418,7 +436,7 @@ struct SnapshotLayout {
 
     /// The file with chunk `number`'s raw bytes replaced, every checksum
     /// and size made to agree.
-    func resealing(_ bytes: [UInt8], chunk number: Int, raw: [UInt8]) throws -> [UInt8] {
+    func resealing(_ bytes: [UInt8], chunk number: Int, raw: [UInt8], count: UInt64? = nil) throws -> [UInt8] {
         var frames = chunks.map { Array(bytes[$0.range]) }
         frames[number] = try ZstdCompressor(level: 1).compress(raw)
         var directory = head
@@ -437,6 +455,7 @@ struct SnapshotLayout {
                 fields[n - 3] = UInt64(frames[i].count)
                 fields[n - 2] = UInt64(raw.count)
                 fields[n - 1] = UInt64(CRC32C.checksum(frames[i]))
+                if let count { fields[n - 4] = count }
             }
             directory.append(UInt8(fields[0]))
             for field in fields.dropFirst() { varint(field) }
