@@ -74,22 +74,7 @@ extension ByteReader {
             let count = try self.count(minimumSize: 2)
             var previousKey: Range<Int>?
             for _ in 0..<count {
-                let keyOffset = offset
-                let key = try validatedString()
-                if let previousKey {
-                    let earlier = bytes[previousKey]
-                    let later = bytes[key]
-                    guard earlier.lexicographicallyPrecedes(later) else {
-                        if earlier.elementsEqual(later) {
-                            throw CodecError.duplicateKey(
-                                offset: keyOffset,
-                                key: String(decoding: later, as: UTF8.self)
-                            )
-                        }
-                        throw CodecError.unorderedFields(offset: keyOffset)
-                    }
-                }
-                previousKey = key
+                previousKey = try mapKey(after: previousKey)
                 try packedValue(names: names, used: &used)
             }
         }
@@ -100,43 +85,7 @@ extension ByteWriter {
     /// Appends the trusted packed record at `reader`, replacing each name
     /// ID `i` with `mapping[i]`, and moves `reader` past it.
     mutating func packedRecord(_ reader: inout _PackedReader, mapping: [UInt32]) {
-        let count = reader.varint()
-        varint(count)
-        for _ in 0..<count {
-            varint(UInt64(mapping[Int(reader.varint())]))
-            packedValue(&reader, mapping: mapping)
-        }
-    }
-
-    private mutating func packedValue(_ reader: inout _PackedReader, mapping: [UInt32]) {
-        let start = reader.offset
-        switch reader.valueTag() {
-        case .reference:
-            tag(.reference)
-            varint(UInt64(mapping[Int(reader.varint())]))
-            let idStart = reader.offset
-            reader.skipRecordID()
-            bytes.append(contentsOf: reader.bytes[idStart..<reader.offset])
-        case .list:
-            tag(.list)
-            let count = reader.varint()
-            varint(count)
-            for _ in 0..<count { packedValue(&reader, mapping: mapping) }
-        case .map:
-            tag(.map)
-            let count = reader.varint()
-            varint(count)
-            for _ in 0..<count {
-                let keyStart = reader.offset
-                reader.offset += Int(reader.varint())
-                bytes.append(contentsOf: reader.bytes[keyStart..<reader.offset])
-                packedValue(&reader, mapping: mapping)
-            }
-        case .null, .false, .true, .int, .double, .string, .bytes, .date:
-            reader.offset = start
-            reader.skipValue()
-            bytes.append(contentsOf: reader.bytes[start..<reader.offset])
-        }
+        copyPackedRecord(&reader) { $0.varint(UInt64(mapping[Int($1)])) }
     }
 }
 

@@ -9,21 +9,36 @@ import Foundation
 extension ByteWriter {
     mutating func record(_ record: Record) {
         var reader = _PackedReader(record._bytes)
+        copyPackedRecord(&reader) { $0.fieldName(id: $1) }
+    }
+
+    /// Copies the trusted packed record at `reader`, writing each name ID it
+    /// holds (a field's, or a reference's table) through `writeName`, and
+    /// moves `reader` past it: the codec writes names, a snapshot chunk
+    /// its own numbering.
+    mutating func copyPackedRecord(
+        _ reader: inout _PackedReader,
+        writingNames writeName: (inout ByteWriter, UInt32) -> Void
+    ) {
         let count = reader.varint()
         varint(count)
         for _ in 0..<count {
-            fieldName(id: UInt32(reader.varint()))
-            packedValueToCodec(&reader)
+            writeName(&self, UInt32(reader.varint()))
+            copyPackedValue(&reader, writingNames: writeName)
         }
     }
 
-    /// Copies one packed value, writing reference table names as names.
-    mutating func packedValueToCodec(_ reader: inout _PackedReader) {
+    /// Copies one packed value, writing the table names of references
+    /// through `writeName`.
+    private mutating func copyPackedValue(
+        _ reader: inout _PackedReader,
+        writingNames writeName: (inout ByteWriter, UInt32) -> Void
+    ) {
         let start = reader.offset
         switch reader.valueTag() {
         case .reference:
             tag(.reference)
-            fieldName(id: UInt32(reader.varint()))
+            writeName(&self, UInt32(reader.varint()))
             let idStart = reader.offset
             reader.skipRecordID()
             bytes.append(contentsOf: reader.bytes[idStart..<reader.offset])
@@ -31,7 +46,7 @@ extension ByteWriter {
             tag(.list)
             let count = reader.varint()
             varint(count)
-            for _ in 0..<count { packedValueToCodec(&reader) }
+            for _ in 0..<count { copyPackedValue(&reader, writingNames: writeName) }
         case .map:
             tag(.map)
             let count = reader.varint()
@@ -40,7 +55,7 @@ extension ByteWriter {
                 let keyStart = reader.offset
                 reader.offset += Int(reader.varint())
                 bytes.append(contentsOf: reader.bytes[keyStart..<reader.offset])
-                packedValueToCodec(&reader)
+                copyPackedValue(&reader, writingNames: writeName)
             }
         case .null, .false, .true, .int, .double, .string, .bytes, .date:
             reader.offset = start
@@ -120,23 +135,29 @@ extension ByteReader {
             var previousKey: Range<Int>?
             for _ in 0..<count {
                 let keyOffset = offset
-                let key = try validatedString()
-                if let previousKey {
-                    let earlier = bytes[previousKey]
-                    let later = bytes[key]
-                    guard earlier.lexicographicallyPrecedes(later) else {
-                        let name = String(decoding: later, as: UTF8.self)
-                        if earlier.elementsEqual(later) {
-                            throw CodecError.duplicateKey(offset: keyOffset, key: name)
-                        }
-                        throw CodecError.unorderedFields(offset: keyOffset)
-                    }
-                }
-                previousKey = key
+                previousKey = try mapKey(after: previousKey)
                 out.bytes.append(contentsOf: bytes[keyOffset..<offset])
                 try packValue(into: &out)
             }
         }
+    }
+
+    /// Checks a map's next key (a string after `previous`, the range of the
+    /// key before it, in byte order without repeats) and returns its range.
+    mutating func mapKey(after previous: Range<Int>?) throws -> Range<Int> {
+        let keyOffset = offset
+        let key = try validatedString()
+        if let previous {
+            let earlier = bytes[previous]
+            let later = bytes[key]
+            guard earlier.lexicographicallyPrecedes(later) else {
+                if earlier.elementsEqual(later) {
+                    throw CodecError.duplicateKey(offset: keyOffset, key: String(decoding: later, as: UTF8.self))
+                }
+                throw CodecError.unorderedFields(offset: keyOffset)
+            }
+        }
+        return key
     }
 
     /// Checks a length-prefixed UTF-8 string and returns the range of its bytes.

@@ -152,8 +152,9 @@ extension SnapshotFile {
             }
         }
         if let error = failure.withLock({ $0 }) { throw error }
-        let frames = stored.withLock { $0 }.map { $0!.frame }
-        let rawSizes = stored.withLock { $0 }.map { $0!.rawSize }
+        let compressed = stored.withLock { $0 }.map { $0! }
+        let frames = compressed.map(\.frame)
+        let rawSizes = compressed.map(\.rawSize)
 
         var directory = ByteWriter(capacity: 4096)
         directory.zigzag(database.basis)

@@ -62,6 +62,14 @@ struct SnapshotChunkTests {
         }
     }
 
+    /// Whether open refused a snapshot (and fell back to an older one or the log).
+    static func skippedSnapshot(_ warnings: [StoreWarning]) -> Bool {
+        warnings.contains {
+            if case .skippedSnapshot = $0 { return true }
+            return false
+        }
+    }
+
     static func formatVersion(of file: String) throws -> UInt32 {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         return UInt32(bytes[8]) | UInt32(bytes[9]) << 8 | UInt32(bytes[10]) << 16 | UInt32(bytes[11]) << 24
@@ -234,10 +242,7 @@ struct SnapshotChunkTests {
             let reopened = try await Store.open(at: path, options: testOptions())
             let warnings = await reopened.warnings
             #expect(
-                warnings.contains {
-                    if case .skippedSnapshot = $0 { return true }
-                    return false
-                },
+                Self.skippedSnapshot(warnings),
                 "\(label): \(warnings)"
             )
             #expect(await reopened.current == current, "\(label)")
@@ -292,10 +297,7 @@ struct SnapshotChunkTests {
             }
             try Data(try layout.resealing(bytes, chunk: 0, raw: mutated)).write(to: URL(fileURLWithPath: file))
             let reopened = try await Store.open(at: path, options: testOptions())
-            let refused = reopened.warnings.contains {
-                if case .skippedSnapshot = $0 { return true }
-                return false
-            }
+            let refused = Self.skippedSnapshot(reopened.warnings)
             if refused {
                 // Opened from the log instead: the value it holds.
                 #expect(await reopened.current == original, "round \(round)")
@@ -318,10 +320,7 @@ struct SnapshotChunkTests {
             )
             let reopened = try await Store.open(at: path, options: testOptions())
             #expect(
-                reopened.warnings.contains {
-                    if case .skippedSnapshot = $0 { return true }
-                    return false
-                },
+                Self.skippedSnapshot(reopened.warnings),
                 "count \(count)"
             )
             #expect(await reopened.current == original)
