@@ -45,13 +45,15 @@ test: deps
 	$(SWIFT) test --skip-build
 	$(MAKE) test-optimized
 
-# The collections' unsafe node storage, and the decoders that feed it
-# untrusted bytes (fuzz, repeated keys), tested as they ship: optimized, under
-# AddressSanitizer. Lifetime bugs (a node freed while a pointer into it is
-# still in use) appear only once the optimizer shortens lifetimes.
+# Every test again as the code ships: optimized, under AddressSanitizer. The
+# collections' unsafe node storage and the decoders that feed it untrusted
+# bytes show lifetime bugs (a node freed while a pointer into it is still in
+# use) only once the optimizer shortens lifetimes; the store's C calls
+# (readdir, zstd, file I/O) overrun only in some runs, which ASan turns into
+# a failure every time.
 test-optimized: deps
 	$(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
-	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests.BinaryCodecTests"
+	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
 
 bench: deps
 	$(SWIFT) run -c release bench $(BENCH_ARGS)

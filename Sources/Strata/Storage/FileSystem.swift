@@ -94,10 +94,12 @@ public struct PosixFileSystem: FileSystem {
         }
         defer { closedir(directory) }
         var names: [String] = []
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
+            // Read up to the name's NUL, never the whole `d_name` array: an
+            // entry is only as long as its name, and a copy of the array
+            // reads past the last entry of the directory buffer.
+            let name = String(cString: (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self))
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
