@@ -28,7 +28,17 @@ extension ByteWriter {
 
     /// The front-coded entries of `index`, without their length.
     static func indexEntryBlock(_ index: TableIndex) -> [UInt8] {
-        var block = ByteWriter(capacity: index.count * 8)
+        indexEntryBlocks(index, size: .max)[0].bytes
+    }
+
+    /// The front-coded entries of `index` in blocks of about `size` bytes
+    /// (a block ends after the entry that reaches it), each starting its
+    /// front coding afresh so that each decodes alone; one empty block for
+    /// an empty index. O(total bytes).
+    static func indexEntryBlocks(_ index: TableIndex, size: Int) -> [(count: Int, bytes: [UInt8])] {
+        var blocks: [(count: Int, bytes: [UInt8])] = []
+        var block = ByteWriter(capacity: min(index.count * 8, size))
+        var count = 0
         var previous: [UInt8] = []
         for entry in index.entries {
             entry.withBytes { bytes in
@@ -39,8 +49,16 @@ extension ByteWriter {
                 previous.removeAll(keepingCapacity: true)
                 previous.append(contentsOf: bytes)
             }
+            count += 1
+            if block.bytes.count >= size {
+                blocks.append((count, block.bytes))
+                block = ByteWriter(capacity: min(index.count * 8, size))
+                count = 0
+                previous.removeAll(keepingCapacity: true)
+            }
         }
-        return block.bytes
+        if count > 0 || blocks.isEmpty { blocks.append((count, block.bytes)) }
+        return blocks
     }
 }
 
@@ -135,7 +153,6 @@ extension ByteReader {
         current.reserveCapacity(64)
         var digest: UInt64 = 0
         let valueCount = definition.fields.count
-        var previousIDStart = 0
         for _ in 0..<count {
             let start = offset
             let shared = try length(ofRemaining: false)
@@ -145,18 +162,14 @@ extension ByteReader {
             current.append(contentsOf: bytes[offset..<(offset + suffix)])
             offset += suffix
             let layout = current.withUnsafeBytes { IndexEntry.checkedLayout($0, valueCount: valueCount) }
-            guard let layout else { throw invalid("a malformed entry", at: start) }
+            guard layout != nil else { throw invalid("a malformed entry", at: start) }
             let entry = IndexEntry(current)
-            if let previous = entries.last {
-                guard previous < entry else { throw invalid("entries out of order", at: start) }
-                if definition.isUnique && !layout.hasNull && previousIDStart == layout.idStart {
-                    let sameValues = previous.withBytes { p in
-                        current.withUnsafeBytes { c in p[..<layout.idStart].elementsEqual(c[..<layout.idStart]) }
-                    }
-                    guard !sameValues else { throw invalid("two entries with the same unique values", at: start) }
-                }
+            if let previous = entries.last, !entry.mayFollow(previous, in: definition) {
+                throw invalid(
+                    previous < entry ? "two entries with the same unique values" : "entries out of order",
+                    at: start
+                )
             }
-            previousIDStart = layout.idStart
             digest &+= current.withUnsafeBytes { _EntryDigest.hash($0) }
             entries.append(entry)
         }

@@ -18,6 +18,20 @@ extension IndexEntry {
         return (idStart, hasNull)
     }
 
+    /// Whether `self`, checked well-formed, may follow `previous` in an
+    /// index of `definition`: after it, and in a unique index not with the
+    /// same values (an entry with a null value never clashes). O(count).
+    func mayFollow(_ previous: IndexEntry, in definition: IndexDefinition) -> Bool {
+        guard previous < self else { return false }
+        guard definition.isUnique else { return true }
+        let valueCount = definition.fields.count
+        guard let layout = withBytes({ Self.checkedLayout($0, valueCount: valueCount) }) else { return false }
+        guard !layout.hasNull else { return true }
+        return previous.withBytes { p in
+            withBytes { c in p.count <= layout.idStart || !p[..<layout.idStart].elementsEqual(c[..<layout.idStart]) }
+        }
+    }
+
     static func checkedSkipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, depth: Int) -> Bool {
         guard offset < bytes.count else { return false }
         let tag = bytes[offset]

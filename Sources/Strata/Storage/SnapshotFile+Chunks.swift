@@ -13,10 +13,11 @@ import Synchronization
 //     chunks    := count, (kind, table number, [index number], item count, stored size, raw size, CRC32C)*
 //     chunk     := zstd frame (content checksum) of its raw bytes, in directory order, nothing between
 //     records chunk (kind 0) := (record ID, record in packed form with local name IDs)*
-//     entries chunk (kind 1) := one index's entries, front-coded (BinaryCodec+IndexEntries)
+//     entries chunk (kind 1) := a run of one index's entries, front-coded afresh (BinaryCodec+IndexEntries)
 //
 // Each table's records fill records chunks of about `chunkSize` raw bytes,
-// in trie order; each index has exactly one entries chunk. Local name IDs
+// in trie order; each index's entries fill entries chunks the same way
+// (front coding restarts in each, so each decodes alone). Local name IDs
 // are dense, numbered in the order of the writer's process IDs, so a
 // reader that numbers them the same way (a fresh process: it reserves
 // them in that order) copies the records without rewriting a byte.
@@ -83,16 +84,18 @@ extension SnapshotFile {
             }
             if count > 0 { seal() }
             for (i, index) in table.indexes.enumerated() {
-                let chunk = Chunk(
-                    kind: .entries,
-                    table: number,
-                    index: i,
-                    count: index.count,
-                    storedSize: 0,
-                    rawSize: 0,
-                    checksum: 0
-                )
-                built.append((chunk, ByteWriter.indexEntryBlock(index)))
+                for block in ByteWriter.indexEntryBlocks(index, size: chunkSize) {
+                    let chunk = Chunk(
+                        kind: .entries,
+                        table: number,
+                        index: i,
+                        count: block.count,
+                        storedSize: 0,
+                        rawSize: 0,
+                        checksum: 0
+                    )
+                    built.append((chunk, block.bytes))
+                }
             }
         }
         let raws = built
@@ -337,20 +340,35 @@ extension SnapshotFile {
         var tables = PersistentMap<Key, Table>()
         for (number, table) in layout.tables.enumerated() {
             var parts: [[(RecordID, Record)]] = []
-            var indexes: [TableIndex?] = Array(repeating: nil, count: table.definitions.count)
+            var entries: [[IndexEntry]] = Array(repeating: [], count: table.definitions.count)
             for i in chunks.indices where chunks[i].table == number {
                 switch decoded[i].take()! {
                 case .records(let records):
                     parts.append(records)
-                case .entries(let entries):
-                    indexes[chunks[i].index] = TableIndex(table.definitions[chunks[i].index], sortedEntries: entries)
+                case .entries(let chunkEntries):
+                    // Each chunk is checked alone; its first entry must follow the last before it.
+                    let index = chunks[i].index
+                    let definition = table.definitions[index]
+                    if let last = entries[index].last, let first = chunkEntries.first,
+                        !first.mayFollow(last, in: definition)
+                    {
+                        throw damaged(
+                            "chunk \(i): index \(definition.name) of \(table.name) out of order or repeats a unique value",
+                            chunks[i].offset
+                        )
+                    }
+                    if entries[index].isEmpty {
+                        entries[index] = chunkEntries
+                    } else {
+                        entries[index].append(contentsOf: chunkEntries)
+                    }
                 }
             }
             guard let records = PersistentMap(checkingUniqueKeysWithValues: parts.joined()) else {
                 throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
             }
             var value = Table(records: records)
-            value.indexes = indexes.map { $0! }
+            value.indexes = zip(table.definitions, entries).map { TableIndex($0, sortedEntries: $1) }
             tables[table.name] = value
         }
         if let unused = used.firstIndex(of: false) {
@@ -453,7 +471,9 @@ extension SnapshotFile {
             let chunkCount = try reader.count(minimumSize: 6)
             chunks = []
             var recordCounts = [Int](repeating: 0, count: tables.count)
-            var entryChunks = tables.map { [Bool](repeating: false, count: $0.definitions.count) }
+            // Per index: its chunks so far, and the entries they hold.
+            var entryChunks = tables.map { [Int](repeating: 0, count: $0.definitions.count) }
+            var entryCounts = entryChunks
             for _ in 0..<chunkCount {
                 let start = reader.offset
                 let kindByte = try reader.byte()
@@ -468,15 +488,10 @@ extension SnapshotFile {
                 var index = 0
                 if kind == .entries {
                     let number = try reader.varint()
-                    guard number < UInt64(tables[t].definitions.count), !entryChunks[t][Int(number)] else {
-                        throw CodecError.invalidTag(
-                            offset: start,
-                            tag: kindByte,
-                            context: "chunk of an unknown or repeated index"
-                        )
+                    guard number < UInt64(tables[t].definitions.count) else {
+                        throw CodecError.invalidTag(offset: start, tag: kindByte, context: "chunk of an unknown index")
                     }
                     index = Int(number)
-                    entryChunks[t][index] = true
                 }
                 func size() throws -> Int {
                     let at = reader.offset
@@ -504,14 +519,20 @@ extension SnapshotFile {
                         )
                     }
                 case .entries:
-                    guard count == tables[t].count else {
+                    // Only the index of an empty table has an empty chunk, its only one.
+                    let total = entryCounts[t][index] + count
+                    guard total <= tables[t].count, count > 0 || (tables[t].count == 0 && entryChunks[t][index] == 0)
+                    else {
                         throw CodecError.invalidIndex(
                             offset: start,
                             table: tables[t].name.string,
                             index: tables[t].definitions[index].name.string,
-                            reason: "\(count) entries for \(tables[t].count) records"
+                            reason:
+                                "a chunk of \(count) entries, after \(entryCounts[t][index]), for \(tables[t].count) records"
                         )
                     }
+                    entryChunks[t][index] += 1
+                    entryCounts[t][index] = total
                 }
                 chunks.append(
                     Chunk(
@@ -535,12 +556,14 @@ extension SnapshotFile {
                         reason: "chunks hold \(recordCounts[t]) records where the directory says \(tables[t].count)"
                     )
                 }
-                if let missing = entryChunks[t].firstIndex(of: false) {
+                for (i, definition) in tables[t].definitions.enumerated()
+                where entryChunks[t][i] == 0 || entryCounts[t][i] != tables[t].count {
                     throw CodecError.invalidIndex(
                         offset: 0,
                         table: tables[t].name.string,
-                        index: tables[t].definitions[missing].name.string,
-                        reason: "no chunk holds its entries"
+                        index: definition.name.string,
+                        reason:
+                            "\(entryChunks[t][i]) chunks hold \(entryCounts[t][i]) entries for \(tables[t].count) records"
                     )
                 }
             }

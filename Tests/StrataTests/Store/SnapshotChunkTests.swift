@@ -368,6 +368,66 @@ extension SnapshotChunkTests {
     }
 }
 
+extension SnapshotChunkTests {
+    @Test("an index whose entries fill several chunks round-trips; its chunks swapped are refused at the seam")
+    func entryChunks() async throws {
+        let path = temporaryStorePath("snapshot-entry-chunks")
+        defer { removeStore(path) }
+        var random = SplitMix64(seed: 23)
+        let letters = Array("abcdefghijklmnopqrstuvwxyzé東🎵 ")
+        let store = try await Store.open(at: path, options: testOptions())
+        // ~1.7 MB of entries for each index: two or more chunks apiece.
+        try await store.transact(message: "import") { builder in
+            try builder.createIndex("byGroup", on: "notes", fields: ["group", "text"])
+            try builder.createIndex("byText", on: "notes", fields: ["text"], unique: true)
+            for n in 0..<1_500 {
+                let text = String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+                try builder.insert(
+                    ["text": .string("\(text) \(n)"), "group": .int(Int64(n % 7))],
+                    id: RecordID(Int64(n)),
+                    into: "notes"
+                )
+            }
+        }
+        try await store.snapshot()
+        let value = await store.current
+        try await store.close()
+
+        let file = snapshotFiles(path).last!
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        let layout = try SnapshotLayout(bytes)
+        for index in 0..<2 {
+            let entryChunks = layout.chunks.filter { $0.fields[0] == 1 && $0.fields[2] == UInt64(index) }
+            #expect(entryChunks.count >= 2, "index \(index): \(entryChunks.count) chunks")
+            #expect(entryChunks.reduce(0) { $0 + $1.fields[3] } == 1_500)
+        }
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(reopened.warnings.isEmpty)
+        #expect(reopened.current == value)
+        reopened.current._invariantCheck()
+        let byText = try reopened.current.query("notes").order(by: "text").ids()
+        #expect(byText == (try value.query("notes").filter { _ in true }.order(by: "text").ids()))
+        try await reopened.close()
+
+        // Each chunk alone is in order; swapped, the index is not.
+        let textChunks = layout.chunks.indices.filter {
+            layout.chunks[$0].fields[0] == 1 && layout.chunks[$0].fields[2] == 1
+        }
+        let (a, b) = (textChunks[0], textChunks[1])
+        let rawA = try ZstdDecompressor().decompress(bytes[layout.chunks[a].range])
+        let rawB = try ZstdDecompressor().decompress(bytes[layout.chunks[b].range])
+        let swapped = try layout.resealing(
+            bytes,
+            chunks: [a: (rawB, layout.chunks[b].fields[3]), b: (rawA, layout.chunks[a].fields[3])]
+        )
+        try Data(swapped).write(to: URL(fileURLWithPath: file))
+        let fallback = try await Store.open(at: path, options: testOptions())
+        #expect(Self.skippedSnapshot(fallback.warnings), "\(fallback.warnings)")
+        #expect(fallback.current == value)
+        try await fallback.close()
+    }
+}
+
 /// The parts of a version 3 snapshot file, read by the tests independently
 /// of the store's reader: where the directory and each chunk are, and how
 /// to write the file again with one chunk replaced (checksums recomputed).
@@ -436,8 +496,15 @@ struct SnapshotLayout {
     /// The file with chunk `number`'s raw bytes replaced, every checksum
     /// and size made to agree.
     func resealing(_ bytes: [UInt8], chunk number: Int, raw: [UInt8], count: UInt64? = nil) throws -> [UInt8] {
+        try resealing(bytes, chunks: [number: (raw, count)])
+    }
+
+    /// The file with several chunks' raw bytes (and item counts) replaced.
+    func resealing(_ bytes: [UInt8], chunks replaced: [Int: (raw: [UInt8], count: UInt64?)]) throws -> [UInt8] {
         var frames = chunks.map { Array(bytes[$0.range]) }
-        frames[number] = try ZstdCompressor(level: 1).compress(raw)
+        for (number, replacement) in replaced {
+            frames[number] = try ZstdCompressor(level: 1).compress(replacement.raw)
+        }
         var directory = head
         func varint(_ value: UInt64) {
             var v = value
@@ -450,11 +517,11 @@ struct SnapshotLayout {
         for (i, chunk) in chunks.enumerated() {
             var fields = chunk.fields
             let n = fields.count
-            if i == number {
+            if let replacement = replaced[i] {
                 fields[n - 3] = UInt64(frames[i].count)
-                fields[n - 2] = UInt64(raw.count)
+                fields[n - 2] = UInt64(replacement.raw.count)
                 fields[n - 1] = UInt64(CRC32C.checksum(frames[i]))
-                if let count { fields[n - 4] = count }
+                if let count = replacement.count { fields[n - 4] = count }
             }
             directory.append(UInt8(fields[0]))
             for field in fields.dropFirst() { varint(field) }
