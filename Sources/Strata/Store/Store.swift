@@ -68,6 +68,10 @@ public actor Store {
     var syncTask: Task<Void, Never>?
     /// Log syncs since open (commits per sync measures group commit).
     var syncCount = 0
+    /// What the last group sync covered (an ``appendedCount``), and how
+    /// many writers took part in it: the next sync waits for that many.
+    var lastSyncTarget = 0
+    var expectedWriters = 1
     /// An unrecoverable write failure: every write refuses until reopened.
     var failure: FileSystemError?
     /// Set by ``close()``: new commits refuse while the appended ones finish.
@@ -331,20 +335,42 @@ public actor Store {
             await syncTask.value
             return
         }
-        // The sync holds the segment file itself: a rollover or a cut
-        // meanwhile lets the log's reference go, not the descriptor. A
-        // rollover syncs the old segment's tail, so syncing the segment
-        // active now covers every record appended so far.
-        let file = log?.activeFile
-        let target = appendedCount
         syncCount += 1
         let task = Task {
+            await self.gatherWriters()
+            // The sync holds the segment file itself: a rollover or a cut
+            // meanwhile lets the log's reference go, not the descriptor. A
+            // rollover syncs the old segment's tail, so syncing the segment
+            // active now covers every record appended so far.
+            let file = self.log?.activeFile
+            let previous = self.lastSyncTarget
+            let target = self.appendedCount
+            self.lastSyncTarget = target
             let result = await Self.syncOffPool(file)
-            self.finishSync(result, target: target)
+            self.finishSync(result, target: target, previous: previous)
         }
         syncTask = task
         await task.value
     }
+
+    /// Lets the writers that the last sync answered append before the next
+    /// sync starts, so that it covers them too. Without this the sync
+    /// starts as soon as the first writer left waiting wakes, covering only
+    /// the writers that appended during the last sync: writers split into
+    /// two cohorts that take turns (8 writers, exactly 4 commits per sync).
+    ///
+    /// Yields the actor until as many commits wait as there were writers
+    /// at the last sync (those it answered and those that arrived during
+    /// it), a few rounds at most: a lone writer never yields, and when a
+    /// writer goes away the next estimate forgets it.
+    private func gatherWriters() async {
+        for _ in 0..<Self.gatherRounds where appendedCount - lastSyncTarget < expectedWriters {
+            await Task.yield()
+        }
+    }
+
+    /// The most yields a group sync waits for writers to append.
+    private static let gatherRounds = 16
 
     /// Answers every commit appended so far: syncs and publishes them (or
     /// rolls them back when a sync fails), and waits for the sync running.
@@ -366,8 +392,10 @@ public actor Store {
 
     /// Publishes what a group sync covered. Appends after it started have
     /// higher serials; a rollback meanwhile removed the ones it covered.
-    private func finishSync(_ result: Result<Void, any Error>, target: Int) {
+    private func finishSync(_ result: Result<Void, any Error>, target: Int, previous: Int) {
         syncTask = nil
+        // The writers of this round: those it covers and those already waiting for the next.
+        expectedWriters = min(max(appendedCount - previous, 1), 256)
         switch result {
         case .success: publish(through: target)
         case .failure(let error):
