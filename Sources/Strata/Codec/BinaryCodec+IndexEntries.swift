@@ -37,7 +37,9 @@ extension ByteWriter {
     /// an empty index. O(total bytes).
     static func indexEntryBlocks(_ index: TableIndex, size: Int) -> [(count: Int, bytes: [UInt8])] {
         var blocks: [(count: Int, bytes: [UInt8])] = []
-        var block = ByteWriter(capacity: min(index.count * 8, size))
+        // A block ends after the entry that reaches `size`: room for one more.
+        let capacity = min(index.count * 8, size > Int.max / 2 ? size : size + size / 4)
+        var block = ByteWriter(capacity: capacity)
         var count = 0
         var previous: [UInt8] = []
         for entry in index.entries {
@@ -52,7 +54,7 @@ extension ByteWriter {
             count += 1
             if block.bytes.count >= size {
                 blocks.append((count, block.bytes))
-                block = ByteWriter(capacity: min(index.count * 8, size))
+                block = ByteWriter(capacity: capacity)
                 count = 0
                 previous.removeAll(keepingCapacity: true)
             }
@@ -148,7 +150,8 @@ extension ByteReader {
         // Each entry takes at least its two lengths.
         guard count <= block.count / 2 else { throw invalid("fewer entries than records", at: block.lowerBound) }
         var entries: [IndexEntry] = []
-        entries.reserveCapacity(count)
+        // Bounded: a hostile count the bytes could hold still reserves little.
+        entries.reserveCapacity(Swift.min(count, 1 << 17))
         var current: [UInt8] = []
         current.reserveCapacity(64)
         var digest: UInt64 = 0
@@ -162,9 +165,9 @@ extension ByteReader {
             current.append(contentsOf: bytes[offset..<(offset + suffix)])
             offset += suffix
             let layout = current.withUnsafeBytes { IndexEntry.checkedLayout($0, valueCount: valueCount) }
-            guard layout != nil else { throw invalid("a malformed entry", at: start) }
+            guard let layout else { throw invalid("a malformed entry", at: start) }
             let entry = IndexEntry(current)
-            if let previous = entries.last, !entry.mayFollow(previous, in: definition) {
+            if let previous = entries.last, !entry.mayFollow(previous, in: definition, layout: layout) {
                 throw invalid(
                     previous < entry ? "two entries with the same unique values" : "entries out of order",
                     at: start

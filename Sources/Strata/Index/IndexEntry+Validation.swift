@@ -21,11 +21,16 @@ extension IndexEntry {
     /// Whether `self`, checked well-formed, may follow `previous` in an
     /// index of `definition`: after it, and in a unique index not with the
     /// same values (an entry with a null value never clashes). O(count).
-    func mayFollow(_ previous: IndexEntry, in definition: IndexDefinition) -> Bool {
+    /// `layout`: this entry's, when the caller has it already.
+    func mayFollow(
+        _ previous: IndexEntry,
+        in definition: IndexDefinition,
+        layout known: (idStart: Int, hasNull: Bool)? = nil
+    ) -> Bool {
         guard previous < self else { return false }
         guard definition.isUnique else { return true }
         let valueCount = definition.fields.count
-        guard let layout = withBytes({ Self.checkedLayout($0, valueCount: valueCount) }) else { return false }
+        guard let layout = known ?? withBytes({ Self.checkedLayout($0, valueCount: valueCount) }) else { return false }
         guard !layout.hasNull else { return true }
         return previous.withBytes { p in
             withBytes { c in p.count <= layout.idStart || !p[..<layout.idStart].elementsEqual(c[..<layout.idStart]) }

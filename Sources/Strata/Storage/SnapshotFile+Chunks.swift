@@ -338,10 +338,13 @@ extension SnapshotFile {
 
         let used = usedNames.withLock { $0 }
         var tables = PersistentMap<Key, Table>()
+        // One pass groups the chunks by table: tables without chunks cost nothing per chunk.
+        var chunksOfTable = [[Int]](repeating: [], count: layout.tables.count)
+        for i in chunks.indices { chunksOfTable[chunks[i].table].append(i) }
         for (number, table) in layout.tables.enumerated() {
             var parts: [[(RecordID, Record)]] = []
             var entries: [[IndexEntry]] = Array(repeating: [], count: table.definitions.count)
-            for i in chunks.indices where chunks[i].table == number {
+            for i in chunksOfTable[number] {
                 switch decoded[i].take()! {
                 case .records(let records):
                     parts.append(records)
@@ -359,6 +362,7 @@ extension SnapshotFile {
                     }
                     if entries[index].isEmpty {
                         entries[index] = chunkEntries
+                        entries[index].reserveCapacity(table.count)
                     } else {
                         entries[index].append(contentsOf: chunkEntries)
                     }
@@ -394,7 +398,8 @@ extension SnapshotFile {
         }
         var reader = ByteReader(raw)
         var records: [(RecordID, Record)] = []
-        records.reserveCapacity(count)
+        // Bounded: a hostile count the bytes could hold still reserves little.
+        records.reserveCapacity(min(count, 1 << 17))
         var writer = ByteWriter(capacity: 256)
         for _ in 0..<count {
             let id = try reader.recordID()

@@ -102,14 +102,19 @@ extension Store {
         history.logBytes(from: min(lastSnapshotBasis, Int64(history.count)), to: Int64(history.count))
     }
 
-    /// The ID of `value`'s basis transaction, for the snapshot's header,
-    /// once the log is durable through it: a snapshot on disk must never
-    /// reach past the log (under `.none` the log is not synced per commit).
+    /// The ID of `value` (a published value)'s basis transaction, for the
+    /// snapshot's header, once the log is durable through it: a snapshot on
+    /// disk must never reach past the log. Only `.none` publishes before a
+    /// sync; under the other policies a published value is durable, and a
+    /// sync here would race the group sync for the kernel's one report of
+    /// a write error (taking it from the sync whose commits it concerns).
     func snapshotBasisID(_ value: Database) throws -> UUID {
-        do {
-            try log?.sync()
-        } catch let error as FileSystemError {
-            throw StoreError.writeFailed(error)
+        if options.durability == .none {
+            do {
+                try log?.sync()
+            } catch let error as FileSystemError {
+                throw StoreError.writeFailed(error)
+            }
         }
         return value.basis == 0 ? UUID(uuid: UUID.zero) : history.summary(value.basis).id
     }

@@ -68,9 +68,8 @@ public actor Store {
     var syncTask: Task<Void, Never>?
     /// Log syncs since open (commits per sync measures group commit).
     var syncCount = 0
-    /// What the last group sync covered (an ``appendedCount``), and how
-    /// many writers took part in it: the next sync waits for that many.
-    var lastSyncTarget = 0
+    /// How many writers took part in the last group sync's round: the
+    /// next sync waits for that many commits (see `gatherWriters`).
     var expectedWriters = 1
     /// An unrecoverable write failure: every write refuses until reopened.
     var failure: FileSystemError?
@@ -343,11 +342,9 @@ public actor Store {
             // rollover syncs the old segment's tail, so syncing the segment
             // active now covers every record appended so far.
             let file = self.log?.activeFile
-            let previous = self.lastSyncTarget
             let target = self.appendedCount
-            self.lastSyncTarget = target
             let result = await Self.syncOffPool(file)
-            self.finishSync(result, target: target, previous: previous)
+            self.finishSync(result, target: target)
         }
         syncTask = task
         await task.value
@@ -360,17 +357,24 @@ public actor Store {
     /// two cohorts that take turns (8 writers, exactly 4 commits per sync).
     ///
     /// Yields the actor until as many commits wait as there were writers
-    /// at the last sync (those it answered and those that arrived during
-    /// it), a few rounds at most: a lone writer never yields, and when a
-    /// writer goes away the next estimate forgets it.
+    /// in the last round (those its sync answered and those that arrived
+    /// during it), for a few rounds and microseconds at most: a lone writer
+    /// never yields, and when a writer goes away the next estimate forgets
+    /// it. Nothing to gather while writers are held (a rollover, a cut, a
+    /// close).
     private func gatherWriters() async {
-        for _ in 0..<Self.gatherRounds where appendedCount - lastSyncTarget < expectedWriters {
+        let deadline = ContinuousClock.now + Self.gatherTime
+        for _ in 0..<Self.gatherRounds {
+            guard unpublished.count < expectedWriters, log?.needsNewSegment != true, truncations == 0, !closing,
+                ContinuousClock.now < deadline
+            else { return }
             await Task.yield()
         }
     }
 
-    /// The most yields a group sync waits for writers to append.
+    /// The most a group sync waits for writers to append: a fraction of a sync.
     private static let gatherRounds = 16
+    private static let gatherTime = Duration.microseconds(100)
 
     /// Answers every commit appended so far: syncs and publishes them (or
     /// rolls them back when a sync fails), and waits for the sync running.
@@ -392,10 +396,10 @@ public actor Store {
 
     /// Publishes what a group sync covered. Appends after it started have
     /// higher serials; a rollback meanwhile removed the ones it covered.
-    private func finishSync(_ result: Result<Void, any Error>, target: Int, previous: Int) {
+    private func finishSync(_ result: Result<Void, any Error>, target: Int) {
         syncTask = nil
         // The writers of this round: those it covers and those already waiting for the next.
-        expectedWriters = min(max(appendedCount - previous, 1), 256)
+        expectedWriters = max(unpublished.count, 1)
         switch result {
         case .success: publish(through: target)
         case .failure(let error):

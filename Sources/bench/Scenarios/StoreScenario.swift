@@ -248,7 +248,7 @@ struct StoreScenario {
                 "store group commit, commits per sync (\(size))",
                 measured: Double(writers * commitsPerWriter) / Double(max(groupSyncs, 1)),
                 .atLeast,
-                6
+                5
             )
             report.gate(
                 "store group commit vs SQLite, 8 writers (\(size))",

@@ -369,7 +369,9 @@ extension SnapshotChunkTests {
 }
 
 extension SnapshotChunkTests {
-    @Test("an index whose entries fill several chunks round-trips; its chunks swapped are refused at the seam")
+    @Test(
+        "an index whose entries fill several chunks round-trips; chunks swapped, or a unique value repeated at a seam or within a chunk, are refused"
+    )
     func entryChunks() async throws {
         let path = temporaryStorePath("snapshot-entry-chunks")
         defer { removeStore(path) }
@@ -384,7 +386,8 @@ extension SnapshotChunkTests {
                 let text = String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
                 try builder.insert(
                     ["text": .string("\(text) \(n)"), "group": .int(Int64(n % 7))],
-                    id: RecordID(Int64(n)),
+                    // Two-byte IDs: each entry ends with the same 3 ID bytes' layout.
+                    id: RecordID(Int64(1_000 + n)),
                     into: "notes"
                 )
             }
@@ -420,11 +423,88 @@ extension SnapshotChunkTests {
             bytes,
             chunks: [a: (rawB, layout.chunks[b].fields[3]), b: (rawA, layout.chunks[a].fields[3])]
         )
-        try Data(swapped).write(to: URL(fileURLWithPath: file))
-        let fallback = try await Store.open(at: path, options: testOptions())
-        #expect(Self.skippedSnapshot(fallback.warnings), "\(fallback.warnings)")
-        #expect(fallback.current == value)
-        try await fallback.close()
+        try await Self.expectRefused(swapped, file: file, path: path, value: value, reason: "out of order")
+
+        // The second chunk opens with the first one's last value under another
+        // record's ID: in order, but a unique value twice, across the seam.
+        let entriesA = Self.frontDecoded(rawA)
+        var entriesB = Self.frontDecoded(rawB)
+        let last = entriesA.last!
+        let largestID = (entriesA + entriesB).map { Array($0.suffix(3)) }.max { $0.lexicographicallyPrecedes($1) }!
+        #expect(largestID != Array(last.suffix(3)))
+        entriesB[0] = Array(last.dropLast(3)) + largestID
+        let repeated = try layout.resealing(bytes, chunks: [b: (Self.frontCoded(entriesB), nil)])
+        try await Self.expectRefused(repeated, file: file, path: path, value: value, reason: "unique")
+
+        // The same within one chunk: its second entry replaced by its first
+        // entry's value under another record's ID.
+        let first = entriesA[0]
+        #expect(largestID != Array(first.suffix(3)))
+        let twice = [first, Array(first.dropLast(3)) + largestID] + entriesA.dropFirst(2)
+        let clash = try layout.resealing(bytes, chunks: [a: (Self.frontCoded(twice), nil)])
+        try await Self.expectRefused(clash, file: file, path: path, value: value, reason: "same unique values")
+    }
+
+    /// Writes `bytes` as the snapshot `file`, opens the store and expects
+    /// the snapshot refused (its warning naming `reason`) and the value
+    /// read from the log instead.
+    static func expectRefused(_ bytes: [UInt8], file: String, path: String, value: Database, reason: String?)
+        async throws
+    {
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let store = try await Store.open(at: path, options: testOptions())
+        #expect(skippedSnapshot(store.warnings), "\(store.warnings)")
+        if let reason { #expect("\(store.warnings)".contains(reason), "\(store.warnings)") }
+        #expect(store.current == value)
+        try await store.close()
+    }
+
+    /// The entries of a front-coded block (shared prefix length, suffix length, suffix).
+    static func frontDecoded(_ raw: [UInt8]) -> [[UInt8]] {
+        var offset = 0
+        func varint() -> Int {
+            var value = 0
+            var shift = 0
+            while true {
+                let byte = raw[offset]
+                offset += 1
+                value |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { return value }
+                shift += 7
+            }
+        }
+        var entries: [[UInt8]] = []
+        var previous: [UInt8] = []
+        while offset < raw.count {
+            let shared = varint()
+            let suffix = varint()
+            previous = Array(previous.prefix(shared)) + raw[offset..<(offset + suffix)]
+            offset += suffix
+            entries.append(previous)
+        }
+        return entries
+    }
+
+    /// `entries` front-coded as the writer does.
+    static func frontCoded(_ entries: [[UInt8]]) -> [UInt8] {
+        var raw: [UInt8] = []
+        func varint(_ value: Int) {
+            var v = value
+            while v >= 0x80 {
+                raw.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            raw.append(UInt8(v))
+        }
+        var previous: [UInt8] = []
+        for entry in entries {
+            let shared = zip(previous, entry).prefix { $0 == $1 }.count
+            varint(shared)
+            varint(entry.count - shared)
+            raw += entry[shared...]
+            previous = entry
+        }
+        return raw
     }
 }
 
