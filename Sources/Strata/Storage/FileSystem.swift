@@ -49,8 +49,18 @@ public protocol StorageFile: AnyObject {
     func sync() throws
     /// Cuts the file to `size` bytes.
     func truncate(to size: Int) throws
+    /// Reserves the file's blocks up to `size` bytes, growing it with
+    /// zeros, so that a later write below `size` followed by a sync changes
+    /// no metadata (the size is already on disk). Best effort: false when
+    /// the file system cannot (nothing is promised by a call either way).
+    func preallocate(to size: Int) -> Bool
     /// Closes the file; later calls fail.
     func close()
+}
+
+extension StorageFile {
+    /// Preallocates nothing: a file system that cannot, or need not.
+    public func preallocate(to size: Int) -> Bool { false }
 }
 
 /// Why a file operation failed: the operation, the path and the system's
@@ -212,6 +222,18 @@ final class PosixFile: StorageFile {
         guard _retrying({ ftruncate(descriptor, off_t(size)) }) == 0 else {
             throw FileSystemError(operation: "truncate", path: path, code: errno)
         }
+    }
+
+    func preallocate(to size: Int) -> Bool {
+        #if os(Linux)
+        // Returns the error number itself; EINTR is retried.
+        var result: Int32
+        repeat { result = posix_fallocate(descriptor, 0, off_t(size)) } while result == EINTR
+        return result == 0
+        #else
+        // Darwin's F_PREALLOCATE reserves blocks but not the size: no gain.
+        return false
+        #endif
     }
 
     func close() {
