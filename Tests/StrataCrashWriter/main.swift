@@ -129,9 +129,9 @@ final class KillingFile: StorageFile {
         owner.change()
         try base.truncate(to: size)
     }
-    func preallocate(to size: Int) -> Bool {
+    func preallocate(from offset: Int, to size: Int) -> Bool {
         owner.change()
-        return base.preallocate(to: size)
+        return base.preallocate(from: offset, to: size)
     }
     func close() { base.close() }
 }

@@ -17,6 +17,21 @@ enum LogFormat {
     static let maximumPayloadSize = 1 << 30
     static let segmentSuffix = ".log"
 
+    /// The log reserves the active segment's blocks ahead of its appends
+    /// (see `TransactionLog`), to a size that is a multiple of this. Zeros
+    /// after the last record of the *last* segment, when the file's size is
+    /// such a multiple, are that reservation, left by a crash: the log's
+    /// end. Zeros anywhere else are what they always were: a torn tail or
+    /// damage.
+    static let reservationAlignment = 4_096
+
+    /// Bytes reserved at a time: a size change per ~1 MiB of log, not per
+    /// commit; never more than a segment, always a multiple of the alignment.
+    static func reservationStep(segmentLimit: Int) -> Int {
+        let aligned = (max(segmentLimit, 1) + reservationAlignment - 1) / reservationAlignment * reservationAlignment
+        return min(1 << 20, aligned)
+    }
+
     /// The file name of the segment whose first record is `firstSequence`.
     static func segmentName(_ firstSequence: Int64) -> String {
         FileName.numbered("", firstSequence, segmentSuffix)

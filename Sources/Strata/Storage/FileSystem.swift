@@ -49,18 +49,18 @@ public protocol StorageFile: AnyObject {
     func sync() throws
     /// Cuts the file to `size` bytes.
     func truncate(to size: Int) throws
-    /// Reserves the file's blocks up to `size` bytes, growing it with
-    /// zeros, so that a later write below `size` followed by a sync changes
-    /// no metadata (the size is already on disk). Best effort: false when
-    /// the file system cannot (nothing is promised by a call either way).
-    func preallocate(to size: Int) -> Bool
+    /// Reserves the file's blocks from `offset` (its size) up to `size`
+    /// bytes, growing it with zeros, so that a later write below `size`
+    /// followed by a sync does not also write a new size. Best effort:
+    /// false when the file system cannot.
+    func preallocate(from offset: Int, to size: Int) -> Bool
     /// Closes the file; later calls fail.
     func close()
 }
 
 extension StorageFile {
     /// Preallocates nothing: a file system that cannot, or need not.
-    public func preallocate(to size: Int) -> Bool { false }
+    public func preallocate(from offset: Int, to size: Int) -> Bool { false }
 }
 
 /// Why a file operation failed: the operation, the path and the system's
@@ -224,11 +224,12 @@ final class PosixFile: StorageFile {
         }
     }
 
-    func preallocate(to size: Int) -> Bool {
+    func preallocate(from offset: Int, to size: Int) -> Bool {
         #if os(Linux)
+        guard size > offset else { return true }
         // Returns the error number itself; EINTR is retried.
         var result: Int32
-        repeat { result = posix_fallocate(descriptor, 0, off_t(size)) } while result == EINTR
+        repeat { result = posix_fallocate(descriptor, off_t(offset), off_t(size - offset)) } while result == EINTR
         return result == 0
         #else
         // Darwin's F_PREALLOCATE reserves blocks but not the size: no gain.

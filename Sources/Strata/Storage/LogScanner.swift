@@ -69,11 +69,12 @@ struct LogScanner {
                 result.validEnd = offset
                 continue
             }
-            // Blocks reserved ahead of the appends and never written: the
-            // log's end, whichever segment (a crash may come before a
-            // rollover cuts them). No frame is all zeros: its checksum
-            // covers its length.
-            if bytes[offset...].allSatisfy({ $0 == 0 }) { return result }
+            // Blocks reserved ahead of the appends and never written, left
+            // by a crash: the log's end (LogFormat.reservationAlignment).
+            // No frame is all zeros: its checksum covers its length.
+            if isLast && bytes.count % LogFormat.reservationAlignment == 0 && bytes[offset...].allSatisfy({ $0 == 0 }) {
+                return result
+            }
             let problem = describe(at: offset)
             if isLast && !hasIntactFrame(after: offset) {
                 result.finding = .tornTail(segment: name, offset: offset, bytes: bytes.count - offset)

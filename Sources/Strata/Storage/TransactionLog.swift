@@ -30,6 +30,8 @@ final class TransactionLog {
     /// disk): appends below it change no metadata. Past the last record
     /// the file holds zeros, which read as the log's end.
     private var reservedEnd = 0
+    /// False once the file system could not reserve (until the next segment).
+    private var canReserve = true
     /// Read descriptors of earlier segments, opened on first use.
     private var readers: [Int: any StorageFile] = [:]
     /// Segment indexes of `readers`, least recently used first.
@@ -210,6 +212,7 @@ final class TransactionLog {
             let opened = SharedFile(try fileSystem.open(path(last), create: false))
             file = opened
             reservedEnd = last.size
+            canReserve = true
             // What was read may be only in the page cache (a writer at
             // `.none` that died): open then counts all of it as durable.
             try opened.file.sync()
@@ -295,7 +298,6 @@ final class TransactionLog {
         let frame = LogFormat.frame(payload)
         let index = segments.count - 1
         let offset = segments[index].size
-        reserve(through: offset + frame.count)
         do {
             try file!.file.write(frame, at: offset)
         } catch {
@@ -303,6 +305,10 @@ final class TransactionLog {
             reservedEnd = offset
             throw error
         }
+        // After the write, not before: a torn frame is then followed by at
+        // most one step of zeros, which keeps telling a torn tail from
+        // damage cheap (`LogScanner.hasIntactFrame`).
+        reserve(after: offset + frame.count)
         segments[index].size += frame.count
         nextSequence += 1
         return Position(segment: index, offset: offset, size: frame.count)
@@ -313,16 +319,15 @@ final class TransactionLog {
     /// file's new size (see `StorageFile.preallocate(to:)`): a durable
     /// commit costs one data write, as a bare `fdatasync` of an
     /// already-sized file does. Rollover and close cut the zeros again.
-    private func reserve(through end: Int) {
-        guard end > reservedEnd, let file else { return }
-        let step = min(Self.reservationStep, max(segmentLimit, 4096))
+    private func reserve(after end: Int) {
+        guard end >= reservedEnd else { return }
+        reservedEnd = end
+        guard canReserve, let file else { return }
+        let step = LogFormat.reservationStep(segmentLimit: segmentLimit)
         let target = (end / step + 1) * step
         // A file system that cannot is not asked again for this segment.
-        reservedEnd = file.file.preallocate(to: target) ? target : .max
+        if file.file.preallocate(from: end, to: target) { reservedEnd = target } else { canReserve = false }
     }
-
-    /// Bytes reserved at a time: a size change per ~1 MiB of log, not per commit.
-    static let reservationStep = 1 << 20
 
     /// Cuts the zeros reserved past the last record of the active segment
     /// (a clean close leaves files exactly their records' size).
@@ -370,6 +375,7 @@ final class TransactionLog {
         segments.append(segment)
         file = SharedFile(newFile)
         reservedEnd = segment.size
+        canReserve = true
         // Named only once whole: from now on a short header there is damage.
         // Best effort: the old segment's records are durable already (their
         // commits must not fail now), and a manifest that lags the log is

@@ -479,7 +479,8 @@ public actor Store {
         }
         if failure == nil {
             do {
-                try log.trimReserved()
+                // Best effort: zeros left reserved read as the end at open.
+                try? log.trimReserved()
                 try log.sync()
                 // A later open then knows every transaction through here
                 // must be in the log (a deleted segment is not a clean end).

@@ -97,6 +97,6 @@ final class FaultyFile: StorageFile {
         try base.sync()
     }
     func truncate(to size: Int) throws { try base.truncate(to: size) }
-    func preallocate(to size: Int) -> Bool { base.preallocate(to: size) }
+    func preallocate(from offset: Int, to size: Int) -> Bool { base.preallocate(from: offset, to: size) }
     func close() { base.close() }
 }

@@ -26,7 +26,7 @@ struct StoreReservedSpaceTests {
     }
 
     @Test(
-        "zeros past the last record of any segment are its end, cut at open; zeros then a partial frame are a torn tail"
+        "zeros a reservation leaves past the last segment's records are its end, cut at open; other zeros are a torn tail or damage"
     )
     func zeroTails() async throws {
         let path = temporaryStorePath()
@@ -47,10 +47,11 @@ struct StoreReservedSpaceTests {
         #expect(segments.count >= 3)
         let sizes = try segments.map(Self.size)
 
-        // What a crash after reserving leaves, in a sealed segment and the last.
-        for segment in [segments[0], segments[segments.count - 1]] {
-            try Self.append([UInt8](repeating: 0, count: (1 << 20) + 17), to: segment)
-        }
+        // What a crash after reserving leaves: zeros to a multiple of the
+        // alignment (4 KiB) past the last segment's records.
+        let last = segments[segments.count - 1]
+        let lastSize = try Self.size(last)
+        try Self.append([UInt8](repeating: 0, count: (4_096 - lastSize % 4_096) % 4_096 + (1 << 20)), to: last)
         let reopened = try await Store.open(at: path, options: Self.options())
         #expect(reopened.warnings.isEmpty, "\(reopened.warnings)")
         #expect(reopened.current == value)
@@ -59,16 +60,41 @@ struct StoreReservedSpaceTests {
         let after = reopened.current
         try await reopened.close()
 
+        // Zeros the reservation cannot have left (a size off the alignment)
+        // are a torn tail, reported.
+        let newest = logSegments(path).last!
+        var end = try Self.size(newest)
+        let odd = end % 4_096 == 4_095 ? 2 : 1
+        try Self.append([UInt8](repeating: 0, count: odd), to: newest)
+        let zeroed = try await Store.open(at: path, options: Self.options())
+        let newestName = URL(fileURLWithPath: newest).lastPathComponent
+        #expect(zeroed.warnings == [.tornTail(segment: newestName, offset: end, bytes: odd)])
+        #expect(zeroed.current == after)
+        try await zeroed.close()
+
+        // In a sealed segment zeros are damage: a rollover cuts its reservation.
+        let sealed = segments[0]
+        let sealedBytes = try Data(contentsOf: URL(fileURLWithPath: sealed))
+        try Self.append([UInt8](repeating: 0, count: 4_096 - sealedBytes.count % 4_096), to: sealed)
+        await #expect {
+            _ = try await Store.open(at: path, options: Self.options())
+        } throws: { error in
+            guard case .corruptLog(let segment, let offset, _)? = error as? StoreError else { return false }
+            return segment == URL(fileURLWithPath: sealed).lastPathComponent && offset == sealedBytes.count
+        }
+        try sealedBytes.write(to: URL(fileURLWithPath: sealed))
+        let restored = try await Store.open(at: path, options: Self.options())
+        #expect(restored.warnings.isEmpty && restored.current == after)
+        try await restored.close()
+
         // Zeros, then the start of a frame that never finished.
-        let last = logSegments(path).last!
-        let end = try Self.size(last)
-        try Self.append([UInt8](repeating: 0, count: 5_000) + [0x10, 0, 0, 0, 1, 2, 3], to: last)
+        end = try Self.size(newest)
+        try Self.append([UInt8](repeating: 0, count: 5_000) + [0x10, 0, 0, 0, 1, 2, 3], to: newest)
         let torn = try await Store.open(at: path, options: Self.options())
-        let name = URL(fileURLWithPath: last).lastPathComponent
-        #expect(torn.warnings == [.tornTail(segment: name, offset: end, bytes: 5_007)])
+        #expect(torn.warnings == [.tornTail(segment: newestName, offset: end, bytes: 5_007)])
         #expect(torn.current == after)
         try await torn.close()
-        #expect(try Self.size(last) == end)
+        #expect(try Self.size(newest) == end)
     }
 
     #if os(Linux)
