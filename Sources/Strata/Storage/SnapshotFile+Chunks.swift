@@ -360,12 +360,8 @@ extension SnapshotFile {
                             chunks[i].offset
                         )
                     }
-                    if entries[index].isEmpty {
-                        entries[index] = chunkEntries
-                        entries[index].reserveCapacity(table.count)
-                    } else {
-                        entries[index].append(contentsOf: chunkEntries)
-                    }
+                    if entries[index].isEmpty { entries[index].reserveCapacity(table.count) }
+                    entries[index].append(contentsOf: chunkEntries)
                 }
             }
             guard let records = PersistentMap(checkingUniqueKeysWithValues: parts.joined()) else {

@@ -210,9 +210,7 @@ final class TransactionLog {
         pendingRemovals = []
         if let last = segments.last {
             let opened = SharedFile(try fileSystem.open(path(last), create: false))
-            file = opened
-            reservedEnd = last.size
-            canReserve = true
+            activate(opened, size: last.size)
             // What was read may be only in the page cache (a writer at
             // `.none` that died): open then counts all of it as durable.
             try opened.file.sync()
@@ -316,7 +314,7 @@ final class TransactionLog {
 
     /// Reserves the active segment's blocks ahead of the appends, a step
     /// at a time, so that the sync after an append does not also write the
-    /// file's new size (see `StorageFile.preallocate(to:)`): a durable
+    /// file's new size (see `StorageFile.preallocate(from:to:)`): a durable
     /// commit costs one data write, as a bare `fdatasync` of an
     /// already-sized file does. Rollover and close cut the zeros again.
     private func reserve(after end: Int) {
@@ -327,6 +325,13 @@ final class TransactionLog {
         let target = (end / step + 1) * step
         // A file system that cannot is not asked again for this segment.
         if file.file.preallocate(from: end, to: target) { reservedEnd = target } else { canReserve = false }
+    }
+
+    /// Makes `shared`, of `size` bytes on disk, the file appends go to.
+    private func activate(_ shared: SharedFile, size: Int) {
+        file = shared
+        reservedEnd = size
+        canReserve = true
     }
 
     /// Cuts the zeros reserved past the last record of the active segment
@@ -373,9 +378,7 @@ final class TransactionLog {
             throw error
         }
         segments.append(segment)
-        file = SharedFile(newFile)
-        reservedEnd = segment.size
-        canReserve = true
+        activate(SharedFile(newFile), size: segment.size)
         // Named only once whole: from now on a short header there is damage.
         // Best effort: the old segment's records are durable already (their
         // commits must not fail now), and a manifest that lags the log is

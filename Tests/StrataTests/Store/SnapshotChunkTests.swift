@@ -217,9 +217,7 @@ struct SnapshotChunkTests {
         try await store.snapshot()
         let current = await store.current
         try await store.close()
-        let file = snapshotFiles(path).last!
-        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let layout = try SnapshotLayout(original)
+        let (file, original, layout) = try SnapshotLayout.newest(in: path)
         #expect(layout.chunks.count >= 4)
 
         // A byte in the directory, in the first chunk, in a middle one, in
@@ -272,10 +270,8 @@ struct SnapshotChunkTests {
         try await store.snapshot()
         let original = await store.current
         try await store.close()
-        let file = snapshotFiles(path).last!
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let layout = try SnapshotLayout(bytes)
-        let raw = try ZstdDecompressor().decompress(bytes[layout.chunks[0].range])
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let raw = try layout.raw(of: 0, in: bytes)
 
         var random = SplitMix64(seed: 2026)
         var accepted = 0
@@ -346,11 +342,9 @@ extension SnapshotChunkTests {
 
         // The record's title changes from Alpha to Alphz; the stored entry
         // still says Alpha. Every checksum is made to agree.
-        let file = snapshotFiles(path).last!
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let layout = try SnapshotLayout(bytes)
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
         let number = layout.chunks.firstIndex { $0.fields[0] == 0 }!
-        var raw = try ZstdDecompressor().decompress(bytes[layout.chunks[number].range])
+        var raw = try layout.raw(of: number, in: bytes)
         let at = (0..<(raw.count - 4)).first { Array(raw[$0..<($0 + 5)]) == Array("Alpha".utf8) }!
         raw[at + 4] = UInt8(ascii: "z")
         try Data(try layout.resealing(bytes, chunk: number, raw: raw)).write(to: URL(fileURLWithPath: file))
@@ -396,9 +390,7 @@ extension SnapshotChunkTests {
         let value = await store.current
         try await store.close()
 
-        let file = snapshotFiles(path).last!
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-        let layout = try SnapshotLayout(bytes)
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
         for index in 0..<2 {
             let entryChunks = layout.chunks.filter { $0.fields[0] == 1 && $0.fields[2] == UInt64(index) }
             #expect(entryChunks.count >= 2, "index \(index): \(entryChunks.count) chunks")
@@ -417,8 +409,8 @@ extension SnapshotChunkTests {
             layout.chunks[$0].fields[0] == 1 && layout.chunks[$0].fields[2] == 1
         }
         let (a, b) = (textChunks[0], textChunks[1])
-        let rawA = try ZstdDecompressor().decompress(bytes[layout.chunks[a].range])
-        let rawB = try ZstdDecompressor().decompress(bytes[layout.chunks[b].range])
+        let rawA = try layout.raw(of: a, in: bytes)
+        let rawB = try layout.raw(of: b, in: bytes)
         let swapped = try layout.resealing(
             bytes,
             chunks: [a: (rawB, layout.chunks[b].fields[3]), b: (rawA, layout.chunks[a].fields[3])]
@@ -462,22 +454,11 @@ extension SnapshotChunkTests {
     /// The entries of a front-coded block (shared prefix length, suffix length, suffix).
     static func frontDecoded(_ raw: [UInt8]) -> [[UInt8]] {
         var offset = 0
-        func varint() -> Int {
-            var value = 0
-            var shift = 0
-            while true {
-                let byte = raw[offset]
-                offset += 1
-                value |= Int(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
         var entries: [[UInt8]] = []
         var previous: [UInt8] = []
         while offset < raw.count {
-            let shared = varint()
-            let suffix = varint()
+            let shared = Int(TestVarint.read(raw, at: &offset))
+            let suffix = Int(TestVarint.read(raw, at: &offset))
             previous = Array(previous.prefix(shared)) + raw[offset..<(offset + suffix)]
             offset += suffix
             entries.append(previous)
@@ -488,19 +469,11 @@ extension SnapshotChunkTests {
     /// `entries` front-coded as the writer does.
     static func frontCoded(_ entries: [[UInt8]]) -> [UInt8] {
         var raw: [UInt8] = []
-        func varint(_ value: Int) {
-            var v = value
-            while v >= 0x80 {
-                raw.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            raw.append(UInt8(v))
-        }
         var previous: [UInt8] = []
         for entry in entries {
             let shared = zip(previous, entry).prefix { $0 == $1 }.count
-            varint(shared)
-            varint(entry.count - shared)
+            TestVarint.append(UInt64(shared), to: &raw)
+            TestVarint.append(UInt64(entry.count - shared), to: &raw)
             raw += entry[shared...]
             previous = entry
         }
@@ -524,17 +497,7 @@ struct SnapshotLayout {
         let directorySize = Int(Self.u32(bytes, 12))
         directoryRange = 64..<(64 + directorySize)
         var offset = directoryRange.lowerBound
-        func varint() -> UInt64 {
-            var value: UInt64 = 0
-            var shift: UInt64 = 0
-            while true {
-                let byte = bytes[offset]
-                offset += 1
-                value |= UInt64(byte & 0x7F) << shift
-                if byte < 0x80 { return value }
-                shift += 7
-            }
-        }
+        func varint() -> UInt64 { TestVarint.read(bytes, at: &offset) }
         func string() { offset += Int(varint()) }
         _ = varint()  // basis
         for _ in 0..<varint() { string() }
@@ -569,6 +532,18 @@ struct SnapshotLayout {
         }
     }
 
+    /// The newest snapshot of the store at `path`: its file, bytes and layout.
+    static func newest(in path: String) throws -> (file: String, bytes: [UInt8], layout: SnapshotLayout) {
+        let file = snapshotFiles(path).last!
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        return (file, bytes, try SnapshotLayout(bytes))
+    }
+
+    /// Chunk `number`'s raw (decompressed) bytes.
+    func raw(of number: Int, in bytes: [UInt8]) throws -> [UInt8] {
+        try ZstdDecompressor().decompress(bytes[chunks[number].range])
+    }
+
     static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
         (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) }
     }
@@ -586,14 +561,7 @@ struct SnapshotLayout {
             frames[number] = try ZstdCompressor(level: 1).compress(replacement.raw)
         }
         var directory = head
-        func varint(_ value: UInt64) {
-            var v = value
-            while v >= 0x80 {
-                directory.append(UInt8(v & 0x7F) | 0x80)
-                v >>= 7
-            }
-            directory.append(UInt8(v))
-        }
+        func varint(_ value: UInt64) { TestVarint.append(value, to: &directory) }
         for (i, chunk) in chunks.enumerated() {
             var fields = chunk.fields
             let n = fields.count
@@ -615,5 +583,30 @@ struct SnapshotLayout {
         put(CRC32C.checksum(directory), at: 56)
         put(CRC32C.checksum(header[0..<60]), at: 60)
         return header + directory + frames.joined()
+    }
+}
+
+/// LEB128 varints as the file formats write them, for tests that parse and
+/// rewrite files without trusting the reader under test.
+enum TestVarint {
+    static func read(_ bytes: [UInt8], at offset: inout Int) -> UInt64 {
+        var value: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let byte = bytes[offset]
+            offset += 1
+            value |= UInt64(byte & 0x7F) << shift
+            if byte < 0x80 { return value }
+            shift += 7
+        }
+    }
+
+    static func append(_ value: UInt64, to bytes: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            bytes.append(UInt8(v & 0x7F) | 0x80)
+            v >>= 7
+        }
+        bytes.append(UInt8(v))
     }
 }
