@@ -31,17 +31,11 @@ struct StoreCrashTests {
         var random = SeededRandom(seed: 42)
         var reported: Int64 = 0
         for kill in 0..<Self.kills {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: Self.writerPath)
-            child.arguments = [path, policy]
-            let output = Pipe()
-            child.standardOutput = output
-            try child.run()
+            let child = try ChildProcess(path: Self.writerPath, arguments: [path, policy])
             // Let it commit for 5–60 ms, then kill it mid-whatever.
             try await Task.sleep(for: .milliseconds(5 + random.int(below: 55)))
-            Foundation.kill(child.processIdentifier, SIGKILL)
-            child.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            child.kill()
+            let text = child.finish().output
             // Only whole lines count: a line cut by the kill was not reported.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             if let last = lines.last.flatMap({ Int64($0) }) { reported = max(reported, last) }
