@@ -436,9 +436,10 @@ extension ByteReader {
             var entries: [(RecordID, Record)] = []
             entries.reserveCapacity(recordCount)
             for _ in 0..<recordCount { entries.append((try recordID(), try record())) }
-            // Bulk build (each node allocated once at its size); on a repeated
-            // ID, decode the table again one record at a time to report where.
-            guard let records = PersistentMap(checkingUniqueKeysWithValues: entries) else {
+            // Bulk build (each node allocated once at its size, the root's
+            // subtries on every core); on a repeated ID, decode the table
+            // again one record at a time to report where.
+            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: [entries]) else {
                 rewind(to: recordsStart)
                 _ = try count(minimumSize: 3)
                 var seen = Set<RecordID>()

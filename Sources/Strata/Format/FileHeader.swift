@@ -18,6 +18,7 @@ struct FileHeader {
         case snapshot = "SNP"
         case block = "BLK"
         case manifest = "MAN"
+        case segmentSummary = "SUM"
 
         /// The 8 bytes a file of this kind starts with.
         var magic: [UInt8] { Array(("STRAT" + rawValue).utf8) }
@@ -29,6 +30,7 @@ struct FileHeader {
             case .snapshot: return "snapshot"
             case .block: return "compaction block"
             case .manifest: return "manifest"
+            case .segmentSummary: return "log segment summary"
             }
         }
     }

@@ -25,6 +25,12 @@ enum LogFormat {
     /// damage.
     static let reservationAlignment = 4_096
 
+    /// A snapshot seals the active segment (at the next append) once it
+    /// holds this much: open reads the last segment whole, so a large one
+    /// before the snapshot would be read for nothing. Half the default
+    /// segment: a smaller log keeps the segments its size gives it.
+    static let sealAtSnapshot = 32 << 20
+
     /// Bytes reserved at a time: a size change per ~1 MiB of log, not per
     /// commit; never more than a segment, always a multiple of the alignment.
     static func reservationStep(segmentLimit: Int) -> Int {

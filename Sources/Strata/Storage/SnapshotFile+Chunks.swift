@@ -364,7 +364,7 @@ extension SnapshotFile {
                     entries[index].append(contentsOf: chunkEntries)
                 }
             }
-            guard let records = PersistentMap(checkingUniqueKeysWithValues: parts.joined()) else {
+            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: parts) else {
                 throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
             }
             var value = Table(records: records)

@@ -45,6 +45,19 @@ final class TransactionLog {
     /// What open found to cut, carried out by `finishRecovery()`.
     private var pendingTruncations: [(segment: Int, size: Int)] = []
     private var pendingRemovals: [String] = []
+    /// Segments open read, with what it read: `finishRecovery()` writes
+    /// their summaries (a store from before summaries, or a summary that
+    /// did not check or differed), or removes them (a segment cut, or left last).
+    private var readSegments: [(segment: Int, entries: SegmentSummary.Builder, whole: Bool, onDisk: SegmentSummary?)] =
+        []
+    /// Summary files open found describing nothing it keeps (removed first).
+    private var staleSummaries: [String] = []
+    /// The active segment's records as its summary will list them; nil when
+    /// not every record's digest is known (the segment is then summarized
+    /// by the next open that reads it).
+    private var activeEntries: SegmentSummary.Builder? = SegmentSummary.Builder()
+    /// Set by ``requestSeal(atLeast:)``: the next append starts a new segment.
+    private var sealRequested = false
 
     /// Total bytes of all segments.
     var byteCount: Int { segments.reduce(0) { $0 + $1.size } }
@@ -85,9 +98,17 @@ final class TransactionLog {
     /// changes until ``finishRecovery()``: the store first removes what
     /// was built from the history being dropped (snapshots, blocks).
     ///
-    /// - Parameter listedNewest: the first record of the newest segment the
-    ///   manifest names (0: unknown); that segment was created whole, so a
-    ///   short header there is damage, not a crash during creation.
+    /// A sealed segment with a sound summary that matches its file is not
+    /// read: `summarized` gets the summary's digests and positions instead,
+    /// and returns true when it took them (false: the segment is read and
+    /// visited as any other). The last segment is always read.
+    ///
+    /// - Parameters:
+    ///   - listedNewest: the first record of the newest segment the
+    ///     manifest names (0: unknown); that segment was created whole, so a
+    ///     short header there is damage, not a crash during creation.
+    ///   - visit: returns the record's digest for the segment's summary, or
+    ///     nil for a record that does not decode.
     /// - Returns: the log (not yet ready to append) and what was found.
     static func open(
         directory: String,
@@ -95,14 +116,19 @@ final class TransactionLog {
         segmentLimit: Int,
         recovery: Recovery,
         listedNewest: Int64 = 0,
-        visit: (ArraySlice<UInt8>, Position) -> Bool
+        summarized: ([SegmentSummary.Entry], [Position]) -> Bool = { _, _ in false },
+        visit: (ArraySlice<UInt8>, Position) -> [UInt8]?
     ) throws -> (TransactionLog, Recovered) {
         try fileSystem.createDirectory(directory)
         let log = TransactionLog(directory: directory, fileSystem: fileSystem, segmentLimit: segmentLimit)
         // Only the names segments are given: another file that ends in
         // `.log` is not the store's to read, cut or remove.
-        let names = try fileSystem.contents(ofDirectory: directory).filter {
-            LogFormat.firstSequence(ofName: $0) != nil
+        let files = try fileSystem.contents(ofDirectory: directory)
+        let names = files.filter { LogFormat.firstSequence(ofName: $0) != nil }
+        let summaryNames = Set(files.filter { SegmentSummary.segment(ofName: $0) != nil })
+        // A summary without its segment (removed by a cut that stopped short).
+        for name in summaryNames where !names.contains(SegmentSummary.segment(ofName: name)!) {
+            log.staleSummaries.append(name)
         }
         var found = Recovered()
         var expected: Int64 = 1
@@ -111,9 +137,25 @@ final class TransactionLog {
             let path = directory + "/" + name
             let file = try fileSystem.open(path, create: false)
             defer { file.close() }
-            let bytes = try file.read(at: 0, count: try file.size())
+            let isLast = index == names.count - 1
             let named = LogFormat.firstSequence(ofName: name)
             if let named { found.newestSegment = max(found.newestSegment, named) }
+            let summaryName = SegmentSummary.name(ofSegment: name)
+            let hasSummary = summaryNames.contains(summaryName)
+            var onDisk: SegmentSummary?
+            if !dropping, !isLast, hasSummary {
+                onDisk = log.summary(summaryName, describing: file, firstSequence: expected)
+                if let summary = onDisk, summarized(summary.entries, summary.positions(segment: log.segments.count)) {
+                    expected += Int64(summary.entries.count)
+                    log.segments.append(Segment(name: name, size: summary.segmentSize))
+                    // Unknown here: it is the active one only if every later segment is dropped.
+                    log.activeEntries = nil
+                    continue
+                }
+            }
+            // Read, then kept, cut or dropped: its summary is decided in finishRecovery().
+            if hasSummary, dropping { log.staleSummaries.append(summaryName) }
+            let bytes = try file.read(at: 0, count: try file.size())
             if dropping {
                 // Everything after the cut goes; its intact records only
                 // measure the loss.
@@ -126,7 +168,6 @@ final class TransactionLog {
                 }
                 continue
             }
-            let isLast = index == names.count - 1
             let listed = named != nil && named == listedNewest
             let scan = try LogScanner(
                 name: name,
@@ -166,14 +207,18 @@ final class TransactionLog {
             }
             let segmentIndex = log.segments.count
             var kept = scan.validEnd
+            var entries = SegmentSummary.Builder()
             for frame in scan.frames {
                 let position = Position(segment: segmentIndex, offset: frame.offset, size: frame.size)
-                guard visit(bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end], position) else {
+                guard let digest = visit(bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end], position)
+                else {
                     kept = frame.offset
                     dropping = true
                     found.cut = (name, frame.offset, "record does not decode")
                     break
                 }
+                let checksum = LittleEndian.read(UInt32.self, bytes, at: frame.offset + 4)
+                entries.append(size: frame.size, checksum: checksum, digest: digest)
                 expected += 1
             }
             found.reachedOnDisk = max(found.reachedOnDisk, first - 1 + Int64(scan.frames.count))
@@ -188,6 +233,9 @@ final class TransactionLog {
             if let finding = scan.finding { found.findings.append(finding) }
             if kept < bytes.count { log.pendingTruncations.append((segmentIndex, kept)) }
             log.segments.append(Segment(name: name, size: kept))
+            log.activeEntries = entries
+            log.readSegments.append((segmentIndex, entries, kept == bytes.count, hasSummary ? onDisk : nil))
+            if hasSummary, onDisk == nil { log.staleSummaries.append(summaryName) }
         }
         found.reachedOnDisk = max(found.reachedOnDisk, expected - 1)
         log.nextSequence = expected
@@ -198,6 +246,27 @@ final class TransactionLog {
     /// decided: cuts the kept segments' tails and removes dropped segments,
     /// durably; then the log is ready to append.
     func finishRecovery() throws {
+        // Summaries first: none may outlive, even briefly, the bytes it describes.
+        var summariesToRemove = staleSummaries
+        var summariesToWrite: [(segment: Int, entries: SegmentSummary.Builder)] = []
+        for read in readSegments {
+            let name = segments[read.segment].name
+            let isLast = read.segment == segments.count - 1
+            if read.onDisk != nil { summariesToRemove.append(SegmentSummary.name(ofSegment: name)) }
+            guard read.whole, !isLast else { continue }
+            if let onDisk = read.onDisk, SegmentSummary.Builder(onDisk.entries) == read.entries {
+                summariesToRemove.removeLast()
+            } else {
+                summariesToWrite.append((read.segment, read.entries))
+            }
+        }
+        for name in pendingRemovals where name.hasSuffix(LogFormat.segmentSuffix) {
+            summariesToRemove.append(SegmentSummary.name(ofSegment: name))
+        }
+        for name in Set(summariesToRemove) where fileSystem.exists(directory + "/" + name) {
+            try fileSystem.remove(directory + "/" + name)
+        }
+        if !summariesToRemove.isEmpty, !pendingTruncations.isEmpty { try fileSystem.syncDirectory(directory) }
         for (index, size) in pendingTruncations {
             let file = try fileSystem.open(path(segments[index]), create: false)
             defer { file.close() }
@@ -206,8 +275,11 @@ final class TransactionLog {
         }
         for name in pendingRemovals { try fileSystem.remove(directory + "/" + name) }
         if !pendingTruncations.isEmpty || !pendingRemovals.isEmpty { try fileSystem.syncDirectory(directory) }
+        for (index, entries) in summariesToWrite { writeSummary(entries, ofSegment: segments[index].name) }
         pendingTruncations = []
         pendingRemovals = []
+        readSegments = []
+        staleSummaries = []
         if let last = segments.last {
             let opened = SharedFile(try fileSystem.open(path(last), create: false))
             activate(opened, size: last.size)
@@ -215,6 +287,60 @@ final class TransactionLog {
             // `.none` that died): open then counts all of it as durable.
             try opened.file.sync()
         }
+    }
+
+    // MARK: Summaries
+
+    /// The summary in file `name` when it checks and describes `segment` as
+    /// it is on disk: its header is sound and names `firstSequence`, its
+    /// size is the file's, and its last frame has the size and checksum
+    /// listed (two small reads); nil otherwise (the segment is then read).
+    private func summary(_ name: String, describing segment: any StorageFile, firstSequence: Int64) -> SegmentSummary? {
+        guard let file = try? fileSystem.open(directory + "/" + name, create: false) else { return nil }
+        defer { file.close() }
+        // The header first: a file larger than its header says, or than its
+        // segment could need, is not read at all.
+        guard let size = try? segment.size(), let fileSize = try? file.size(),
+            let header = try? file.read(at: 0, count: SegmentSummary.headerSize),
+            header.count == SegmentSummary.headerSize,
+            fileSize - SegmentSummary.headerSize == Int(LittleEndian.read(UInt32.self, header, at: 32)),
+            fileSize - SegmentSummary.headerSize <= SegmentSummary.maximumBodySize(segmentSize: size),
+            let bytes = try? file.read(at: 0, count: fileSize),
+            let summary = try? SegmentSummary.decode(bytes, file: name),
+            summary.firstSequence == firstSequence, summary.segmentSize == size,
+            let segmentHeader = try? segment.read(at: 0, count: LogFormat.headerSize),
+            (try? LogFormat.firstSequence(inHeader: segmentHeader)) == firstSequence
+        else { return nil }
+        guard let last = summary.entries.last else { return summary }
+        guard let frame = try? segment.read(at: size - last.size, count: LogFormat.frameHeaderSize),
+            frame.count == LogFormat.frameHeaderSize,
+            Int(LittleEndian.read(UInt32.self, frame, at: 0)) == last.size - LogFormat.frameHeaderSize,
+            LittleEndian.read(UInt32.self, frame, at: 4) == last.checksum
+        else { return nil }
+        return summary
+    }
+
+    /// Writes the summary of segment `segment` (its entries), best effort
+    /// and unsynced: a summary lost or torn by a crash does not check, and
+    /// the next open reads the segment instead.
+    private func writeSummary(_ entries: SegmentSummary.Builder, ofSegment segment: String) {
+        guard let first = LogFormat.firstSequence(ofName: segment), let bytes = entries.file(firstSequence: first),
+            let file = try? fileSystem.open(directory + "/" + SegmentSummary.name(ofSegment: segment), create: true)
+        else { return }
+        defer { file.close() }
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+        } catch {
+            try? file.truncate(to: 0)
+        }
+    }
+
+    /// Removes the summary of segment `segment`, if it has one: before the
+    /// segment is cut or removed, so that no summary outlives what it describes.
+    private func removeSummary(ofSegment segment: String) throws {
+        let path = directory + "/" + SegmentSummary.name(ofSegment: segment)
+        if fileSystem.exists(path) { try fileSystem.remove(path) }
     }
 
     /// Adopts `manifest` as the store's, kept in `directory`, rewriting it
@@ -290,7 +416,10 @@ final class TransactionLog {
     /// - Precondition: the payload fits a frame
     ///   (``LogFormat/maximumPayloadSize``: the store refuses larger ones).
     /// - Throws: `FileSystemError`.
-    func append(_ payload: [UInt8]) throws -> Position {
+    ///
+    /// - Parameter digest: what the segment's summary lists for the record
+    ///   (nil: the segment gets no summary until an open reads it).
+    func append(_ payload: [UInt8], digest: [UInt8]? = nil) throws -> Position {
         precondition(payload.count <= LogFormat.maximumPayloadSize, "log record of \(payload.count) bytes")
         if needsNewSegment { try startSegment() }
         let frame = LogFormat.frame(payload)
@@ -309,6 +438,15 @@ final class TransactionLog {
         reserve(after: offset + frame.count)
         segments[index].size += frame.count
         nextSequence += 1
+        if let digest {
+            activeEntries?.append(
+                size: frame.count,
+                checksum: LittleEndian.read(UInt32.self, frame, at: 4),
+                digest: digest
+            )
+        } else {
+            activeEntries = nil
+        }
         return Position(segment: index, offset: offset, size: frame.count)
     }
 
@@ -344,7 +482,16 @@ final class TransactionLog {
 
     /// Whether the next ``append(_:)`` starts a new segment (none is open,
     /// or the last one is full).
-    var needsNewSegment: Bool { file == nil || segments[segments.count - 1].size >= segmentLimit }
+    var needsNewSegment: Bool { file == nil || sealRequested || segments[segments.count - 1].size >= segmentLimit }
+
+    /// Seals the active segment at the next append when it holds at least
+    /// `bytes`: a snapshot asks, so that the records it covers end up in
+    /// sealed segments, which open knows by their summaries instead of
+    /// reading them (the last segment is always read).
+    func requestSeal(atLeast bytes: Int) {
+        guard file != nil, let last = segments.last, last.size >= bytes else { return }
+        sealRequested = true
+    }
 
     /// Syncs the active segment: before a rollover, so that only the last
     /// segment is ever unsynced. Once it returns, every record appended so
@@ -362,6 +509,13 @@ final class TransactionLog {
         // The segment is sealed at its records' size; its sync makes it so.
         try trimReserved()
         try syncTail()
+        if file != nil, let sealed = segments.last, let entries = activeEntries, entries.framesEnd == sealed.size {
+            writeSummary(entries, ofSegment: sealed.name)
+        }
+        // Unknown until the new segment exists: a failed start leaves the
+        // sealed one last, and what a cut into it keeps is not known here.
+        activeEntries = nil
+        sealRequested = false
         file = nil
         let segment = Segment(name: LogFormat.segmentName(nextSequence), size: LogFormat.headerSize)
         let newFile = try fileSystem.open(path(segment), create: true)
@@ -379,6 +533,7 @@ final class TransactionLog {
         }
         segments.append(segment)
         activate(SharedFile(newFile), size: segment.size)
+        activeEntries = SegmentSummary.Builder()
         // Named only once whole: from now on a short header there is damage.
         // Best effort: the old segment's records are durable already (their
         // commits must not fail now), and a manifest that lags the log is
@@ -414,6 +569,10 @@ final class TransactionLog {
             $0.durableThrough = min($0.durableThrough, sequence - 1)
         }
         closeReaders(from: position.segment)
+        for segment in segments[position.segment...] { try removeSummary(ofSegment: segment.name) }
+        // Within the active segment its entries up to the cut stay known;
+        // a cut into a sealed one leaves them unknown.
+        activeEntries = position.segment == segments.count - 1 ? activeEntries?.prefix(endingAt: position.offset) : nil
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
             file = nil
@@ -438,8 +597,12 @@ final class TransactionLog {
         }
         closeReaders(from: 0)
         file = nil
-        for segment in segments { try fileSystem.remove(path(segment)) }
+        for segment in segments {
+            try removeSummary(ofSegment: segment.name)
+            try fileSystem.remove(path(segment))
+        }
         segments = []
+        activeEntries = SegmentSummary.Builder()
         nextSequence = 1
         try fileSystem.syncDirectory(directory)
     }

@@ -75,6 +75,30 @@ extension Store {
     }
 
     private static func load(path: String, options: StoreOptions) throws -> (Loaded, [StoreWarning]) {
+        do {
+            return try load(path: path, options: options, summaries: true)
+        } catch let retry as ReadWholeLog {
+            // What the first attempt changed on disk (a cut, a snapshot
+            // removed) is done; what it reported is kept.
+            var (loaded, warnings) = try load(path: path, options: options, summaries: false)
+            warnings = retry.warnings + warnings.filter { !retry.warnings.contains($0) }
+            return (loaded, warnings)
+        }
+    }
+
+    /// The newest snapshot did not load, and an older one needs records
+    /// that were known by their segments' summaries only: open starts over
+    /// reading every segment, so that damage there is handled by the
+    /// recovery option like any other (not met later, while replaying).
+    private struct ReadWholeLog: Error {
+        var warnings: [StoreWarning]
+    }
+
+    private static func load(
+        path: String,
+        options: StoreOptions,
+        summaries: Bool
+    ) throws -> (Loaded, [StoreWarning]) {
         let fileSystem = options.fileSystem
         var warnings: [StoreWarning] = []
         var manifest: StoreManifest?
@@ -103,6 +127,7 @@ extension Store {
         // are replayed); the rest only summarized.
         let replayFrom = bases.first?.basis ?? 0
         var history = TransactionHistory(cachedChanges: options.cachedTransactionChanges)
+        var usedSummaries = false
         var tail: [Transaction] = []
         var damage: (position: TransactionLog.Position, error: any Error)?
         let (log, found) = try TransactionLog.open(
@@ -110,7 +135,23 @@ extension Store {
             fileSystem: fileSystem,
             segmentLimit: options.segmentSize,
             recovery: options.recovery == .strict ? .strict : .truncateAtDamage,
-            listedNewest: pendingCut == nil ? manifest?.newestSegment ?? 0 : 0
+            listedNewest: pendingCut == nil ? manifest?.newestSegment ?? 0 : 0,
+            summarized: { entries, positions in
+                // Only what precedes the snapshot: later records are replayed, so read.
+                let first = Int64(history.count + 1)
+                guard summaries, first + Int64(entries.count) - 1 <= replayFrom else { return false }
+                var decoded: [TransactionSummary] = []
+                decoded.reserveCapacity(entries.count)
+                for (i, entry) in entries.enumerated() {
+                    guard let summary = try? BinaryCodec.summary(digest: entry.digest, t: first + Int64(i)) else {
+                        return false
+                    }
+                    decoded.append(summary)
+                }
+                for (summary, position) in zip(decoded, positions) { history.append(summary, at: position) }
+                usedSummaries = true
+                return true
+            }
         ) { payload, position in
             do {
                 let expected = Int64(history.count + 1)
@@ -126,10 +167,10 @@ extension Store {
                     tail.append(try BinaryCodec.decodeTransaction(Array(payload)))
                 }
                 history.append(summary, at: position)
-                return true
+                return BinaryCodec.digest(summary)
             } catch {
                 damage = (position, error)
-                return false
+                return nil
             }
         }
         warnings += found.findings.map(StoreWarning.init)
@@ -229,6 +270,10 @@ extension Store {
         var snapshotSizes: [Int64: Int] = [:]
         let last = Int64(history.count)
         for (basis, name) in bases {
+            if usedSummaries, basis < replayFrom {
+                log.close()
+                throw ReadWholeLog(warnings: warnings)
+            }
             do {
                 var basisID: UUID?
                 let (snapshot, size) = try costs.timingSnapshotRead {
@@ -274,6 +319,10 @@ extension Store {
             } catch {
                 warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
             }
+        }
+        if current == nil, usedSummaries {
+            log.close()
+            throw ReadWholeLog(warnings: warnings)
         }
         if current == nil {
             current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {

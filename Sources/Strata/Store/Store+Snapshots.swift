@@ -27,6 +27,9 @@ extension Store {
     /// Writes `value`'s snapshot off the actor, then records it; the store
     /// tracks the task (`snapshotTask`) until both are done.
     func startSnapshot(_ value: Database, basisID: UUID, outcome: SnapshotOutcome? = nil) {
+        // The records this snapshot covers then end in a sealed segment,
+        // which open knows by its summary instead of reading it.
+        log?.requestSeal(atLeast: LogFormat.sealAtSnapshot)
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         snapshotTask = Task {
             let result = await Task.detached {

@@ -1,20 +1,29 @@
 import Foundation
 
 extension Store {
-    /// Checks what open trusts without recomputing: every snapshot on disk
-    /// is read and decoded, and every index of its value (and of
-    /// ``current``) must hold exactly the entries its records give.
+    /// Checks what open trusts without recomputing: every record of the
+    /// log reads back, checks and is the transaction the history lists at
+    /// its place; every snapshot on disk is read and decoded, and every
+    /// index of its value (and of ``current``) must hold exactly the
+    /// entries its records give.
     ///
-    /// Open checks each snapshot's checksums and structure, which catches
-    /// damage on disk; a file that is well formed but whose stored index
-    /// entries disagree with its records (written by a faulty or hostile
-    /// writer) is found only here. O(store size): meant for a maintenance
-    /// command, not for every open.
+    /// Open reads the log only from the newest snapshot on (a sealed
+    /// segment before it is known by its summary), and checks each
+    /// snapshot's checksums and structure, which catches damage on disk; a
+    /// file that is well formed but whose stored index entries disagree
+    /// with its records (written by a faulty or hostile writer) is found
+    /// only here. O(store size): meant for a maintenance command, not for
+    /// every open.
     ///
-    /// - Throws: ``StoreError/corruptSnapshot(file:reason:)`` naming the
-    ///   first snapshot that does not decode or whose index disagrees with
-    ///   its records (the current value's problems name the store's path).
+    /// - Throws: ``StoreError/closed`` after ``close()``;
+    ///   ``StoreError/corruptLog(segment:offset:reason:)`` naming the
+    ///   first record that does not read back or decode, or is not the
+    ///   transaction listed; ``StoreError/corruptSnapshot(file:reason:)``
+    ///   naming the first snapshot that does not decode or whose index
+    ///   disagrees with its records (the current value's problems name the
+    ///   store's path).
     public func verify() throws {
+        try verifyLog()
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         let names = try fileSystem.contents(ofDirectory: directory)
             .filter { SnapshotFile.basis(ofName: $0) != nil }.sorted()
@@ -28,6 +37,37 @@ extension Store {
         }
         if let problem = current._indexProblem() {
             throw StoreError.corruptSnapshot(file: path, reason: "the current value: \(problem)")
+        }
+    }
+}
+
+extension Store {
+    /// Reads every record of the log back and compares it with the history.
+    private func verifyLog() throws {
+        guard let log else { throw StoreError.closed }
+        guard history.count > 0 else { return }
+        for t in 1...Int64(history.count) {
+            let position = history.position(t)
+            let segment = log.segments[position.segment].name
+            let payload = try StoreError.mappingFormat { try log.read(position) }
+            let transaction: Transaction
+            do {
+                transaction = try BinaryCodec.decodeTransaction(payload)
+            } catch {
+                throw StoreError.corruptLog(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "record does not decode: \(error)"
+                )
+            }
+            guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {
+                throw StoreError.corruptLog(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "the record is transaction \(transaction.id) at t \(transaction.t), "
+                        + "where the history lists \(history.summary(t).id) at t \(t)"
+                )
+            }
         }
     }
 }

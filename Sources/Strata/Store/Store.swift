@@ -282,7 +282,7 @@ public actor Store {
                 if let last = unpublished.last { publish(through: last.serial) }
                 try log.startSegment()
             }
-            position = try log.append(payload)
+            position = try log.append(payload, digest: BinaryCodec.digest(transaction.summary))
         } catch let error as FileSystemError {
             throw StoreError.writeFailed(error)
         }

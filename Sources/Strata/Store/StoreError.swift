@@ -124,7 +124,8 @@ extension StoreError {
             return
         }
         switch error.kind {
-        case .logSegment: self = .corruptLog(segment: error.file, offset: error.offset, reason: error.reason)
+        case .logSegment, .segmentSummary:
+            self = .corruptLog(segment: error.file, offset: error.offset, reason: error.reason)
         case .snapshot, .block: self = .corruptSnapshot(file: error.file, reason: error.reason)
         case .manifest: self = .corruptManifest(file: error.file, reason: error.reason)
         }
