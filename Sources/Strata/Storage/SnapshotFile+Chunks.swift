@@ -256,6 +256,28 @@ extension SnapshotFile {
         }
     }
 
+    /// Reserves the names the version 3 snapshot `name` lists, in its
+    /// order, reading only its header and directory (checked): called
+    /// before anything else of a store is decoded, a fresh process then
+    /// numbers them as the snapshot does and its records load as copies of
+    /// their bytes, not rewritten one by one. The caller releases the IDs
+    /// once the snapshot is decoded (or not used). Best effort: a snapshot
+    /// that does not check reserves nothing (its decode reports why).
+    static func reserveNames(of name: String, in directory: String, fileSystem: any FileSystem) -> [UInt32] {
+        guard let file = try? fileSystem.open(directory + "/" + name, create: false) else { return [] }
+        defer { file.close() }
+        guard let head = try? file.read(at: 0, count: headerSize), let header = try? header(head, file: name),
+            header.version >= 3, header.directorySize > 0,
+            let bytes = try? file.read(at: header.size, count: header.directorySize),
+            bytes.count == header.directorySize, CRC32C.checksum(bytes) == header.payloadChecksum,
+            let layout = try? Layout(bytes)
+        else { return [] }
+        return layout.names.compactMap { name in
+            let (id, held) = FieldNames.reserve(name)
+            return held ? id : nil
+        }
+    }
+
     private enum Decoded {
         case records([(RecordID, Record)])
         case entries([IndexEntry])

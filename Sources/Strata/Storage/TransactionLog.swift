@@ -336,6 +336,14 @@ final class TransactionLog {
         }
     }
 
+    /// Removes segment `index`'s summary, best effort, when one of its
+    /// records turns out damaged: the next open then reads the segment,
+    /// and its recovery option decides (cut there, or refuse).
+    func forgetSummary(ofSegment index: Int) {
+        guard index < segments.count else { return }
+        try? removeSummary(ofSegment: segments[index].name)
+    }
+
     /// Removes the summary of segment `segment`, if it has one: before the
     /// segment is cut or removed, so that no summary outlives what it describes.
     private func removeSummary(ofSegment segment: String) throws {
@@ -369,6 +377,7 @@ final class TransactionLog {
         let reader = try readHandle(position.segment)
         let frame = try reader.read(at: position.offset, count: position.size)
         guard frame.count == position.size, let payload = LogFormat.payload(ofFrame: frame) else {
+            forgetSummary(ofSegment: position.segment)
             throw FormatError(
                 .logSegment,
                 file: segment.name,
@@ -573,6 +582,7 @@ final class TransactionLog {
         // Within the active segment its entries up to the cut stay known;
         // a cut into a sealed one leaves them unknown.
         activeEntries = position.segment == segments.count - 1 ? activeEntries?.prefix(endingAt: position.offset) : nil
+        sealRequested = false
         while segments.count - 1 > position.segment {
             let last = segments.removeLast()
             file = nil
@@ -603,6 +613,7 @@ final class TransactionLog {
         }
         segments = []
         activeEntries = SegmentSummary.Builder()
+        sealRequested = false
         nextSequence = 1
         try fileSystem.syncDirectory(directory)
     }

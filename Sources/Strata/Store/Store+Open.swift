@@ -25,7 +25,9 @@ extension Store {
     ///   for a file or a directory of other files; ``StoreError/locked(path:)``
     ///   when another process (or another open in this one) has it;
     ///   ``StoreError/corruptLog(segment:offset:reason:)`` for damage before
-    ///   the log's last record and ``StoreError/missingHistory(reached:expected:reason:)``
+    ///   the log's last record in what open reads (the log from the newest
+    ///   snapshot on; a sealed segment before it is known by its summary,
+    ///   and its damage is found by ``verify()`` or when read) and ``StoreError/missingHistory(reached:expected:reason:)``
     ///   for a missing or cut segment (unless `options.recovery` is
     ///   `.truncateAtDamage`); ``StoreError/unsupportedVersion(file:found:supported:)``
     ///   for files from a newer format; `FileSystemError` when the directory
@@ -126,6 +128,12 @@ extension Store {
         // Transactions after the newest snapshot are decoded whole (they
         // are replayed); the rest only summarized.
         let replayFrom = bases.first?.basis ?? 0
+        // The snapshot's names before the tail's: see `SnapshotFile.reserveNames`.
+        let reservedNames =
+            bases.first.map {
+                SnapshotFile.reserveNames(of: $0.name, in: snapshotDirectory, fileSystem: fileSystem)
+            } ?? []
+        defer { FieldNames.release(reservedNames) }
         var history = TransactionHistory(cachedChanges: options.cachedTransactionChanges)
         var usedSummaries = false
         var tail: [Transaction] = []

@@ -28,8 +28,9 @@ extension Store {
     /// tracks the task (`snapshotTask`) until both are done.
     func startSnapshot(_ value: Database, basisID: UUID, outcome: SnapshotOutcome? = nil) {
         // The records this snapshot covers then end in a sealed segment,
-        // which open knows by its summary instead of reading it.
-        log?.requestSeal(atLeast: LogFormat.sealAtSnapshot)
+        // which open knows by its summary instead of reading it (not when
+        // later commits are already in it: open reads it for them anyway).
+        if let log, log.nextSequence - 1 == value.basis { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         snapshotTask = Task {
             let result = await Task.detached {

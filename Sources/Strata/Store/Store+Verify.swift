@@ -15,8 +15,11 @@ extension Store {
     /// only here. O(store size): meant for a maintenance command, not for
     /// every open.
     ///
-    /// - Throws: ``StoreError/closed`` after ``close()``;
-    ///   ``StoreError/corruptLog(segment:offset:reason:)`` naming the
+    /// After ``close()`` only the snapshots are checked. A damaged record
+    /// also drops its segment's summary, so that the next open reads the
+    /// segment and its recovery option decides.
+    ///
+    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` naming the
     ///   first record that does not read back or decode, or is not the
     ///   transaction listed; ``StoreError/corruptSnapshot(file:reason:)``
     ///   naming the first snapshot that does not decode or whose index
@@ -44,8 +47,8 @@ extension Store {
 extension Store {
     /// Reads every record of the log back and compares it with the history.
     private func verifyLog() throws {
-        guard let log else { throw StoreError.closed }
-        guard history.count > 0 else { return }
+        // After close the log is not the store's to read: snapshots only.
+        guard let log, history.count > 0 else { return }
         for t in 1...Int64(history.count) {
             let position = history.position(t)
             let segment = log.segments[position.segment].name
@@ -54,6 +57,7 @@ extension Store {
             do {
                 transaction = try BinaryCodec.decodeTransaction(payload)
             } catch {
+                log.forgetSummary(ofSegment: position.segment)
                 throw StoreError.corruptLog(
                     segment: segment,
                     offset: position.offset,
@@ -61,6 +65,7 @@ extension Store {
                 )
             }
             guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {
+                log.forgetSummary(ofSegment: position.segment)
                 throw StoreError.corruptLog(
                     segment: segment,
                     offset: position.offset,

@@ -93,6 +93,7 @@ struct TransactionHistory {
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)
         } catch {
+            log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(
                 segment: segment,
                 offset: position.offset,
@@ -100,6 +101,7 @@ struct TransactionHistory {
             )
         }
         guard transaction.t == t else {
+            log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(
                 segment: segment,
                 offset: position.offset,

@@ -267,6 +267,16 @@ struct StoreSegmentSummaryTests {
         // The damaged segment's first transaction no longer reads back.
         await #expect(throws: StoreError.self) { _ = try await store.history(limit: .max) }
         try await store.close()
+        // Finding it dropped the segment's summary: the next open reads the
+        // segment, and its recovery option decides.
+        await #expect(throws: StoreError.self) { _ = try await Store.open(at: path, options: Self.options()) }
+        var recovering = Self.options()
+        recovering.recovery = .truncateAtDamage
+        let cut = try await Store.open(at: path, options: recovering)
+        #expect(cut.warnings.contains { if case .truncatedAtDamage = $0 { true } else { false } }, "\(cut.warnings)")
+        #expect(try await replayHistory(cut) == cut.current)
+        try await cut.verify()
+        try await cut.close()
     }
 
     @Test(
