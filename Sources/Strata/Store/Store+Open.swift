@@ -43,7 +43,11 @@ extension Store {
             if isNew { try StoreManifest().write(in: path, fileSystem: fileSystem) }
             var (loaded, warnings) = try StoreError.mappingFormat { try load(path: path, options: options) }
             loaded.lockFile = lockFile
-            return Store(path: path, options: options, warnings: warnings, loaded: loaded)
+            let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
+            // Measures the value off the actor; until then its size is
+            // estimated from its record count.
+            await store.applyMemoryBudget()
+            return store
         } catch {
             lockFile.close()
             throw error

@@ -83,6 +83,9 @@ extension Store {
             snapshotBases: snapshotSizes.keys.sorted(),
             checkpointCount: checkpoints.values.count,
             compactedChanges: runIndex.changeCount,
+            estimatedValueBytes: valueSize.estimate(records: current.recordCount),
+            memoryBudget: memoryBudgetBytes,
+            engineBytes: engineBytes,
             estimatedOpen: .nanoseconds(
                 Int64(rebuildCosts.rebuild(snapshotBytes: lastSnapshotSize, logBytes: logBytesSinceSnapshot))
             ),
@@ -91,7 +94,7 @@ extension Store {
                 ? StoreMemory(
                     current: current,
                     checkpoints: checkpoints.values,
-                    cached: Array(history.cachedTransactions),
+                    cached: history.cachedTransactions,
                     blocks: runIndex.builtBlocks
                 )
                 : nil

@@ -91,6 +91,12 @@ public actor Store {
     var compactionSettledWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether the upkeep thread is measuring what the newest checkpoints cost.
     var measuringCheckpoints = false
+    /// The current value's size, for the memory budget.
+    var valueSize = ValueSize()
+    /// Whether the upkeep thread is measuring the current value's size.
+    var measuringValueSize = false
+    /// The budget in bytes last divided among the engine's parts.
+    var appliedMemoryBudget = Int.max
     /// Whether commits completed blocks since the running round began.
     var compactionDue = false
     /// Every block completed by transactions up to this t has been planned
@@ -114,8 +120,7 @@ public actor Store {
         self.history = loaded.history
         self.checkpoints = Checkpoints(
             interval: options.checkpointInterval,
-            limit: options.checkpointsKept,
-            byteLimit: options.checkpointMemory
+            limit: options.checkpointsKept
         )
         self.snapshotSizes = loaded.snapshotSizes
         self.head = loaded.current
@@ -442,10 +447,13 @@ public actor Store {
             publishedCount = first.serial
             let report = first.report
             setCurrent(report.after)
-            checkpoints.consider(report.after, changeCount: report.transaction.changeCount)
+            let changeCount = report.transaction.changeCount
+            checkpoints.consider(report.after, changeCount: changeCount)
+            valueSize.changesSince += changeCount
             for feed in valueFeeds.values { feed.yield(report.after) }
             for feed in reportFeeds.values { feed.yield(report) }
         }
+        applyMemoryBudget()
         measureCheckpoints()
         scheduleCompaction(from: previous, to: current.basis)
     }

@@ -22,6 +22,11 @@ public struct StoreMemory: Hashable, Sendable {
     /// The pre-combined runs of the compaction engine.
     public var compactionBlocks: Footprint
 
+    /// What the rebuild engine holds beside the current value: the
+    /// checkpoints', cached transactions' and blocks' unique bytes (what
+    /// ``StoreOptions/memoryBudget`` bounds).
+    public var engine: Int { checkpoints.unique + cachedTransactions.unique + compactionBlocks.unique }
+
     /// Everything above, each allocation once.
     public var total: Int {
         currentValue + checkpoints.unique + cachedTransactions.unique + compactionBlocks.unique

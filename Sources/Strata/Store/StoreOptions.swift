@@ -39,7 +39,7 @@ public struct StoreOptions: Sendable {
     public var segmentSize: Int = 64 << 20
     /// How many changes the decoded transactions the store keeps in memory
     /// may hold together (older ones are read back from the log when
-    /// needed). Default 100,000.
+    /// needed). Default 100,000. The ``memoryBudget`` bounds their bytes too.
     public var cachedTransactionChanges: Int = 100_000
     /// A past value is kept in memory as a rebuild start every this many
     /// transactions. Default 16.
@@ -54,19 +54,19 @@ public struct StoreOptions: Sendable {
     /// At most this many checkpoints are kept; past it every other one goes
     /// and the interval doubles. Default 4,096 (0: none).
     public var checkpointsKept: Int = 4_096
-    /// At most about this many bytes of trie nodes held by checkpoints
-    /// alone (not shared with the next one); past it every other one goes
-    /// and the interval doubles. Record storage is not counted. Default
-    /// 1 GiB.
+    /// How much memory checkpoints, compaction blocks and cached
+    /// transactions may hold together (see ``MemoryBudget``). Default
+    /// ``MemoryBudget/proportional``: half the current value's bytes, at
+    /// least 4 MiB.
     ///
-    /// Thinning saves less than it seems: what checkpoints hold is mostly the
-    /// paths every change copied, whichever checkpoints keep them. At 1M
-    /// songs and 100k transactions a 256 MiB limit left 195 checkpoints
-    /// (every 512) and as-of p50 1.9 ms, against 3,128 and 0.11 ms unlimited.
-    public var checkpointMemory: Int = 1 << 30
+    /// Thinning checkpoints costs as-of speed less than it seems: the
+    /// rebuild from the nearest checkpoint applies one pre-combined run,
+    /// so twice the distance is not twice the time.
+    public var memoryBudget: MemoryBudget = .proportional
     /// At most this many changes stay in memory in the compaction engine's
     /// pre-combined blocks (the oldest kept go first; blocks of 256+
-    /// transactions are read back from their files). Default 1,000,000.
+    /// transactions are read back from their files). Default 1,000,000. The
+    /// ``memoryBudget`` bounds their bytes too.
     public var compactionChangesInMemory: Int = 1_000_000
     /// Create the store when `path` does not exist or is an empty
     /// directory. Default false: opening a path that holds no store throws

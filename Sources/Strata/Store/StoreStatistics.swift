@@ -20,6 +20,19 @@ public struct StoreStatistics: Sendable, Hashable {
     public var checkpointCount: Int
     /// Changes held by the pre-combined blocks of the compaction engine.
     public var compactedChanges: Int
+    /// The current value's bytes as the store estimates them for the
+    /// memory budget: measured when it last grew or shrank twofold,
+    /// scaled by its record count since.
+    public var estimatedValueBytes: Int
+    /// The bytes ``StoreOptions/memoryBudget`` allows for that value
+    /// (`Int.max`: unlimited).
+    public var memoryBudget: Int
+    /// What checkpoints, compaction blocks and cached transactions hold
+    /// against the budget, as the store counts them as it works (measured
+    /// checkpoint costs, estimated blocks and transactions). The budget is
+    /// kept to within what the last commit added; ``StoreMemory`` measures
+    /// the same parts exactly.
+    public var engineBytes: Int
     /// The estimated time to rebuild the current value from the last
     /// snapshot and the log after it (what open does), from measured rates.
     public var estimatedOpen: Duration

@@ -22,7 +22,14 @@ struct TransactionHistory {
     private var cache: TransactionCache
 
     /// The decoded transactions held in memory.
-    var cachedTransactions: PersistentMap<Int64, Transaction>.Values { cache.transactions }
+    var cachedTransactions: [Transaction] { cache.transactions }
+
+    /// The estimated bytes of the decoded transactions held in memory.
+    var cachedBytes: Int { cache.bytes }
+
+    /// Bounds the decoded transactions held to about `bytes` (the memory
+    /// budget's part); what that evicts waits for ``takeEvicted()``.
+    mutating func setCachedByteCapacity(_ bytes: Int) { cache.setByteCapacity(bytes) }
 
     /// - Parameter cachedChanges: how many changes the decoded transactions
     ///   kept in memory may hold together.
@@ -119,20 +126,30 @@ struct TransactionHistory {
 }
 
 /// Decoded transactions kept by number, bounded by their total change
-/// count; the oldest inserted go first.
+/// count and estimated bytes; the oldest inserted go first.
 struct TransactionCache {
     let capacity: Int
+    /// At most about this many bytes (``Transaction/_estimatedBytes``):
+    /// the memory budget's part, set as the current value grows or shrinks.
+    private(set) var byteCapacity = Int.max
     /// Persistent for the reason `tByID` is: no rehash on growth.
-    private var entries: PersistentMap<Int64, Transaction> = [:]
+    private var entries: PersistentMap<Int64, Entry> = [:]
     private var order: [Int64] = []
     private var head = 0
     private var changes = 0
+    /// The estimated bytes of the transactions kept.
+    private(set) var bytes = 0
+
+    struct Entry {
+        var transaction: Transaction
+        var bytes: Int
+    }
 
     init(capacity: Int) { self.capacity = max(0, capacity) }
 
-    subscript(t: Int64) -> Transaction? { entries[t] }
+    subscript(t: Int64) -> Transaction? { entries[t]?.transaction }
 
-    var transactions: PersistentMap<Int64, Transaction>.Values { entries.values }
+    var transactions: [Transaction] { entries.values.map(\.transaction) }
 
     /// Transactions evicted since the last ``takeEvicted()``.
     private var evicted: [Transaction] = []
@@ -151,10 +168,30 @@ struct TransactionCache {
         defer { if !keepingEvicted { evicted = [] } }
         let size = transaction.changeCount
         guard size <= capacity, entries[transaction.t] == nil else { return }
-        while changes + size > capacity, head < order.count {
+        let bytes = transaction._estimatedBytes
+        guard bytes <= byteCapacity else { return }
+        evict(whileOver: capacity - size, bytes: byteCapacity - bytes)
+        entries[transaction.t] = Entry(transaction: transaction, bytes: bytes)
+        order.append(transaction.t)
+        changes += size
+        self.bytes += bytes
+    }
+
+    /// Changes the byte capacity, evicting the oldest past a lower one
+    /// (held for ``takeEvicted()``).
+    mutating func setByteCapacity(_ newCapacity: Int) {
+        byteCapacity = max(0, newCapacity)
+        evict(whileOver: capacity, bytes: byteCapacity)
+    }
+
+    /// Evicts the oldest kept while more than `changeLimit` changes or
+    /// `byteLimit` bytes are kept.
+    private mutating func evict(whileOver changeLimit: Int, bytes byteLimit: Int) {
+        while changes > changeLimit || bytes > byteLimit, head < order.count {
             if let old = entries.removeValue(forKey: order[head]) {
-                changes -= old.changeCount
-                evicted.append(old)
+                changes -= old.transaction.changeCount
+                bytes -= old.bytes
+                evicted.append(old.transaction)
             }
             head += 1
         }
@@ -162,15 +199,13 @@ struct TransactionCache {
             order.removeFirst(head)
             head = 0
         }
-        entries[transaction.t] = transaction
-        order.append(transaction.t)
-        changes += size
     }
 
     mutating func removeAll(after t: Int64) {
-        for (key, transaction) in entries where key > t {
+        for (key, entry) in entries where key > t {
             entries[key] = nil
-            changes -= transaction.changeCount
+            changes -= entry.transaction.changeCount
+            bytes -= entry.bytes
         }
     }
 }

@@ -191,16 +191,16 @@ struct StoreRebuildTests {
         #expect(abs(costs.snapshotByteWeight - 0.4) < 1e-9)
     }
 
-    @Test("checkpoints stay under their memory limit by thinning, and rebuilds stay right")
+    @Test("checkpoints stay under their part of the memory budget by thinning, and rebuilds stay right")
     func checkpointMemoryLimit() async throws {
         var counts: [Int] = []
-        for limit in [Int.max, 40_000] {
+        for budget in [MemoryBudget.unlimited, .bytes(64_000)] {
             let path = temporaryStorePath()
             defer { removeStore(path) }
             var options = testOptions()
             options.checkpointInterval = 1
             options.checkpointsKept = 10_000
-            options.checkpointMemory = limit
+            options.memoryBudget = budget
             let store = try await Store.open(at: path, options: options)
             var random = SeededRandom(seed: 8)
             var values = [store.current]
@@ -209,7 +209,7 @@ struct StoreRebuildTests {
                 values.append(store.current)
             }
             counts.append(await store.statistics.checkpointCount)
-            _ = try await Self.checkAsOf(store, values, [0, 1, 77, 200, 255, 256, 399, 400], "limit \(limit)")
+            _ = try await Self.checkAsOf(store, values, [0, 1, 77, 200, 255, 256, 399, 400], "\(budget)")
             try await store.close()
         }
         #expect(counts[0] == 400, "\(counts)")

@@ -21,7 +21,9 @@ import PersistentCollections
 struct Checkpoints {
     private(set) var interval: Int64
     let limit: Int
-    let byteLimit: Int
+    /// Set by the memory budget as the current value grows or shrinks
+    /// (``setByteLimit(_:)``).
+    private(set) var byteLimit: Int
     /// By basis, ascending.
     private(set) var values: [Database] = []
     /// `costs[i]`: trie bytes of `values[i]` not shared with `values[i + 1]`
@@ -42,8 +44,6 @@ struct Checkpoints {
 
     /// A pair at most this many changes apart is measured at once.
     static let measuredInline = 8
-    /// How many costs a measurement off the actor takes at least.
-    static let measuredTogether = 4
 
     init(interval: Int, limit: Int, byteLimit: Int = .max) {
         self.interval = Int64(max(1, interval))
@@ -56,7 +56,7 @@ struct Checkpoints {
     /// when few changes lie between them, else left to measure. O(1) but
     /// when measuring or thinning (O(kept)).
     mutating func consider(_ value: Database, changeCount: Int) {
-        guard limit > 0, value.basis > 0 else { return }
+        guard limit > 0, byteLimit > 0, value.basis > 0 else { return }
         if !changes.isEmpty { changes[changes.count - 1] += changeCount }
         guard value.basis % interval == 0 else { return }
         if let last = values.last {
@@ -66,6 +66,22 @@ struct Checkpoints {
         values.append(value)
         costs.append(0)
         changes.append(0)
+        thinWhileOverLimits()
+    }
+
+    /// Changes the byte limit, thinning at once when the checkpoints
+    /// exceed a lower one. Costs are measured only under a limit: raising
+    /// it from none measures the kept values' costs now (O(changes between
+    /// them) each, the first time).
+    mutating func setByteLimit(_ newLimit: Int) {
+        let newLimit = max(0, newLimit)
+        guard newLimit != byteLimit else { return }
+        let measuring = byteLimit == .max && newLimit < .max
+        byteLimit = newLimit
+        if measuring {
+            unmeasured = []
+            for index in values.indices.dropLast() { measureOrDefer(index, newer: values[index + 1]) }
+        }
         thinWhileOverLimits()
     }
 
@@ -82,9 +98,15 @@ struct Checkpoints {
         }
     }
 
-    /// Whether enough costs wait to be measured for a measurement: they are
+    /// Whether costs wait to be measured: one measurement runs at a time,
+    /// taking every cost waiting when it starts, so at a fast pace they are
     /// measured a few at a time (the byte limit acts a few checkpoints late).
-    var needsMeasuring: Bool { unmeasured.count >= Self.measuredTogether }
+    var needsMeasuring: Bool { !unmeasured.isEmpty }
+
+    /// What the checkpoints hold as the byte limit counts it: the measured
+    /// costs, and the newest (which the current value keeps moving away
+    /// from, so it has no fixed cost) at their average.
+    var estimatedBytes: Int { values.count > 1 ? bytes + bytes / (values.count - 1) : 0 }
 
     /// The values thinned away since the last call, for the caller to let
     /// go of off the actor (freeing the nodes only they held takes time).
@@ -115,7 +137,8 @@ struct Checkpoints {
     }
 
     /// Every other value goes while more than `limit` are kept or their
-    /// measured bytes exceed `byteLimit`. O(kept).
+    /// ``estimatedBytes`` exceed `byteLimit` (none are kept under a limit
+    /// of 0). O(kept).
     ///
     /// A kept value's cost beside its new neighbour is measured as in
     /// ``consider(_:changeCount:)``; until then it counts what it cost beside
@@ -123,7 +146,12 @@ struct Checkpoints {
     /// the next one does not share either: nodes never come back), so the
     /// byte limit keeps acting.
     private mutating func thinWhileOverLimits() {
-        while values.count > 1 && (values.count > limit || bytes > byteLimit) {
+        if byteLimit == 0 && !values.isEmpty {
+            dropped += values
+            removeAll(after: -1)
+            return
+        }
+        while values.count > 1 && (values.count > limit || estimatedBytes > byteLimit) {
             interval *= 2
             var keptValues: [Database] = []
             var keptCosts: [Int] = []
@@ -149,10 +177,11 @@ struct Checkpoints {
         }
     }
 
-    /// The cost of keeping `older` beside `newer`. O(nodes changed between
+    /// The cost of keeping `older` beside `newer`: its trie nodes and
+    /// record buffers that `newer` does not share. O(nodes changed between
     /// them · depth).
     static func cost(of older: Database, keptWith newer: Database) -> Int {
-        older.nodeBytes(notSharedWith: newer)
+        older._bytes(notSharedWith: newer)
     }
 
     /// The kept values nearest to `t` from below and from above.
@@ -177,17 +206,5 @@ struct Checkpoints {
         unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
         generation += 1
-    }
-}
-
-extension Database {
-    /// Bytes of this value's trie nodes (tables and records) that `other`
-    /// does not share. O(changes between them · depth).
-    func nodeBytes(notSharedWith other: Database) -> Int {
-        var bytes = tables.nodeBytes(notSharedWith: other.tables)
-        for (name, table) in tables {
-            bytes += table.records.nodeBytes(notSharedWith: other.tables[name]?.records ?? PersistentMap())
-        }
-        return bytes
     }
 }

@@ -47,6 +47,8 @@ extension RunIndex {
             var key: BlockKey
             var block: Transaction
             var temporary: String?
+            /// Its estimated bytes in memory, counted off the actor.
+            var bytes: Int
         }
 
         /// The history generation the plans were gathered from.
@@ -131,7 +133,7 @@ extension RunIndex {
                     built.unreadable.append(key)
                     return nil
                 }
-                built.blocks.append(Built.Block(key: key, block: block, temporary: nil))
+                built.blocks.append(Built.Block(key: key, block: block, temporary: nil, bytes: block._estimatedBytes))
                 done[key] = block
                 return block
             case let .built(level, index, lastID, parts):
@@ -161,7 +163,9 @@ extension RunIndex {
                         lastID: lastID,
                         suffix: ".compaction.tmp"
                     ) : nil
-                built.blocks.append(Built.Block(key: key, block: block, temporary: temporary))
+                built.blocks.append(
+                    Built.Block(key: key, block: block, temporary: temporary, bytes: block._estimatedBytes)
+                )
                 done[key] = block
                 return block
             }
@@ -184,7 +188,7 @@ extension RunIndex {
         }
         for made in built.blocks {
             let (level, index) = (made.key.level, made.key.index)
-            if blocks[level][index] == nil { keep(made.block, level: level, index: index) }
+            if blocks[level][index] == nil { keep(made.block, level: level, index: index, bytes: made.bytes) }
             if let temporary = made.temporary {
                 files?.install(temporary, level: level, first: index * Self.blockSize(level) + 1)
             }

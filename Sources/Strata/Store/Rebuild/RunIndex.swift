@@ -35,10 +35,17 @@ struct RunIndex {
     /// Blocks in memory, oldest kept first: evicted in this order past the limit.
     private var order: [(level: Int, index: Int64)] = []
     private var orderHead = 0
-    /// Changes held by all blocks together (what they cost in memory).
+    /// `bytes[L][j]`: the estimated bytes of `blocks[L][j]`.
+    private var blockBytes: [[Int64: Int]] = Array(repeating: [:], count: levels)
+    /// Changes held by all blocks together.
     private(set) var changeCount = 0
+    /// Estimated bytes held by all blocks together (``Transaction/_estimatedBytes``).
+    private(set) var bytes = 0
     /// At most this many changes stay in memory.
     let changeLimit: Int
+    /// At most about this many bytes stay in memory: the memory budget's
+    /// part, set as the current value grows or shrinks (``setByteLimit(_:)``).
+    private(set) var byteLimit = Int.max
     /// The block files, when blocks are persisted.
     let files: BlockFiles?
     /// Bumped by every cut of the history (``removeAll(after:)``): a block
@@ -146,17 +153,36 @@ struct RunIndex {
         return evicted
     }
 
-    /// Keeps a block in memory, evicting the oldest kept past the limit
-    /// (held for ``takeEvicted()``).
-    mutating func keep(_ block: Transaction, level: Int, index: Int64) {
+    /// Keeps a block in memory, evicting the oldest kept past the limits
+    /// (held for ``takeEvicted()``); `bytes` when already estimated. A
+    /// block larger than the byte limit alone is used but not kept.
+    mutating func keep(_ block: Transaction, level: Int, index: Int64, bytes: Int? = nil) {
+        let size = bytes ?? block._estimatedBytes
+        guard size <= byteLimit else {
+            evicted.append(block)
+            return
+        }
         blocks[level][index] = block
+        blockBytes[level][index] = size
         changeCount += block.changeCount
+        self.bytes += size
         order.append((level, index))
-        while changeCount > changeLimit, orderHead < order.count {
+        evictWhileOverLimits()
+    }
+
+    /// Changes the byte limit, evicting the oldest blocks past a lower one.
+    mutating func setByteLimit(_ limit: Int) {
+        byteLimit = max(0, limit)
+        evictWhileOverLimits()
+    }
+
+    private mutating func evictWhileOverLimits() {
+        while changeCount > changeLimit || bytes > byteLimit, orderHead < order.count {
             let (oldLevel, oldIndex) = order[orderHead]
             orderHead += 1
             if let old = blocks[oldLevel].removeValue(forKey: oldIndex) {
                 changeCount -= old.changeCount
+                bytes -= blockBytes[oldLevel].removeValue(forKey: oldIndex) ?? 0
                 evicted.append(old)
             }
         }
@@ -175,6 +201,7 @@ struct RunIndex {
             for (index, block) in blocks[level] where (index + 1) * size > t {
                 blocks[level][index] = nil
                 changeCount -= block.changeCount
+                bytes -= blockBytes[level].removeValue(forKey: index) ?? 0
             }
         }
         files?.removeAll(after: t, blockSize: Self.blockSize)

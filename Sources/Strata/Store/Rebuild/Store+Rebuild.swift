@@ -222,7 +222,7 @@ extension Store {
 
     /// One thread for upkeep other than compaction (measuring checkpoints,
     /// freeing what the store let go of), below the writers' priority.
-    private static let upkeepQueue = BackgroundQueue(name: "strata.store.upkeep")
+    static let upkeepQueue = BackgroundQueue(name: "strata.store.upkeep")
 
     /// Lets go of `values` on the upkeep thread: freeing what only they
     /// hold (a large transaction's records, a thinned checkpoint's nodes)

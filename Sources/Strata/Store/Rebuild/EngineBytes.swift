@@ -1,0 +1,63 @@
+import PersistentCollections
+
+// The byte estimates the memory budget is enforced with. They follow
+// StoreMemory's accounting (requested bytes of trie nodes and record
+// buffers), without its identity table, so that they are cheap enough to
+// keep up to date as the store works.
+
+extension Record {
+    /// Bytes of this record's buffer: header and capacity.
+    var _allocatedBytes: Int { 32 + _bytes.capacity }
+
+    /// Whether `other` holds the very same buffer (a copy never mutated).
+    func _sharesStorage(with other: Record) -> Bool {
+        _bytes.withUnsafeBufferPointer { mine in
+            other._bytes.withUnsafeBufferPointer { theirs in mine.baseAddress == theirs.baseAddress }
+        }
+    }
+}
+
+extension Database {
+    /// Bytes of this value's trie nodes and record buffers. O(n).
+    var _allocatedBytes: Int {
+        tables.allocatedBytes { table in
+            table.records.allocatedBytes { $0._allocatedBytes }
+        }
+    }
+
+    /// Bytes this value holds that `other` does not: trie nodes (tables
+    /// and records) and record buffers. O(changes between them · depth).
+    func _bytes(notSharedWith other: Database) -> Int {
+        var bytes = tables.nodeBytes(notSharedWith: other.tables)
+        for (name, table) in tables {
+            bytes += table.records.nodeBytes(notSharedWith: other.tables[name]?.records ?? PersistentMap()) {
+                mine,
+                theirs in
+                theirs.map { mine._sharesStorage(with: $0) } == true ? 0 : mine._allocatedBytes
+            }
+        }
+        return bytes
+    }
+}
+
+extension Transaction {
+    /// About what this transaction holds in memory: each change's share
+    /// of its map's nodes and the record it carries (counted whole, though
+    /// a record just committed is shared with the current value). O(changes).
+    var _estimatedBytes: Int {
+        var bytes = 256
+        for (_, table) in changes {
+            for (_, change) in table {
+                bytes += Self._bytesPerChange
+                switch change {
+                case .insert(let record), .delete(let record): bytes += record._allocatedBytes
+                case .update(let fields): bytes += 64 + fields.count * 2 * MemoryLayout<(Key, FieldChange)>.stride
+                }
+            }
+        }
+        return bytes
+    }
+
+    /// A change's share of its map's trie nodes (key, value and node slack).
+    static let _bytesPerChange = 64
+}

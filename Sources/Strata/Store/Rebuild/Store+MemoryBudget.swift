@@ -1,0 +1,79 @@
+/// The current value's size in bytes, measured now and then and scaled by
+/// its record count in between: a walk of every record costs too much to
+/// repeat at each commit (about 50 ms at 1M records) and open does not
+/// wait for it.
+struct ValueSize {
+    /// Bytes and record count when last measured (records 0: never).
+    var measuredBytes = 0
+    var measuredRecords = 0
+    /// Changes committed since (updates change sizes, not counts).
+    var changesSince = 0
+
+    /// What a record costs before any measurement: its buffer and its
+    /// share of the trie, for records of a few fields.
+    static let assumedBytesPerRecord = 256
+
+    /// The estimated bytes of a value of `records` records. O(1).
+    func estimate(records: Int) -> Int {
+        guard measuredRecords > 0 else { return records * Self.assumedBytesPerRecord }
+        return Int(Double(measuredBytes) / Double(measuredRecords) * Double(records))
+    }
+
+    /// Whether the value has changed enough since the last measurement to
+    /// measure it again: grown or shrunk twofold (or from nothing), or
+    /// changed in as many records as a quarter of it. A measurement's cost
+    /// stays proportional to the changes that led to it.
+    func needsMeasuring(records: Int) -> Bool {
+        guard records > 0 else { return false }
+        guard measuredRecords > 0 else { return true }
+        return records > 2 * measuredRecords || records < measuredRecords / 2
+            || changesSince >= max(measuredRecords / 4, 256)
+    }
+}
+
+extension Store {
+    /// The bytes ``StoreOptions/memoryBudget`` allows now. O(tables).
+    var memoryBudgetBytes: Int {
+        options.memoryBudget.limit(valueBytes: valueSize.estimate(records: current.recordCount))
+    }
+
+    /// What the engine holds against the budget, as it counts it: the
+    /// checkpoints' measured costs (the newest at their average), the
+    /// blocks' and cached transactions' estimates. O(1).
+    var engineBytes: Int { checkpoints.estimatedBytes + runIndex.bytes + history.cachedBytes }
+
+    /// Divides the budget for the current value's size among checkpoints,
+    /// blocks and cached transactions, each letting go of what no longer
+    /// fits (freed off the actor), and starts a measurement of the value
+    /// when it grew or shrank twofold. O(1) unless something goes.
+    func applyMemoryBudget() {
+        if valueSize.needsMeasuring(records: current.recordCount) { measureValueSize() }
+        let limit = memoryBudgetBytes
+        guard limit != appliedMemoryBudget else { return }
+        appliedMemoryBudget = limit
+        checkpoints.setByteLimit(MemoryBudget.part(MemoryBudget.checkpointShare, of: limit))
+        runIndex.setByteLimit(MemoryBudget.part(MemoryBudget.blockShare, of: limit))
+        history.setCachedByteCapacity(MemoryBudget.part(MemoryBudget.cacheShare, of: limit))
+        Self.releaseOffActor(runIndex.takeEvicted())
+        Self.releaseOffActor(history.takeEvicted())
+        measureCheckpoints()
+    }
+
+    /// Measures the current value's bytes on the upkeep thread; the budget
+    /// follows when the figure returns.
+    private func measureValueSize() {
+        guard !measuringValueSize, !closing else { return }
+        measuringValueSize = true
+        let value = current
+        Self.upkeepQueue.async {
+            let size = ValueSize(measuredBytes: value._allocatedBytes, measuredRecords: value.recordCount)
+            Task { await self.valueSizeMeasured(size) }
+        }
+    }
+
+    private func valueSizeMeasured(_ size: ValueSize) {
+        measuringValueSize = false
+        valueSize = size
+        applyMemoryBudget()
+    }
+}
