@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Strata
 
 /// Why a bench run stopped.
 enum BenchError: Error, CustomStringConvertible {
@@ -24,6 +25,8 @@ struct BenchContext {
     var quick: Bool
     /// `--transactions`: the history length of the rebuild scenario.
     var transactions: Int?
+    /// `--memory-budget`: the rebuild scenario's store budget (default: the store's).
+    var memoryBudget: MemoryBudget?
     var seed: UInt64
     var report: Report
     var progress: Progress
@@ -49,6 +52,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     @Option(help: "Transactions in the rebuild scenario's history (default 100k; quick: 20k).")
     var transactions: String?
+
+    @Option(
+        help:
+            "The rebuild scenario's memory budget: a fraction of the current value (0.5), bytes (64MB) or 'unlimited' (default: the store's default)."
+    )
+    var memoryBudget: String?
 
     @Flag(help: "Smaller inputs and fewer samples, for CI and quick checks.")
     var quick = false
@@ -78,6 +87,19 @@ struct BenchCommand: AsyncParsableCommand {
         return number * scale
     }
 
+    /// Reads a memory budget: "unlimited", a fraction ("0.5") or bytes ("64MB").
+    static func budget(_ text: String) throws -> MemoryBudget {
+        let lower = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if lower == "unlimited" { return .unlimited }
+        if lower.hasSuffix("mb"), let megabytes = Double(lower.dropLast(2)), megabytes >= 0 {
+            return .bytes(Int(megabytes * 1e6))
+        }
+        guard let fraction = Double(lower), fraction >= 0 else {
+            throw ValidationError("--memory-budget: cannot read '\(text)' (use 0.5, 64MB or unlimited)")
+        }
+        return .fraction(fraction)
+    }
+
     func run() async throws {
         let selected = scenario.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
         for name in selected where !Self.scenarios.contains(name) {
@@ -87,6 +109,7 @@ struct BenchCommand: AsyncParsableCommand {
         let context = BenchContext(
             quick: quick,
             transactions: try transactions.map { try Self.count($0, option: "--transactions") },
+            memoryBudget: try memoryBudget.map(Self.budget),
             seed: seed,
             report: report,
             progress: Progress(enabled: isatty(STDERR_FILENO) != 0)

@@ -49,6 +49,7 @@ struct RebuildScenario {
         options.durability = .none
         options.createIfMissing = true
         options.snapshotsKept = 1_000  // every snapshot stays, for baseline (2)
+        if let budget = context.memoryBudget { options.memoryBudget = budget }
         let store = try await Store.open(at: storePath, options: options)
         try await StoreScenario.load(initial, into: store)
         var history = LibraryHistory(seed: context.seed, songs: songs)
@@ -166,6 +167,7 @@ struct RebuildScenario {
             copies: copies,
             initialBytes: initialBytes,
             storeMemory: statistics.memory,
+            memoryBudget: statistics.memoryBudget,
             commitTimes: commitTimes,
             editTimes: editTimes,
             compactionEditTimes: compactionEditTimes,

@@ -20,6 +20,10 @@ import PersistentCollections
 /// is measured.
 struct Checkpoints {
     private(set) var interval: Int64
+    /// The interval asked for: after thinning, the interval comes back
+    /// toward it when the kept values hold well under the byte limit again
+    /// (the limit grew with the current value).
+    let baseInterval: Int64
     let limit: Int
     /// Set by the memory budget as the current value grows or shrinks
     /// (``setByteLimit(_:)``).
@@ -41,12 +45,21 @@ struct Checkpoints {
     private(set) var generation = 0
     /// Values thinned away and not yet handed over by ``takeDropped()``.
     private var dropped: [Database] = []
+    /// What the newest costs beside the current value, which keeps moving
+    /// away from it: measured now and then off the actor (a lower bound).
+    private var newestCost = 0
+    /// `changes.last` when `newestCost` was last asked for.
+    private var newestMeasuredChanges = 0
+    /// The newest's cost is measured again once the changes since it reach
+    /// this many, then each time they double.
+    static let newestFirstMeasured = 64
 
     /// A pair at most this many changes apart is measured at once.
     static let measuredInline = 8
 
     init(interval: Int, limit: Int, byteLimit: Int = .max) {
         self.interval = Int64(max(1, interval))
+        self.baseInterval = self.interval
         self.limit = max(0, limit)
         self.byteLimit = max(0, byteLimit)
     }
@@ -58,6 +71,7 @@ struct Checkpoints {
     mutating func consider(_ value: Database, changeCount: Int) {
         guard limit > 0, byteLimit > 0, value.basis > 0 else { return }
         if !changes.isEmpty { changes[changes.count - 1] += changeCount }
+        relaxInterval()
         guard value.basis % interval == 0 else { return }
         if let last = values.last {
             guard last.basis < value.basis else { return }
@@ -66,7 +80,21 @@ struct Checkpoints {
         values.append(value)
         costs.append(0)
         changes.append(0)
+        newestCost = 0
+        newestMeasuredChanges = 0
         thinWhileOverLimits()
+    }
+
+    /// Halves the interval while the kept values hold under a third of
+    /// both limits and it is above the one asked for: new checkpoints come
+    /// denser. Thinning back (doubling) drops only those, the older ones
+    /// lying on the coarser interval.
+    private mutating func relaxInterval() {
+        while interval > baseInterval && values.count < limit / 3
+            && (byteLimit == .max || estimatedBytes < byteLimit / 3)
+        {
+            interval /= 2
+        }
     }
 
     /// Changes the byte limit, thinning at once when the checkpoints
@@ -101,12 +129,22 @@ struct Checkpoints {
     /// Whether costs wait to be measured: one measurement runs at a time,
     /// taking every cost waiting when it starts, so at a fast pace they are
     /// measured a few at a time (the byte limit acts a few checkpoints late).
-    var needsMeasuring: Bool { !unmeasured.isEmpty }
+    var needsMeasuring: Bool { !unmeasured.isEmpty || newestDue }
+
+    /// Whether the newest's cost beside the current value is to be
+    /// measured: the changes since it reached the first mark or doubled.
+    private var newestDue: Bool {
+        guard byteLimit < .max, let since = changes.last else { return false }
+        return since >= max(Self.newestFirstMeasured, 2 * newestMeasuredChanges)
+    }
 
     /// What the checkpoints hold as the byte limit counts it: the measured
-    /// costs, and the newest (which the current value keeps moving away
-    /// from, so it has no fixed cost) at their average.
-    var estimatedBytes: Int { values.count > 1 ? bytes + bytes / (values.count - 1) : 0 }
+    /// costs, and the newest at its last measured cost beside the current
+    /// value or the others' average, whichever is more.
+    var estimatedBytes: Int {
+        guard !values.isEmpty else { return 0 }
+        return bytes + max(newestCost, values.count > 1 ? bytes / (values.count - 1) : 0)
+    }
 
     /// The values thinned away since the last call, for the caller to let
     /// go of off the actor (freeing the nodes only they held takes time).
@@ -115,30 +153,55 @@ struct Checkpoints {
         return dropped
     }
 
-    /// Pairs whose cost is still to be measured (off the actor), each as
-    /// the older value's index and the two values.
-    var pendingMeasurements: [(index: Int, older: Database, newer: Database)] {
-        unmeasured.map { ($0, values[$0], values[$0 + 1]) }
+    /// A cost to measure off the actor: `older` (at `index`) beside
+    /// `newer`, the next kept value or, for the newest, the current value.
+    struct Measurement: Sendable {
+        var index: Int
+        var older: Database
+        var newer: Database
+        var againstCurrent: Bool
     }
 
-    /// Records costs measured from ``pendingMeasurements`` of `generation`
-    /// (dropped when values were removed since), then thins while over the
-    /// limits.
-    mutating func measured(_ results: [(index: Int, bytes: Int)], generation measuredGeneration: Int) {
+    /// The costs still to be measured, the newest's beside `current` when
+    /// due (asking for it counts as measuring it, for when it is next due).
+    mutating func takePendingMeasurements(current: Database) -> [Measurement] {
+        var pending = unmeasured.map {
+            Measurement(index: $0, older: values[$0], newer: values[$0 + 1], againstCurrent: false)
+        }
+        if newestDue, let newest = values.last {
+            newestMeasuredChanges = changes[changes.count - 1]
+            pending.append(
+                Measurement(index: values.count - 1, older: newest, newer: current, againstCurrent: true)
+            )
+        }
+        return pending
+    }
+
+    /// Records costs measured from ``takePendingMeasurements(current:)`` of
+    /// `generation` (dropped when values were removed since; a newest's
+    /// dropped when a newer one came since), then thins while over the limits.
+    mutating func measured(
+        _ results: [(index: Int, bytes: Int, againstCurrent: Bool)],
+        generation measuredGeneration: Int
+    ) {
         guard measuredGeneration == generation else { return }
         let pending = Set(unmeasured)
-        for (index, cost) in results where pending.contains(index) {
-            bytes += cost - costs[index]
-            costs[index] = cost
+        for (index, cost, againstCurrent) in results {
+            if againstCurrent {
+                if index == values.count - 1 { newestCost = cost }
+            } else if pending.contains(index) {
+                bytes += cost - costs[index]
+                costs[index] = cost
+            }
         }
-        let done = Set(results.map(\.index))
+        let done = Set(results.filter { !$0.againstCurrent }.map(\.index))
         unmeasured.removeAll { done.contains($0) }
         thinWhileOverLimits()
     }
 
     /// Every other value goes while more than `limit` are kept or their
-    /// ``estimatedBytes`` exceed `byteLimit` (none are kept under a limit
-    /// of 0). O(kept).
+    /// ``estimatedBytes`` exceed `byteLimit`, down to none (a lone value
+    /// costing more than the limit goes too). O(kept).
     ///
     /// A kept value's cost beside its new neighbour is measured as in
     /// ``consider(_:changeCount:)``; until then it counts what it cost beside
@@ -146,13 +209,9 @@ struct Checkpoints {
     /// the next one does not share either: nodes never come back), so the
     /// byte limit keeps acting.
     private mutating func thinWhileOverLimits() {
-        if byteLimit == 0 && !values.isEmpty {
-            dropped += values
-            removeAll(after: -1)
-            return
-        }
-        while values.count > 1 && (values.count > limit || estimatedBytes > byteLimit) {
+        while !values.isEmpty && (values.count > limit || estimatedBytes > byteLimit || byteLimit == 0) {
             interval *= 2
+            let newest = values[values.count - 1].basis
             var keptValues: [Database] = []
             var keptCosts: [Int] = []
             var keptChanges: [Int] = []
@@ -166,7 +225,15 @@ struct Checkpoints {
                     if !keptChanges.isEmpty { keptChanges[keptChanges.count - 1] += changed }
                 }
             }
-            if !keptCosts.isEmpty { keptCosts[keptCosts.count - 1] = 0 }
+            if let last = keptCosts.indices.last {
+                // A newest that was not the newest before costs beside the
+                // current value at least what it cost beside its neighbour.
+                if keptValues[last].basis != newest {
+                    newestCost = keptCosts[last]
+                    newestMeasuredChanges = 0
+                }
+                keptCosts[last] = 0
+            }
             values = keptValues
             costs = keptCosts
             changes = keptChanges
@@ -205,6 +272,8 @@ struct Checkpoints {
         if !costs.isEmpty { costs[costs.count - 1] = 0 }
         unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
+        newestCost = 0
+        newestMeasuredChanges = 0
         generation += 1
     }
 }

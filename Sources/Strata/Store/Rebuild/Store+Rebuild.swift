@@ -206,15 +206,20 @@ extension Store {
         if !dropped.isEmpty { Self.releaseOffActor(dropped) }
         guard !measuringCheckpoints, !closing, checkpoints.needsMeasuring else { return }
         measuringCheckpoints = true
-        let pairs = checkpoints.pendingMeasurements
+        let pending = checkpoints.takePendingMeasurements(current: current)
         let generation = checkpoints.generation
         Self.upkeepQueue.async {
-            let results = pairs.map { ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer)) }
+            let results = pending.map {
+                ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer), $0.againstCurrent)
+            }
             Task { await self.checkpointsMeasured(results, generation: generation) }
         }
     }
 
-    private func checkpointsMeasured(_ results: [(index: Int, bytes: Int)], generation: Int) {
+    private func checkpointsMeasured(
+        _ results: [(index: Int, bytes: Int, againstCurrent: Bool)],
+        generation: Int
+    ) {
         measuringCheckpoints = false
         checkpoints.measured(results, generation: generation)
         measureCheckpoints()
