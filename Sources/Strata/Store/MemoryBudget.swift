@@ -55,10 +55,14 @@ public struct MemoryBudget: Sendable, Hashable {
     public func limit(valueBytes: Int) -> Int {
         var limit = Int.max
         if let fraction {
-            let proportional = (Double(Swift.max(0, valueBytes)) * fraction).rounded(.down)
-            limit = Swift.max(floor, proportional >= Double(Int.max) ? Int.max : Int(proportional))
+            // The properties are public vars: a NaN or negative set after
+            // init counts as 0 here too (and 0 · ∞ is no budget, not NaN).
+            let share = fraction.isNaN ? 0 : Swift.max(0, fraction)
+            let proportional = share == 0 ? 0 : (Double(Swift.max(0, valueBytes)) * share).rounded(.down)
+            let bytes = proportional.isNaN ? 0 : (proportional >= Double(Int.max) ? Int.max : Int(proportional))
+            limit = Swift.max(Swift.max(0, floor), bytes)
         }
-        if let bytes { limit = Swift.min(limit, bytes) }
+        if let bytes { limit = Swift.min(limit, Swift.max(0, bytes)) }
         return limit
     }
 

@@ -109,6 +109,9 @@ extension Store {
         head = target
         lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
+        // The value may be far smaller now: the budget follows it.
+        valueSize.changesSince = Int.max / 2
+        applyMemoryBudget()
     }
 
     /// Removes the snapshot and block files built from transactions after `t`, durably.

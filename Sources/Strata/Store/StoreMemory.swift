@@ -53,14 +53,14 @@ extension Database {
 
 extension Transaction {
     /// This transaction's change maps and the records they carry. A
-    /// field-level update's dictionary is estimated from its count.
+    /// field-level update's dictionary and values are estimated.
     func footprint(in counter: FootprintCounter) -> Footprint {
         changes.footprint(in: counter) { _, table in
             table.footprint(in: counter) { _, change in
                 switch change {
                 case .insert(let record), .delete(let record): return counter.countArray(record._bytes)
                 case .update(let fields):
-                    return Footprint(unique: 64 + fields.count * MemoryLayout<(String, FieldChange)>.stride * 2)
+                    return Footprint(unique: Transaction._updateBytes(fields))
                 }
             }
         }

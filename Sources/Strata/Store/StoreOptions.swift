@@ -63,6 +63,17 @@ public struct StoreOptions: Sendable {
     /// rebuild from the nearest checkpoint applies one pre-combined run,
     /// so twice the distance is not twice the time.
     public var memoryBudget: MemoryBudget = .proportional
+    /// The byte cap of ``memoryBudget`` (it replaced a limit on checkpoint
+    /// memory alone; setting this sets an absolute budget).
+    @available(
+        *,
+        deprecated,
+        message: "use memoryBudget: it bounds checkpoints, blocks and cached transactions together"
+    )
+    public var checkpointMemory: Int {
+        get { memoryBudget.bytes ?? .max }
+        set { memoryBudget = .bytes(newValue) }
+    }
     /// At most this many changes stay in memory in the compaction engine's
     /// pre-combined blocks (the oldest kept go first; blocks of 256+
     /// transactions are read back from their files). Default 1,000,000. The

@@ -19,6 +19,14 @@ struct StoreMemoryBudgetTests {
         #expect(MemoryBudget(fraction: .infinity).limit(valueBytes: 1_000) == .max)
         #expect(MemoryBudget.fraction(1e300).limit(valueBytes: .max) == .max)
         #expect(MemoryBudget.fraction(0.5).limit(valueBytes: -9) == 4 << 20)
+        #expect(MemoryBudget.fraction(.infinity, floor: 0).limit(valueBytes: 0) == 0)
+        var changed = MemoryBudget.proportional
+        changed.fraction = .nan
+        changed.bytes = -1
+        #expect(changed.limit(valueBytes: 1 << 30) == 0)
+        changed.fraction = -3
+        changed.bytes = nil
+        #expect(changed.limit(valueBytes: 1 << 30) == 4 << 20)
     }
 
     /// Text of `bytes` bytes, mixing ASCII and multi-byte scalars.

@@ -50,6 +50,12 @@ struct Checkpoints {
     private var newestCost = 0
     /// `changes.last` when `newestCost` was last asked for.
     private var newestMeasuredChanges = 0
+    /// What a change has cost a checkpoint, as measured (a moving average;
+    /// a path copy and an old record on the development VM to start).
+    private var bytesPerChange = 1_024.0
+    /// The byte limit at the last thinning: the interval relaxes only once
+    /// the limit has grown well past it (else it would thin and relax in turn).
+    private var thinnedAtLimit = 0
     /// The newest's cost is measured again once the changes since it reach
     /// this many, then each time they double.
     static let newestFirstMeasured = 64
@@ -75,6 +81,11 @@ struct Checkpoints {
         guard value.basis % interval == 0 else { return }
         if let last = values.last {
             guard last.basis < value.basis else { return }
+            // Until measured beside the new one, the old newest counts what
+            // it was last measured to cost beside the current value (a
+            // lower bound: the new one lies between them).
+            bytes += newestCost - costs[values.count - 1]
+            costs[values.count - 1] = newestCost
             measureOrDefer(values.count - 1, newer: value)
         }
         values.append(value)
@@ -86,12 +97,14 @@ struct Checkpoints {
     }
 
     /// Halves the interval while the kept values hold under a third of
-    /// both limits and it is above the one asked for: new checkpoints come
-    /// denser. Thinning back (doubling) drops only those, the older ones
-    /// lying on the coarser interval.
+    /// both limits, every cost is measured, the byte limit has grown by
+    /// half since the last thinning (the value grew), and it is above the
+    /// one asked for: new checkpoints come denser. Thinning back (doubling)
+    /// drops only those, the older ones lying on the coarser interval.
     private mutating func relaxInterval() {
-        while interval > baseInterval && values.count < limit / 3
-            && (byteLimit == .max || estimatedBytes < byteLimit / 3)
+        while interval > baseInterval && values.count < limit / 3 && unmeasured.isEmpty
+            && (byteLimit == .max
+                || (estimatedBytes < byteLimit / 3 && Double(byteLimit) >= Double(thinnedAtLimit) * 1.5))
         {
             interval /= 2
         }
@@ -139,11 +152,15 @@ struct Checkpoints {
     }
 
     /// What the checkpoints hold as the byte limit counts it: the measured
-    /// costs, and the newest at its last measured cost beside the current
-    /// value or the others' average, whichever is more.
+    /// costs; each cost still to measure at its changes times the measured
+    /// bytes per change (measurements run on a low-priority thread that a
+    /// busy writer can starve: the limit must act without them); the
+    /// newest at its last measured cost beside the current value or its
+    /// changes since, whichever is more. O(costs waiting to be measured).
     var estimatedBytes: Int {
-        guard !values.isEmpty else { return 0 }
-        return bytes + max(newestCost, values.count > 1 ? bytes / (values.count - 1) : 0)
+        guard let since = changes.last else { return 0 }
+        let waiting = unmeasured.reduce(0) { $0 + changes[$1] }
+        return bytes + Int(Double(waiting) * bytesPerChange) + max(newestCost, Int(Double(since) * bytesPerChange))
     }
 
     /// The values thinned away since the last call, for the caller to let
@@ -192,6 +209,7 @@ struct Checkpoints {
             } else if pending.contains(index) {
                 bytes += cost - costs[index]
                 costs[index] = cost
+                if changes[index] > 0 { bytesPerChange += (Double(cost) / Double(changes[index]) - bytesPerChange) / 4 }
             }
         }
         let done = Set(results.filter { !$0.againstCurrent }.map(\.index))
@@ -211,6 +229,7 @@ struct Checkpoints {
     private mutating func thinWhileOverLimits() {
         while !values.isEmpty && (values.count > limit || estimatedBytes > byteLimit || byteLimit == 0) {
             interval *= 2
+            thinnedAtLimit = byteLimit
             let newest = values[values.count - 1].basis
             var keptValues: [Database] = []
             var keptCosts: [Int] = []

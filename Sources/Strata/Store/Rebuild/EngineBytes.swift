@@ -51,7 +51,7 @@ extension Transaction {
                 bytes += Self._bytesPerChange
                 switch change {
                 case .insert(let record), .delete(let record): bytes += record._allocatedBytes
-                case .update(let fields): bytes += 64 + fields.count * 2 * MemoryLayout<(Key, FieldChange)>.stride
+                case .update(let fields): bytes += Self._updateBytes(fields)
                 }
             }
         }
@@ -60,4 +60,33 @@ extension Transaction {
 
     /// A change's share of its map's trie nodes (key, value and node slack).
     static let _bytesPerChange = 64
+
+    /// A field-level update's dictionary and the values it holds, old and new.
+    static func _updateBytes(_ fields: [Key: FieldChange]) -> Int {
+        var bytes = 64 + fields.count * 2 * MemoryLayout<(Key, FieldChange)>.stride
+        for change in fields.values {
+            bytes += (change.old?._outOfLineBytes ?? 0) + (change.new?._outOfLineBytes ?? 0)
+        }
+        return bytes
+    }
+}
+
+extension Value {
+    /// About the heap bytes this value holds beyond its inline size: a long
+    /// string's or a byte array's storage, a list's or map's nodes and
+    /// elements. O(its size).
+    var _outOfLineBytes: Int {
+        switch self {
+        case .null, .bool, .int, .double, .date: return 0
+        case .string(let text): return text.utf8.count > 15 ? 32 + text.utf8.count : 0
+        case .bytes(let bytes): return 32 + bytes.count
+        case .reference(let reference): return 48 + reference.table.string.utf8.count
+        case .list(let list):
+            return list.reduce(32 + list.count * MemoryLayout<Value>.stride) { $0 + $1._outOfLineBytes }
+        case .map(let map):
+            return map.reduce(32 + map.count * (MemoryLayout<Key>.stride + MemoryLayout<Value>.stride)) {
+                $0 + $1.value._outOfLineBytes + ($1.key.string.utf8.count > 15 ? 32 + $1.key.string.utf8.count : 0)
+            }
+        }
+    }
 }

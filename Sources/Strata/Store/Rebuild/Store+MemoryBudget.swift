@@ -61,18 +61,27 @@ extension Store {
 
     /// Measures the current value's bytes on the upkeep thread; the budget
     /// follows when the figure returns.
+    /// The job holds the store weakly and reads the value when it starts:
+    /// a store closed while the job waits behind other upkeep is not kept
+    /// alive with its whole value.
     private func measureValueSize() {
         guard !measuringValueSize, !closing else { return }
         measuringValueSize = true
-        let value = current
-        Self.upkeepQueue.async {
+        let changesBefore = valueSize.changesSince
+        Self.upkeepQueue.async { [weak self] in
+            guard let self else { return }
+            let value = self.current
             let size = ValueSize(measuredBytes: value._allocatedBytes, measuredRecords: value.recordCount)
-            Task { await self.valueSizeMeasured(size) }
+            Task { await self.valueSizeMeasured(size, changesBefore: changesBefore) }
         }
     }
 
-    private func valueSizeMeasured(_ size: ValueSize) {
+    /// Keeps the changes counted while the measurement ran (they may or
+    /// may not be in the value measured: counted, to measure again sooner).
+    private func valueSizeMeasured(_ size: ValueSize, changesBefore: Int) {
         measuringValueSize = false
+        var size = size
+        size.changesSince = max(0, valueSize.changesSince - changesBefore)
         valueSize = size
         applyMemoryBudget()
     }
