@@ -1,0 +1,87 @@
+extension StoredRecord {
+    /// The decoder of this type's records: its ``schema`` and ``idKey``.
+    static var decoder: RecordDecoder { RecordDecoder(schema: schema, idKey: idKey) }
+}
+
+extension Database {
+    /// The record of type `R` with `id`, decoded; nil when there is none.
+    /// O(log32 n + the record's size).
+    ///
+    ///     let song = try store.current.record(Song.self, id: 7)
+    ///
+    /// - Throws: ``RecordDecodingError`` when the record does not decode.
+    public func record<R: StoredRecord>(_ type: R.Type, id: R.ID) throws -> R? {
+        let recordID = id.recordID
+        guard let record = record(recordID, in: R.table) else { return nil }
+        return try R.decoder.decode(type, from: record, id: recordID, table: R.table)
+    }
+
+    /// Every record of type `R`, decoded, in the table's order (by ID
+    /// hash: stable for a value, not sorted; sort or use a query for an
+    /// order). O(n · record size).
+    /// - Throws: ``RecordDecodingError`` for the first record that does not decode.
+    public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
+        guard let table = tables[R.table] else { return [] }
+        let decoder = R.decoder
+        let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+        var result: [R] = []
+        result.reserveCapacity(table.count)
+        for (id, record) in table {
+            result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
+        }
+        return result
+    }
+}
+
+extension Query {
+    /// The matching records decoded as `R`, in the query's order.
+    /// O(the query's cost + matches · record size).
+    ///
+    ///     let album = try db.query("songs").where("album", equals: "Blue").order(by: "track").records(Song.self)
+    ///
+    /// - Throws: ``QueryError`` as ``records()``; ``RecordDecodingError``.
+    public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
+        let decoder = R.decoder
+        let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+        return try records().map { row in
+            try decoder.decode(type, from: row.record, id: row.id, table: table, context: context)
+        }
+    }
+
+    /// The first matching record decoded as `R`, if any.
+    /// - Throws: ``QueryError`` as ``first()``; ``RecordDecodingError``.
+    public func first<R: StoredRecord>(_ type: R.Type) throws -> R? {
+        guard let row = try first() else { return nil }
+        return try R.decoder.decode(type, from: row.record, id: row.id, table: table)
+    }
+}
+
+extension TransactionBuilder {
+    /// Inserts `record` into its table. O(log32 n + its size).
+    /// - Throws: ``ApplyError/recordExists(table:id:)`` when its ID is
+    ///   taken; `EncodingError` when it does not encode.
+    public mutating func insert<R: StoredRecord>(_ record: R) throws {
+        try insert(try Self.encoded(record), id: record.recordID, into: R.table)
+    }
+
+    /// Inserts `record`, or makes the existing one equal to it storing
+    /// only the fields that differ (a field-level update: history, diffs
+    /// and reverts show what changed). Fields the type does not have
+    /// (an older version's, a renamed field's old name) are removed: the
+    /// record takes the type's current shape. O(log32 n + its size).
+    /// - Throws: `EncodingError` when it does not encode.
+    public mutating func save<R: StoredRecord>(_ record: R) throws {
+        try upsert(try Self.encoded(record), id: record.recordID, into: R.table)
+    }
+
+    /// Deletes the record of type `R` with `id`. O(log32 n).
+    /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is none.
+    public mutating func delete<R: StoredRecord>(_ type: R.Type, id: R.ID) throws {
+        try delete(id.recordID, from: R.table)
+    }
+
+    private static func encoded<R: StoredRecord>(_ record: R) throws -> Record {
+        try RecordEncoder(skippedKey: R.idKey).encode(record)
+    }
+
+}

@@ -1,0 +1,412 @@
+import Foundation
+import PersistentCollections
+
+/// The `Decoder` a type's `init(from:)` reads: a whole record (its fields
+/// are the keyed container) or one packed value.
+struct _RecordDecoding: Decoder {
+    enum Source {
+        case record([UInt8])
+        case value(_Slot)
+    }
+
+    let source: Source
+    let codingPath: [any CodingKey]
+    let context: _DecodingContext
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    init(record bytes: [UInt8], context: _DecodingContext) {
+        source = .record(bytes)
+        codingPath = []
+        self.context = context
+    }
+
+    init(slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+        source = .value(slot)
+        self.codingPath = codingPath
+        self.context = context
+    }
+
+    private var reader: _ValueReader { _ValueReader(context: context, codingPath: codingPath) }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
+        switch source {
+        case .record(let bytes):
+            return KeyedDecodingContainer(_KeyedDecoding<Key>(record: bytes, codingPath: codingPath, context: context))
+        case .value(let slot):
+            guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
+            return KeyedDecodingContainer(_KeyedDecoding<Key>(map: slot, codingPath: codingPath, context: context))
+        }
+    }
+
+    func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        switch source {
+        case .record:
+            context.fail(codingPath, expected: [Value].self, found: "record")
+            throw DecodingError.typeMismatch(
+                [Value].self,
+                .init(codingPath: codingPath, debugDescription: "a record is keyed by its fields")
+            )
+        case .value(let slot):
+            guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
+            return _UnkeyedDecoding(list: slot, codingPath: codingPath, context: context)
+        }
+    }
+
+    func singleValueContainer() throws -> any SingleValueDecodingContainer {
+        switch source {
+        case .record(let bytes):
+            // A record read as one value: as a map of its fields.
+            let record = Record(_packed: bytes)
+            var fields: [Key: Value] = [:]
+            for field in record { fields[field.name] = field.value }
+            let map = PersistentMap(uniqueKeysWithValues: fields.map { ($0.key, $0.value) })
+            return _SingleValueDecoding(slot: _Slot(.map(map)), codingPath: codingPath, context: context)
+        case .value(let slot):
+            return _SingleValueDecoding(slot: slot, codingPath: codingPath, context: context)
+        }
+    }
+}
+
+struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let codingPath: [any CodingKey]
+    let context: _DecodingContext
+    /// The record's bytes, or the map's.
+    let bytes: [UInt8]
+    /// A record: field name IDs and where each value starts.
+    private var fields: [(id: UInt32, start: Int)] = []
+    /// A map: each key's UTF-8 range and where its value starts, in key order.
+    private var entries: [(key: Range<Int>, start: Int)] = []
+    private let isRecord: Bool
+
+    init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
+        self.bytes = bytes
+        self.codingPath = codingPath
+        self.context = context
+        isRecord = true
+        var reader = _PackedReader(bytes)
+        let count = Int(reader.varint())
+        fields.reserveCapacity(count)
+        for _ in 0..<count {
+            let id = UInt32(reader.varint())
+            fields.append((id, reader.offset))
+            reader.skipValue()
+        }
+    }
+
+    init(map slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+        bytes = slot.bytes
+        self.codingPath = codingPath
+        self.context = context
+        isRecord = false
+        var reader = slot.reader
+        _ = reader.byte()
+        let count = Int(reader.varint())
+        entries.reserveCapacity(count)
+        for _ in 0..<count {
+            let length = Int(reader.varint())
+            let key = reader.offset..<(reader.offset + length)
+            reader.offset += length
+            entries.append((key, reader.offset))
+            reader.skipValue()
+        }
+    }
+
+    var allKeys: [Key] {
+        var names: [String]
+        if isRecord {
+            let all = FieldNames.all
+            names = fields.map { all[Int($0.id)].string }
+            let schema = context.schema
+            for (old, new) in schema.renamedFields where names.contains(old) { names.append(new) }
+            names += schema.defaults.keys
+            if let idKey = context.idKey, context.recordID != nil { names.append(idKey) }
+        } else {
+            names = entries.map { String(decoding: bytes[$0.key], as: UTF8.self) }
+        }
+        var seen = Set<String>()
+        return names.filter { seen.insert($0).inserted }.compactMap { Key(stringValue: $0) }
+    }
+
+    /// The stored value of field or key `name`, as stored.
+    private func stored(_ name: String) -> _Slot? {
+        if isRecord {
+            guard let id = context.nameID(name) else { return nil }
+            for field in fields where field.id == id { return _Slot(bytes: bytes, offset: field.start) }
+            return nil
+        }
+        // Keys are in UTF-8 byte order: a binary search.
+        let target = Array(name.utf8)
+        var low = 0
+        var high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = Self.compare(bytes[entries[middle].key], target)
+            if order == 0 { return _Slot(bytes: bytes, offset: entries[middle].start) }
+            if order < 0 { low = middle + 1 } else { high = middle }
+        }
+        return nil
+    }
+
+    private static func compare(_ a: ArraySlice<UInt8>, _ b: [UInt8]) -> Int {
+        for (x, y) in zip(a, b) where x != y { return x < y ? -1 : 1 }
+        return a.count == b.count ? 0 : (a.count < b.count ? -1 : 1)
+    }
+
+    /// The value `key` reads: the record's ID for the ID key; the field;
+    /// for a record under a schema, a renamed field's old one, upcast, or
+    /// the default. Nil when there is none.
+    private func slot(_ key: Key, transformed: Bool = true) throws -> _Slot? {
+        let name = key.stringValue
+        guard isRecord else { return stored(name) }
+        if let idKey = context.idKey, name == idKey, let id = context.recordID {
+            switch id.kind {
+            case .integer(let value): return _Slot(.int(value))
+            case .string(let value): return _Slot(.string(value))
+            case .uuid(let value): return _Slot(.string(value.uuidString))
+            }
+        }
+        let schema = context.schema
+        var slot = stored(name)
+        if schema.isEmpty { return slot }
+        if slot == nil {
+            for old in schema.oldNames(of: name) {
+                if let found = stored(old) {
+                    slot = found
+                    break
+                }
+            }
+        }
+        if transformed, let found = slot, let upcaster = schema.upcasters[name] {
+            do {
+                slot = _Slot(try upcaster(found.value))
+            } catch {
+                context.fail(codingPath + [key], expected: Any.self, found: found.kind)
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: codingPath + [key], debugDescription: "the upcaster failed: \(error)")
+                )
+            }
+        }
+        if slot == nil, let value = schema.defaults[name] { slot = _Slot(value) }
+        return slot
+    }
+
+    private func required(_ key: Key, _ type: Any.Type) throws -> _Slot {
+        guard let slot = try slot(key) else {
+            context.fail(codingPath + [key], expected: type, found: "nothing")
+            throw DecodingError.keyNotFound(
+                key,
+                .init(codingPath: codingPath, debugDescription: "no field '\(key.stringValue)'")
+            )
+        }
+        return slot
+    }
+
+    private func reader(_ key: Key) -> _ValueReader { _ValueReader(context: context, codingPath: codingPath + [key]) }
+
+    func contains(_ key: Key) -> Bool { (try? slot(key, transformed: false)) != nil }
+
+    func decodeNil(forKey key: Key) throws -> Bool { try slot(key)?.isNull ?? true }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader(key).bool(required(key, type)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader(key).string(required(key, type)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader(key).double(required(key, type)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        Float(try reader(key).double(required(key, type)))
+    }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader(key).integer(type, required(key, type)) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader(key).int64(required(key, type)) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try reader(key).integer(type, required(key, type))
+    }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try reader(key).decode(type, required(key, type))
+    }
+
+    /// A missing field or a null reads as nil; any other value must decode.
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard let slot = try slot(key), !slot.isNull else { return nil }
+        return try reader(key).decode(type, slot)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let slot = try required(key, [String: Value].self)
+        guard slot.tag == .map else { throw reader(key).mismatch([String: Value].self, slot) }
+        return KeyedDecodingContainer(
+            _KeyedDecoding<NestedKey>(map: slot, codingPath: codingPath + [key], context: context)
+        )
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        let slot = try required(key, [Value].self)
+        guard slot.tag == .list else { throw reader(key).mismatch([Value].self, slot) }
+        return _UnkeyedDecoding(list: slot, codingPath: codingPath + [key], context: context)
+    }
+
+    func superDecoder() throws -> any Decoder { try superDecoder(named: _NameKey("super")) }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try superDecoder(named: key) }
+
+    private func superDecoder(named key: any CodingKey) throws -> any Decoder {
+        guard let typed = Key(stringValue: key.stringValue), let slot = try slot(typed) else {
+            return _RecordDecoding(slot: _Slot(.null), codingPath: codingPath + [key], context: context)
+        }
+        return _RecordDecoding(slot: slot, codingPath: codingPath + [key], context: context)
+    }
+}
+
+struct _UnkeyedDecoding: UnkeyedDecodingContainer {
+    let codingPath: [any CodingKey]
+    let context: _DecodingContext
+    let bytes: [UInt8]
+    let count: Int?
+    private(set) var currentIndex = 0
+    /// Where the next element's tag is.
+    private var offset: Int
+
+    init(list slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+        bytes = slot.bytes
+        self.codingPath = codingPath
+        self.context = context
+        var reader = slot.reader
+        _ = reader.byte()
+        count = Int(reader.varint())
+        offset = reader.offset
+    }
+
+    var isAtEnd: Bool { currentIndex >= count! }
+
+    /// The next element, moving past it.
+    private mutating func next(_ type: Any.Type) throws -> (_Slot, _ValueReader) {
+        let path = codingPath + [_IndexKey(currentIndex)]
+        guard !isAtEnd else {
+            context.fail(path, expected: type, found: "nothing")
+            throw DecodingError.valueNotFound(
+                type,
+                .init(codingPath: path, debugDescription: "the list has only \(count!) elements")
+            )
+        }
+        let slot = _Slot(bytes: bytes, offset: offset)
+        var reader = slot.reader
+        reader.skipValue()
+        offset = reader.offset
+        currentIndex += 1
+        return (slot, _ValueReader(context: context, codingPath: path))
+    }
+
+    mutating func decodeNil() throws -> Bool {
+        guard !isAtEnd, _Slot(bytes: bytes, offset: offset).isNull else { return false }
+        _ = try next(Never.self)
+        return true
+    }
+
+    mutating func decode(_ type: Bool.Type) throws -> Bool {
+        let (slot, reader) = try next(type)
+        return try reader.bool(slot)
+    }
+    mutating func decode(_ type: String.Type) throws -> String {
+        let (slot, reader) = try next(type)
+        return try reader.string(slot)
+    }
+    mutating func decode(_ type: Double.Type) throws -> Double {
+        let (slot, reader) = try next(type)
+        return try reader.double(slot)
+    }
+    mutating func decode(_ type: Float.Type) throws -> Float {
+        let (slot, reader) = try next(type)
+        return Float(try reader.double(slot))
+    }
+    mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
+    mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
+    mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
+    mutating func decode(_ type: Int32.Type) throws -> Int32 { try integer(type) }
+    mutating func decode(_ type: Int64.Type) throws -> Int64 { try integer(type) }
+    mutating func decode(_ type: UInt.Type) throws -> UInt { try integer(type) }
+    mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type) }
+    mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
+    mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
+    mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let (slot, reader) = try next(type)
+        return try reader.decode(type, slot)
+    }
+
+    private mutating func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
+        let (slot, reader) = try next(type)
+        return try reader.integer(type, slot)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        let (slot, reader) = try next([String: Value].self)
+        guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
+        return KeyedDecodingContainer(
+            _KeyedDecoding<NestedKey>(map: slot, codingPath: reader.codingPath, context: context)
+        )
+    }
+
+    mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
+        let (slot, reader) = try next([Value].self)
+        guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
+        return _UnkeyedDecoding(list: slot, codingPath: reader.codingPath, context: context)
+    }
+
+    mutating func superDecoder() throws -> any Decoder {
+        let (slot, reader) = try next(Any.self)
+        return _RecordDecoding(slot: slot, codingPath: reader.codingPath, context: context)
+    }
+}
+
+struct _SingleValueDecoding: SingleValueDecodingContainer {
+    let slot: _Slot
+    let codingPath: [any CodingKey]
+    let context: _DecodingContext
+
+    init(slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+        self.slot = slot
+        self.codingPath = codingPath
+        self.context = context
+    }
+
+    private var reader: _ValueReader { _ValueReader(context: context, codingPath: codingPath) }
+
+    func decodeNil() -> Bool { slot.isNull }
+    func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(slot) }
+    func decode(_ type: String.Type) throws -> String { try reader.string(slot) }
+    func decode(_ type: Double.Type) throws -> Double { try reader.double(slot) }
+    func decode(_ type: Float.Type) throws -> Float { Float(try reader.double(slot)) }
+    func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, slot) }
+    func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, slot) }
+    func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, slot) }
+    func decode(_ type: Int32.Type) throws -> Int32 { try reader.integer(type, slot) }
+    func decode(_ type: Int64.Type) throws -> Int64 { try reader.int64(slot) }
+    func decode(_ type: UInt.Type) throws -> UInt { try reader.integer(type, slot) }
+    func decode(_ type: UInt8.Type) throws -> UInt8 { try reader.integer(type, slot) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, slot) }
+    func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, slot) }
+    func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, slot) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decode(type, slot) }
+}

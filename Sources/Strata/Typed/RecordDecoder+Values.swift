@@ -1,0 +1,155 @@
+import Foundation
+
+/// One packed value: its bytes and where its tag is.
+struct _Slot {
+    let bytes: [UInt8]
+    let offset: Int
+
+    /// A value that is not in a record (an ID, a default, an upcast value),
+    /// packed on its own.
+    init(_ value: Value) {
+        var writer = ByteWriter(capacity: 16)
+        writer.value(value, packed: true)
+        bytes = Array(writer.bytes[...])
+        offset = 0
+    }
+
+    init(bytes: [UInt8], offset: Int) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    var reader: _PackedReader { _PackedReader(bytes, offset: offset) }
+    var tag: ValueTag { ValueTag(rawValue: bytes[offset])! }
+    var isNull: Bool { tag == .null }
+    /// The whole value, built. O(its size).
+    var value: Value {
+        var reader = reader
+        return reader.value()
+    }
+
+    /// The kind of value, as errors name it.
+    var kind: String {
+        switch tag {
+        case .null: return "null"
+        case .false, .true: return "bool"
+        case .int: return "int"
+        case .double: return "double"
+        case .string: return "string"
+        case .bytes: return "bytes"
+        case .date: return "date"
+        case .reference: return "reference"
+        case .list: return "list"
+        case .map: return "map"
+        }
+    }
+}
+
+/// Reading values of Swift types from slots; a value of another kind
+/// throws `typeMismatch` (and records what was found in the context).
+struct _ValueReader {
+    let context: _DecodingContext
+    let codingPath: [any CodingKey]
+
+    func mismatch(_ type: Any.Type, _ slot: _Slot) -> DecodingError {
+        context.fail(codingPath, expected: type, found: slot.kind)
+        if slot.isNull {
+            return .valueNotFound(type, .init(codingPath: codingPath, debugDescription: "the value is null"))
+        }
+        return .typeMismatch(type, .init(codingPath: codingPath, debugDescription: "found \(slot.kind)"))
+    }
+
+    func corrupted(_ type: Any.Type, _ slot: _Slot, _ why: String) -> DecodingError {
+        context.fail(codingPath, expected: type, found: slot.kind)
+        return .dataCorrupted(.init(codingPath: codingPath, debugDescription: why))
+    }
+
+    func bool(_ slot: _Slot) throws -> Bool {
+        switch slot.tag {
+        case .true: return true
+        case .false: return false
+        default: throw mismatch(Bool.self, slot)
+        }
+    }
+
+    func int64(_ slot: _Slot, as type: Any.Type = Int64.self) throws -> Int64 {
+        guard slot.tag == .int else { throw mismatch(type, slot) }
+        var reader = slot.reader
+        _ = reader.byte()
+        return reader.zigzag()
+    }
+
+    func integer<I: FixedWidthInteger>(_ type: I.Type, _ slot: _Slot) throws -> I {
+        let value = try int64(slot, as: type)
+        guard let result = I(exactly: value) else { throw corrupted(type, slot, "\(value) does not fit \(type)") }
+        return result
+    }
+
+    /// A double, or an integer read as one (a field that widened).
+    func double(_ slot: _Slot) throws -> Double {
+        var reader = slot.reader
+        switch reader.valueTag() {
+        case .double: return Double(bitPattern: reader.fixed64())
+        case .int: return Double(reader.zigzag())
+        default: throw mismatch(Double.self, slot)
+        }
+    }
+
+    func string(_ slot: _Slot, as type: Any.Type = String.self) throws -> String {
+        guard slot.tag == .string else { throw mismatch(type, slot) }
+        var reader = slot.reader
+        _ = reader.byte()
+        return reader.string()
+    }
+
+    func date(_ slot: _Slot) throws -> Date {
+        guard slot.tag == .date else { throw mismatch(Date.self, slot) }
+        var reader = slot.reader
+        _ = reader.byte()
+        return Date(timeIntervalSinceReferenceDate: Double(bitPattern: reader.fixed64()))
+    }
+
+    func data(_ slot: _Slot) throws -> Data {
+        guard slot.tag == .bytes else { throw mismatch(Data.self, slot) }
+        var reader = slot.reader
+        _ = reader.byte()
+        let length = Int(reader.varint())
+        return Data(slot.bytes[reader.offset..<(reader.offset + length)])
+    }
+
+    func uuid(_ slot: _Slot) throws -> UUID {
+        let text = try string(slot, as: UUID.self)
+        guard let uuid = UUID(uuidString: text) else { throw corrupted(UUID.self, slot, "'\(text)' is not a UUID") }
+        return uuid
+    }
+
+    func url(_ slot: _Slot) throws -> URL {
+        let text = try string(slot, as: URL.self)
+        guard let url = URL(string: text) else { throw corrupted(URL.self, slot, "'\(text)' is not a URL") }
+        return url
+    }
+
+    func reference(_ slot: _Slot) throws -> RecordReference {
+        guard case .reference(let reference) = slot.value else { throw mismatch(RecordReference.self, slot) }
+        return reference
+    }
+
+    /// A value of type `T`: the types with a ``Value`` of their own read
+    /// directly, the others through their `init(from:)`.
+    func decode<T: Decodable>(_ type: T.Type, _ slot: _Slot) throws -> T {
+        switch type {
+        case is String.Type: return try string(slot) as! T
+        case is Int.Type: return try integer(Int.self, slot) as! T
+        case is Int64.Type: return try int64(slot) as! T
+        case is Double.Type: return try double(slot) as! T
+        case is Bool.Type: return try bool(slot) as! T
+        case is Date.Type: return try date(slot) as! T
+        case is Data.Type: return try data(slot) as! T
+        case is UUID.Type: return try uuid(slot) as! T
+        case is URL.Type: return try url(slot) as! T
+        case is Value.Type: return slot.value as! T
+        case is RecordReference.Type: return try reference(slot) as! T
+        default: return try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+
+/// Decodes `Decodable` values from records, reading each field straight
+/// from the packed record bytes (no `Value` dictionary in between): the
+/// mapping of ``RecordEncoder`` read back, with two leniencies for older
+/// records, an integer read as a `Double` and a missing field read as
+/// `nil` by an optional property. A ``RecordSchema`` says how renamed,
+/// defaulted and retyped fields of older versions read.
+///
+///     let song = try RecordDecoder().decode(Song.self, from: record, id: 7, table: "songs")
+///
+/// Complexity: O(fields read · fields of the record), the record's fields
+/// being few; a map's keys are found by binary search.
+public struct RecordDecoder: Sendable {
+    /// How older records read.
+    public var schema: RecordSchema
+    /// The coding key served from the record's ID rather than a field
+    /// (a ``StoredRecord``'s id), if any.
+    public var idKey: String?
+
+    /// A decoder with `schema` and `idKey` (by default none).
+    public init(schema: RecordSchema = RecordSchema(), idKey: String? = nil) {
+        self.schema = schema
+        self.idKey = idKey
+    }
+
+    /// The value of type `T` that `record` (with `id`, in `table`) holds.
+    /// - Throws: ``RecordDecodingError`` naming the table, the ID, the
+    ///   field's path and the expected and found types.
+    public func decode<T: Decodable>(
+        _ type: T.Type,
+        from record: Record,
+        id: RecordID? = nil,
+        table: Key = ""
+    ) throws -> T {
+        let context = _DecodingContext(schema: schema, idKey: idKey)
+        return try decode(type, from: record, id: id, table: table, context: context)
+    }
+
+    /// Decodes with `context` (shared by the records of one fetch: its
+    /// name lookups are cached).
+    func decode<T: Decodable>(
+        _ type: T.Type,
+        from record: Record,
+        id: RecordID?,
+        table: Key,
+        context: _DecodingContext
+    ) throws -> T {
+        context.recordID = id
+        context.failure = nil
+        do {
+            return try T(from: _RecordDecoding(record: record._bytes, context: context))
+        } catch let error as DecodingError {
+            throw RecordDecodingError(error, failure: context.failure, table: table, id: id)
+        }
+    }
+}
+
+/// A record that does not decode into the type asked for.
+public struct RecordDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The record's table ("" when not given).
+    public var table: Key
+    /// The record's ID, when given.
+    public var id: RecordID?
+    /// The field's path: "title", "album.tracks[2].name" ("" for the record).
+    public var path: String
+    /// The type the decoder asked for ("Int", "String", …).
+    public var expected: String
+    /// What the record holds there: a value kind ("string", "int", "null",
+    /// "map", …), or "nothing" when the field is absent.
+    public var found: String
+    /// More about it, from the decoder or the type's own `init(from:)`.
+    public var reason: String
+
+    /// An error with these parts.
+    public init(table: Key, id: RecordID?, path: String, expected: String, found: String, reason: String = "") {
+        self.table = table
+        self.id = id
+        self.path = path
+        self.expected = expected
+        self.found = found
+        self.reason = reason
+    }
+
+    init(_ error: DecodingError, failure: _DecodingFailure?, table: Key, id: RecordID?) {
+        let path: [any CodingKey]
+        var expected = ""
+        var found = ""
+        var reason = ""
+        switch error {
+        case .typeMismatch(let type, let context):
+            (path, expected, reason) = (context.codingPath, "\(type)", context.debugDescription)
+        case .valueNotFound(let type, let context):
+            (path, expected, found, reason) = (context.codingPath, "\(type)", "null", context.debugDescription)
+        case .keyNotFound(let key, let context):
+            (path, found, reason) = (context.codingPath + [key], "nothing", context.debugDescription)
+        case .dataCorrupted(let context):
+            (path, reason) = (context.codingPath, context.debugDescription)
+        @unknown default:
+            (path, reason) = ([], "\(error)")
+        }
+        let pathText = Self.describe(path)
+        if let failure, failure.path == pathText {
+            expected = failure.expected
+            found = failure.found
+        }
+        self.init(table: table, id: id, path: pathText, expected: expected, found: found, reason: reason)
+    }
+
+    /// "album.tracks[2].name" for the keys album, tracks, 2, name.
+    static func describe(_ path: [any CodingKey]) -> String {
+        var text = ""
+        for key in path {
+            if let index = key.intValue, key is _IndexKey {
+                text += "[\(index)]"
+            } else {
+                text += (text.isEmpty ? "" : ".") + key.stringValue
+            }
+        }
+        return text
+    }
+
+    /// "songs/7: field album.title: expected String, found int".
+    public var description: String {
+        let place = id.map { "\(table)/\($0)" } ?? (table.string.isEmpty ? "a record" : "a record of \(table)")
+        let field = path.isEmpty ? "the record" : "field \(path)"
+        var text = "\(place): \(field)"
+        if !expected.isEmpty || !found.isEmpty {
+            text +=
+                ": expected \(expected.isEmpty ? "another value" : expected), found \(found.isEmpty ? "another" : found)"
+        }
+        if !reason.isEmpty { text += " (\(reason))" }
+        return text
+    }
+}
+
+/// Where and why the decoder itself failed (the `DecodingError` it threw
+/// carries no found type).
+struct _DecodingFailure {
+    var path: String
+    var expected: String
+    var found: String
+}
+
+/// What the decoders of one fetch share: the schema, the record being
+/// decoded, and the field names' IDs looked up so far (each a lock of
+/// the process-wide name table the first time).
+final class _DecodingContext {
+    let schema: RecordSchema
+    let idKey: String?
+    var recordID: RecordID?
+    var failure: _DecodingFailure?
+    private var nameIDs: [String: UInt32] = [:]
+    /// IDs no field name has (the name is in no record).
+    private static let absent = UInt32.max
+
+    init(schema: RecordSchema, idKey: String?) {
+        self.schema = schema
+        self.idKey = idKey
+    }
+
+    /// The field-name ID of `name`, nil when no record holds that name.
+    func nameID(_ name: String) -> UInt32? {
+        if let id = nameIDs[name] { return id == Self.absent ? nil : id }
+        let id = FieldNames.existingID(of: Key(name))
+        nameIDs[name] = id ?? Self.absent
+        return id
+    }
+
+    /// Records what failed, for the error's expected and found types.
+    func fail(_ path: [any CodingKey], expected: Any.Type, found: String) {
+        failure = _DecodingFailure(path: RecordDecodingError.describe(path), expected: "\(expected)", found: found)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+
+/// Encodes `Encodable` values into records, writing the packed record form
+/// directly (no `Value` dictionary in between).
+///
+/// A type's properties become fields; nested structs and dictionaries with
+/// string keys become maps, arrays and sets lists; `Bool`, integers (within
+/// `Int64`), `Double`/`Float`, `String` map to their ``Value`` cases,
+/// `Date` to ``Value/date(_:)``, `Data` to ``Value/bytes(_:)``, `UUID` and
+/// `URL` to strings; raw-value enums to their raw values.
+/// A `nil` optional property is an absent field (a `nil` inside a list is
+/// ``Value/null``).
+///
+///     let record = try RecordEncoder().encode(song)    // a Record
+///
+/// Complexity: O(size of the value), plus sorting each map's keys.
+public struct RecordEncoder: Sendable {
+    /// A coding key left out at the top level (a ``StoredRecord``'s id).
+    public var skippedKey: String?
+
+    /// An encoder leaving out `skippedKey` (by default nothing).
+    public init(skippedKey: String? = nil) {
+        self.skippedKey = skippedKey
+    }
+
+    /// The record holding `value`'s properties as fields.
+    /// - Throws: `EncodingError.invalidValue` when `value` is not a keyed
+    ///   container (a struct, class or string-keyed dictionary), an integer
+    ///   does not fit `Int64`, or a field name is empty.
+    public func encode<T: Encodable>(_ value: T) throws -> Record {
+        let box = try _EncodingBox.boxing(value, codingPath: [])
+        guard box.kind == .keyed || box.kind == .empty else {
+            throw EncodingError.invalidValue(
+                value,
+                .init(
+                    codingPath: [],
+                    debugDescription: "a record is a struct, a class or a dictionary with string keys"
+                )
+            )
+        }
+        return Record(_packed: try box.packedRecord(skipping: skippedKey))
+    }
+}
+
+/// What a value encoded to, before it is written: Codable lets a container
+/// be filled in any order (a nested container after its siblings), so the
+/// bytes are written once encoding ends.
+final class _EncodingBox {
+    enum Kind { case empty, scalar, keyed, unkeyed }
+
+    var kind: Kind = .empty
+    var scalar: Value = .null
+    /// Keyed: `keys[i]` names `children[i]` (a key encoded twice: the last wins).
+    var keys: [String] = []
+    var children: [_EncodingBox] = []
+
+    init() {}
+
+    init(_ value: Value) {
+        kind = .scalar
+        scalar = value
+    }
+
+    /// Becomes a keyed container (when still empty); false when already another kind.
+    func becomeKeyed() -> Bool {
+        if kind == .empty { kind = .keyed }
+        return kind == .keyed
+    }
+
+    /// Becomes an unkeyed container (when still empty); false when already another kind.
+    func becomeUnkeyed() -> Bool {
+        if kind == .empty { kind = .unkeyed }
+        return kind == .unkeyed
+    }
+
+    /// The box for `value`: the types with a ``Value`` of their own
+    /// directly, the others through their `encode(to:)`.
+    static func boxing<T: Encodable>(_ value: T, codingPath: [any CodingKey]) throws -> _EncodingBox {
+        switch value {
+        case let date as Date: return _EncodingBox(.date(date))
+        case let data as Data: return _EncodingBox(.bytes(Array(data)))
+        case let uuid as UUID: return _EncodingBox(.string(uuid.uuidString))
+        case let url as URL: return _EncodingBox(.string(url.absoluteString))
+        case let value as Value: return _EncodingBox(value)
+        case let reference as RecordReference: return _EncodingBox(.reference(reference))
+        default:
+            let encoder = _RecordEncoding(codingPath: codingPath)
+            try value.encode(to: encoder)
+            return encoder.box
+        }
+    }
+
+    /// `value` as an ``Value/int(_:)``.
+    /// - Throws: `EncodingError.invalidValue` beyond `Int64`.
+    static func integer<I: BinaryInteger & Encodable>(_ value: I, codingPath: [any CodingKey]) throws -> _EncodingBox {
+        guard let int = Int64(exactly: value) else {
+            throw EncodingError.invalidValue(
+                value,
+                .init(codingPath: codingPath, debugDescription: "\(value) does not fit a 64-bit signed integer")
+            )
+        }
+        return _EncodingBox(.int(int))
+    }
+
+    /// The keyed entries, sorted by key bytes, the last of equal keys kept.
+    private func sortedEntries() -> [(key: String, box: _EncodingBox)] {
+        var entries = Array(zip(keys, children).enumerated())
+        // By UTF-8 bytes, as `Key` orders (the record format's order).
+        entries.sort { a, b in
+            if a.element.0.utf8.elementsEqual(b.element.0.utf8) { return a.offset < b.offset }
+            return a.element.0.utf8.lexicographicallyPrecedes(b.element.0.utf8)
+        }
+        var result: [(key: String, box: _EncodingBox)] = []
+        result.reserveCapacity(entries.count)
+        for (_, (key, box)) in entries {
+            if let last = result.last, last.key.utf8.elementsEqual(key.utf8) {
+                result[result.count - 1] = (key, box)
+            } else {
+                result.append((key, box))
+            }
+        }
+        return result
+    }
+
+    /// The record's packed bytes: a keyed box's entries as fields by name ID.
+    func packedRecord(skipping skippedKey: String?) throws -> [UInt8] {
+        // A nil written as a value (an optional inside a wrapper) is an
+        // absent field too.
+        let entries = sortedEntries().filter { entry in
+            !(entry.box.kind == .scalar && entry.box.scalar == .null)
+                && !(skippedKey.map { entry.key.utf8.elementsEqual($0.utf8) } ?? false)
+        }
+        var writer = ByteWriter(capacity: 16 + 24 * entries.count)
+        writer.varint(entries.count)
+        for (key, box) in entries {
+            guard !key.isEmpty else {
+                throw EncodingError.invalidValue(
+                    key,
+                    .init(codingPath: [], debugDescription: "a field name cannot be empty")
+                )
+            }
+            writer.varint(UInt64(FieldNames.id(of: Key(key))))
+            box.write(to: &writer)
+        }
+        return Array(writer.bytes[...])
+    }
+
+    /// Writes this box as one packed value.
+    func write(to writer: inout ByteWriter) {
+        switch kind {
+        case .scalar:
+            writer.value(scalar, packed: true)
+        case .empty, .keyed:
+            let entries = sortedEntries()
+            writer.tag(.map)
+            writer.varint(entries.count)
+            for (key, box) in entries {
+                writer.string(key)
+                box.write(to: &writer)
+            }
+        case .unkeyed:
+            writer.tag(.list)
+            writer.varint(children.count)
+            for child in children { child.write(to: &writer) }
+        }
+    }
+}

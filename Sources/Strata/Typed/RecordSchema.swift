@@ -1,0 +1,63 @@
+/// How records written by older versions of a ``StoredRecord`` type read
+/// into the current one. Records are never rewritten: every read, of the
+/// current value or of a past one (`database(asOf:)`), goes through this.
+///
+/// What a new version may change, and how an older record reads:
+///
+/// | change | declare | an older record reads |
+/// |---|---|---|
+/// | add an optional field | nothing | `nil` |
+/// | add a field with a default | ``defaults`` | the default |
+/// | remove a field | nothing | the field is ignored (saving the record removes it) |
+/// | rename a field | ``renamedFields`` (old → new) | the old field's value |
+/// | change a field's type | ``upcasters`` | the upcaster's value |
+/// | add a required field without a default | – | a ``RecordDecodingError`` naming it |
+///
+/// The declarations are about top-level fields (the properties of the
+/// type itself); a nested struct's fields evolve by the first three rows
+/// (optional, removed), or by an upcaster of the top-level field holding
+/// it. An upcaster sees the stored value whatever version wrote it, so it
+/// must pass values already of the new type through unchanged:
+///
+///     static var schema: RecordSchema {
+///         RecordSchema(
+///             renamedFields: ["name": "title"],
+///             defaults: ["rating": 0],
+///             upcasters: ["plays": { value in
+///                 if case .string(let text) = value { return .int(Int64(text) ?? 0) }
+///                 return value
+///             }]
+///         )
+///     }
+///
+/// Saving a record read this way (``TransactionBuilder/save(_:)``)
+/// writes it in the current shape: the renamed field under its new name,
+/// the upcast value, no field the type no longer has.
+public struct RecordSchema: Sendable {
+    /// Old field names and the coding keys that now hold them.
+    public var renamedFields: [String: String]
+    /// Values of fields that older records lack, by coding key.
+    public var defaults: [String: Value]
+    /// Conversions of stored values into a field's current type, by
+    /// coding key; applied to every stored value of the field.
+    public var upcasters: [String: @Sendable (Value) throws -> Value]
+
+    /// A schema with the given declarations (by default none).
+    public init(
+        renamedFields: [String: String] = [:],
+        defaults: [String: Value] = [:],
+        upcasters: [String: @Sendable (Value) throws -> Value] = [:]
+    ) {
+        self.renamedFields = renamedFields
+        self.defaults = defaults
+        self.upcasters = upcasters
+    }
+
+    /// Whether nothing is declared: reads take the direct path.
+    var isEmpty: Bool { renamedFields.isEmpty && defaults.isEmpty && upcasters.isEmpty }
+
+    /// The old names of coding key `key`, from ``renamedFields``.
+    func oldNames(of key: String) -> [String] {
+        renamedFields.compactMap { $0.value == key ? $0.key : nil }.sorted()
+    }
+}
