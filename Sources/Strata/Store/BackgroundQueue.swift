@@ -16,18 +16,25 @@ import Darwin
 /// its worker threads are shared; here the thread is ours, so its nice
 /// value (Linux: per thread) can be raised.
 final class BackgroundQueue: @unchecked Sendable {
-    /// The nice value of the thread on Linux (0 normal, 19 lowest): it still
-    /// progresses under load, about a tenth of a busy core.
+    /// The default nice value of the thread on Linux (0 normal, 19
+    /// lowest): it still progresses under load, about a tenth of a busy core.
     static let niceness: Int32 = 10
 
     private let name: String
+    /// Whether the thread runs below the writers (else at their priority).
+    private let lowered: Bool
     // `@unchecked Sendable`: `jobs` and `started` are only touched with
     // `condition` locked.
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var started = false
 
-    init(name: String) { self.name = name }
+    /// A queue named `name`; `lowered: false` for short jobs whose results
+    /// the writers depend on (measurements a memory limit waits for).
+    init(name: String, lowered: Bool = true) {
+        self.name = name
+        self.lowered = lowered
+    }
 
     /// Runs `job` after the jobs already queued. O(1).
     func async(_ job: @escaping @Sendable () -> Void) {
@@ -44,12 +51,14 @@ final class BackgroundQueue: @unchecked Sendable {
     }
 
     private func serve() {
-        #if os(Linux)
-        // On Linux the nice value belongs to the calling thread alone.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
-        #else
-        _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
-        #endif
+        if lowered {
+            #if os(Linux)
+            // On Linux the nice value belongs to the calling thread alone.
+            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, Self.niceness)
+            #else
+            _ = pthread_set_qos_class_self_np(QOS_CLASS_UTILITY, 0)
+            #endif
+        }
         while true {
             condition.lock()
             while jobs.isEmpty { condition.wait() }

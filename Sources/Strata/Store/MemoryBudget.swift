@@ -12,9 +12,9 @@
 /// ``blockShare`` to blocks and the rest to cached transactions. Each part
 /// counts its own unique bytes (nodes and records that the part holds and
 /// the next-newer value does not), estimated as the parts change; the
-/// checkpoints thin (every other one goes, their interval doubles) and the
-/// oldest blocks and transactions are let go of (read back from their
-/// files when needed) to stay inside. ``StoreStatistics`` reports the
+/// oldest checkpoints, blocks and transactions are let go of (blocks and
+/// transactions are read back from their files when needed) to stay
+/// inside, so the checkpoints cover the most recent history. ``StoreStatistics`` reports the
 /// budget and what is held against it.
 public struct MemoryBudget: Sendable, Hashable {
     /// The budget as this fraction of the current value's bytes (nil: not

@@ -59,9 +59,12 @@ public struct StoreOptions: Sendable {
     /// ``MemoryBudget/proportional``: half the current value's bytes, at
     /// least 4 MiB.
     ///
-    /// Thinning checkpoints costs as-of speed less than it seems: the
-    /// rebuild from the nearest checkpoint applies one pre-combined run,
-    /// so twice the distance is not twice the time.
+    /// What checkpoints hold is what the changes between them replaced,
+    /// whatever their spacing, so under the budget they cover the most
+    /// recent history (the oldest go first): as-of there stays fast;
+    /// further back it rebuilds from a snapshot and blocks (tens of
+    /// milliseconds at 100k songs). ``MemoryBudget/unlimited`` keeps one
+    /// every ``checkpointInterval`` transactions up to ``checkpointsKept``.
     public var memoryBudget: MemoryBudget = .proportional
     /// The byte cap of ``memoryBudget`` (it replaced a limit on checkpoint
     /// memory alone; setting this sets an absolute budget).

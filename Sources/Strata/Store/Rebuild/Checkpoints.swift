@@ -5,19 +5,19 @@ import PersistentCollections
 /// that no transaction between them touched.
 ///
 /// One is kept every `interval` transactions as the store passes them.
-/// When more than `limit` are held, or their trie nodes not shared with the
-/// next one add up to more than `byteLimit`, every other one goes and the
-/// interval doubles, so they stay evenly spread over the whole history and
-/// both their number and their memory stay bounded.
+/// When what they hold (trie nodes and records not shared with the next
+/// one) exceeds `byteLimit`, the oldest go: they cover the most recent
+/// history. When more than `limit` are held, every other one goes and the
+/// interval doubles, so they stay evenly spread.
 ///
 /// What a checkpoint costs beside the next one is measured on the caller's
 /// side when few changes lie between them (microseconds), and off the
 /// store's actor otherwise (comparing two values around a large import
 /// walks every node it changed, milliseconds the commit that reaches the
-/// checkpoint would wait): the store hands ``pendingMeasurements`` to a
-/// thread and returns the figures to ``measured(_:generation:)``, which
-/// thins when they exceed the limit. Until then the byte limit counts what
-/// is measured.
+/// checkpoint would wait): the store hands ``takePendingMeasurements(current:)``
+/// to a thread and returns the figures to ``measured(_:generation:)``.
+/// Until then a cost counts its changes at the measured bytes per change,
+/// and after thinning, a kept value's old cost (a lower bound).
 struct Checkpoints {
     private(set) var interval: Int64
     /// The interval asked for: after thinning, the interval comes back
@@ -50,12 +50,6 @@ struct Checkpoints {
     private var newestCost = 0
     /// `changes.last` when `newestCost` was last asked for.
     private var newestMeasuredChanges = 0
-    /// What a change has cost a checkpoint, as measured (a moving average;
-    /// a path copy and an old record on the development VM to start).
-    private var bytesPerChange = 1_024.0
-    /// The byte limit at the last thinning: the interval relaxes only once
-    /// the limit has grown well past it (else it would thin and relax in turn).
-    private var thinnedAtLimit = 0
     /// The newest's cost is measured again once the changes since it reach
     /// this many, then each time they double.
     static let newestFirstMeasured = 64
@@ -97,14 +91,13 @@ struct Checkpoints {
     }
 
     /// Halves the interval while the kept values hold under a third of
-    /// both limits, every cost is measured, the byte limit has grown by
-    /// half since the last thinning (the value grew), and it is above the
-    /// one asked for: new checkpoints come denser. Thinning back (doubling)
-    /// drops only those, the older ones lying on the coarser interval.
+    /// both limits, every cost is measured, and it is above the one asked
+    /// for: new checkpoints come denser (the limit grew with the value,
+    /// or thinning went past it). Thinning back (doubling) drops only
+    /// those, the older ones lying on the coarser interval.
     private mutating func relaxInterval() {
         while interval > baseInterval && values.count < limit / 3 && unmeasured.isEmpty
-            && (byteLimit == .max
-                || (estimatedBytes < byteLimit / 3 && Double(byteLimit) >= Double(thinnedAtLimit) * 1.5))
+            && (byteLimit == .max || estimatedBytes < byteLimit / 3)
         {
             interval /= 2
         }
@@ -151,16 +144,11 @@ struct Checkpoints {
         return since >= max(Self.newestFirstMeasured, 2 * newestMeasuredChanges)
     }
 
-    /// What the checkpoints hold as the byte limit counts it: the measured
-    /// costs; each cost still to measure at its changes times the measured
-    /// bytes per change (measurements run on a low-priority thread that a
-    /// busy writer can starve: the limit must act without them); the
-    /// newest at its last measured cost beside the current value or its
-    /// changes since, whichever is more. O(costs waiting to be measured).
+    /// What the checkpoints hold as the byte limit counts it: the costs
+    /// (measured, or until then a lower bound) and the newest's last
+    /// measured cost beside the current value. O(1).
     var estimatedBytes: Int {
-        guard let since = changes.last else { return 0 }
-        let waiting = unmeasured.reduce(0) { $0 + changes[$1] }
-        return bytes + Int(Double(waiting) * bytesPerChange) + max(newestCost, Int(Double(since) * bytesPerChange))
+        values.isEmpty ? 0 : bytes + newestCost
     }
 
     /// The values thinned away since the last call, for the caller to let
@@ -209,7 +197,6 @@ struct Checkpoints {
             } else if pending.contains(index) {
                 bytes += cost - costs[index]
                 costs[index] = cost
-                if changes[index] > 0 { bytesPerChange += (Double(cost) / Double(changes[index]) - bytesPerChange) / 4 }
             }
         }
         let done = Set(results.filter { !$0.againstCurrent }.map(\.index))
@@ -217,9 +204,18 @@ struct Checkpoints {
         thinWhileOverLimits()
     }
 
-    /// Every other value goes while more than `limit` are kept or their
-    /// ``estimatedBytes`` exceed `byteLimit`, down to none (a lone value
-    /// costing more than the limit goes too). O(kept).
+    /// The oldest value goes while their ``estimatedBytes`` exceed
+    /// `byteLimit`, down to none (a lone value costing more than the limit
+    /// goes too); then every other one goes (the interval doubling) while
+    /// more than `limit` are kept. O(kept) per value gone.
+    ///
+    /// Why the oldest: what checkpoints hold is the paths and records that
+    /// the changes between them replaced, whatever their spacing, so
+    /// thinning them evenly frees little (measured: a dropped value's
+    /// nodes pass to its older neighbour), while the oldest frees all it
+    /// cost. Under a budget they cover the most recent history densely,
+    /// where as-of is asked most (undo, the recent past); older t rebuild
+    /// from snapshots and blocks.
     ///
     /// A kept value's cost beside its new neighbour is measured as in
     /// ``consider(_:changeCount:)``; until then it counts what it cost beside
@@ -227,40 +223,41 @@ struct Checkpoints {
     /// the next one does not share either: nodes never come back), so the
     /// byte limit keeps acting.
     private mutating func thinWhileOverLimits() {
-        while !values.isEmpty && (values.count > limit || estimatedBytes > byteLimit || byteLimit == 0) {
-            interval *= 2
-            thinnedAtLimit = byteLimit
-            let newest = values[values.count - 1].basis
-            var keptValues: [Database] = []
-            var keptCosts: [Int] = []
-            var keptChanges: [Int] = []
-            for (value, (cost, changed)) in zip(values, zip(costs, changes)) {
-                if value.basis % interval == 0 {
-                    keptValues.append(value)
-                    keptCosts.append(cost)
-                    keptChanges.append(changed)
-                } else {
-                    dropped.append(value)
-                    if !keptChanges.isEmpty { keptChanges[keptChanges.count - 1] += changed }
-                }
-            }
-            if let last = keptCosts.indices.last {
-                // A newest that was not the newest before costs beside the
-                // current value at least what it cost beside its neighbour.
-                if keptValues[last].basis != newest {
-                    newestCost = keptCosts[last]
-                    newestMeasuredChanges = 0
-                }
-                keptCosts[last] = 0
-            }
-            values = keptValues
-            costs = keptCosts
-            changes = keptChanges
-            bytes = costs.reduce(0, +)
-            unmeasured = []
-            generation += 1
-            for index in values.indices.dropLast() { measureOrDefer(index, newer: values[index + 1]) }
+        while !values.isEmpty && (estimatedBytes > byteLimit || byteLimit == 0) {
+            remove(at: 0)
         }
+        while values.count > limit {
+            interval *= 2
+            var index = 0
+            while index < values.count {
+                if values[index].basis % interval != 0 { remove(at: index) } else { index += 1 }
+            }
+        }
+    }
+
+    /// Lets go of `values[index]`: its older neighbour now spans both gaps
+    /// and keeps its old cost (a lower bound: what it held beside the one
+    /// gone it still holds) until measured again. O(kept).
+    private mutating func remove(at index: Int) {
+        dropped.append(values.remove(at: index))
+        let cost = costs.remove(at: index)
+        let changed = changes.remove(at: index)
+        bytes -= cost
+        generation += 1
+        if index > 0 { changes[index - 1] += changed }
+        if index == values.count, index > 0 {
+            // The newest went: its older neighbour is the newest now, and
+            // costs beside the current value at least what it cost beside it.
+            newestCost = costs[index - 1]
+            bytes -= costs[index - 1]
+            costs[index - 1] = 0
+            newestMeasuredChanges = 0
+        } else if values.isEmpty {
+            newestCost = 0
+            newestMeasuredChanges = 0
+        }
+        unmeasured = unmeasured.compactMap { $0 == index - 1 || $0 == index ? nil : ($0 > index ? $0 - 1 : $0) }
+        if index > 0 && index < values.count { unmeasured.append(index - 1) }
     }
 
     /// The cost of keeping `older` beside `newer`: its trie nodes and

@@ -68,7 +68,7 @@ extension Store {
         guard !measuringValueSize, !closing else { return }
         measuringValueSize = true
         let changesBefore = valueSize.changesSince
-        Self.upkeepQueue.async { [weak self] in
+        Self.measuringQueue.async { [weak self] in
             guard let self else { return }
             let value = self.current
             let size = ValueSize(measuredBytes: value._allocatedBytes, measuredRecords: value.recordCount)

@@ -208,7 +208,7 @@ extension Store {
         measuringCheckpoints = true
         let pending = checkpoints.takePendingMeasurements(current: current)
         let generation = checkpoints.generation
-        Self.upkeepQueue.async {
+        Self.measuringQueue.async {
             let results = pending.map {
                 ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer), $0.againstCurrent)
             }
@@ -228,6 +228,12 @@ extension Store {
     /// One thread for upkeep other than compaction (measuring checkpoints,
     /// freeing what the store let go of), below the writers' priority.
     static let upkeepQueue = BackgroundQueue(name: "strata.store.upkeep")
+
+    /// One thread for measuring what checkpoints and the value cost, at
+    /// the writers' priority: the memory budget acts on these figures, and
+    /// under a busy writer a lowered thread fell thousands of checkpoints
+    /// behind (each measurement is O(changes measured), short).
+    static let measuringQueue = BackgroundQueue(name: "strata.store.measuring", lowered: false)
 
     /// Lets go of `values` on the upkeep thread: freeing what only they
     /// hold (a large transaction's records, a thinned checkpoint's nodes)
