@@ -39,8 +39,10 @@ extension Query {
     ///
     ///     let album = try db.query("songs").where("album", equals: "Blue").order(by: "track").records(Song.self)
     ///
-    /// - Throws: ``QueryError`` as ``records()``; ``RecordDecodingError``.
+    /// - Throws: ``QueryError`` as ``records()``; ``RecordDecodingError``
+    ///   (also when the query is on another table than `R`'s).
     public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
+        try checkTable(of: type)
         let decoder = R.decoder
         let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
         return try records().map { row in
@@ -51,8 +53,25 @@ extension Query {
     /// The first matching record decoded as `R`, if any.
     /// - Throws: ``QueryError`` as ``first()``; ``RecordDecodingError``.
     public func first<R: StoredRecord>(_ type: R.Type) throws -> R? {
+        try checkTable(of: type)
         guard let row = try first() else { return nil }
         return try R.decoder.decode(type, from: row.record, id: row.id, table: table)
+    }
+}
+
+extension Query {
+    /// Throws when the query is on another table than `R`'s.
+    private func checkTable<R: StoredRecord>(of type: R.Type) throws {
+        guard table == R.table else {
+            throw RecordDecodingError(
+                table: table,
+                id: nil,
+                path: "",
+                expected: "\(R.self)",
+                found: "a query on \(table)",
+                reason: "\(R.self) is stored in \(R.table)"
+            )
+        }
     }
 }
 

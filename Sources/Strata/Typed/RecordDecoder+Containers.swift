@@ -156,7 +156,10 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// for a record under a schema, a renamed field's old one, upcast, or
     /// the default. Nil when there is none.
     private func slot(_ key: Key, transformed: Bool = true) throws -> _Slot? {
-        let name = key.stringValue
+        try slot(named: key.stringValue, key: key, transformed: transformed)
+    }
+
+    private func slot(named name: String, key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
         guard isRecord else { return stored(name) }
         if let idKey = context.idKey, name == idKey, let id = context.recordID {
             switch id.kind {
@@ -210,9 +213,7 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader(key).bool(required(key, type)) }
     func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader(key).string(required(key, type)) }
     func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader(key).double(required(key, type)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
-        Float(try reader(key).double(required(key, type)))
-    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader(key).float(required(key, type)) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader(key).integer(type, required(key, type)) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
         try reader(key).integer(type, required(key, type))
@@ -270,7 +271,8 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func superDecoder(forKey key: Key) throws -> any Decoder { try superDecoder(named: key) }
 
     private func superDecoder(named key: any CodingKey) throws -> any Decoder {
-        guard let typed = Key(stringValue: key.stringValue), let slot = try slot(typed) else {
+        // By name: a type's CodingKeys have no "super" case.
+        guard let slot = try slot(named: key.stringValue, key: key) else {
             return _RecordDecoding(slot: _Slot(.null), codingPath: codingPath + [key], context: context)
         }
         return _RecordDecoding(slot: slot, codingPath: codingPath + [key], context: context)
@@ -298,6 +300,26 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
 
     var isAtEnd: Bool { currentIndex >= count! }
 
+    /// Decodes the next element with `body`, moving past it only when that
+    /// succeeds (a caller may try another type on the same element).
+    private mutating func decodeNext<T>(_ type: Any.Type, _ body: (_Slot, _ValueReader) throws -> T) throws -> T {
+        let path = codingPath + [_IndexKey(currentIndex)]
+        guard !isAtEnd else {
+            context.fail(path, expected: type, found: "nothing")
+            throw DecodingError.valueNotFound(
+                type,
+                .init(codingPath: path, debugDescription: "the list has only \(count!) elements")
+            )
+        }
+        let slot = _Slot(bytes: bytes, offset: offset)
+        let result = try body(slot, _ValueReader(context: context, codingPath: path))
+        var reader = slot.reader
+        reader.skipValue()
+        offset = reader.offset
+        currentIndex += 1
+        return result
+    }
+
     /// The next element, moving past it.
     private mutating func next(_ type: Any.Type) throws -> (_Slot, _ValueReader) {
         let path = codingPath + [_IndexKey(currentIndex)]
@@ -322,22 +344,10 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
         return true
     }
 
-    mutating func decode(_ type: Bool.Type) throws -> Bool {
-        let (slot, reader) = try next(type)
-        return try reader.bool(slot)
-    }
-    mutating func decode(_ type: String.Type) throws -> String {
-        let (slot, reader) = try next(type)
-        return try reader.string(slot)
-    }
-    mutating func decode(_ type: Double.Type) throws -> Double {
-        let (slot, reader) = try next(type)
-        return try reader.double(slot)
-    }
-    mutating func decode(_ type: Float.Type) throws -> Float {
-        let (slot, reader) = try next(type)
-        return Float(try reader.double(slot))
-    }
+    mutating func decode(_ type: Bool.Type) throws -> Bool { try decodeNext(type) { try $1.bool($0) } }
+    mutating func decode(_ type: String.Type) throws -> String { try decodeNext(type) { try $1.string($0) } }
+    mutating func decode(_ type: Double.Type) throws -> Double { try decodeNext(type) { try $1.double($0) } }
+    mutating func decode(_ type: Float.Type) throws -> Float { try decodeNext(type) { try $1.float($0) } }
     mutating func decode(_ type: Int.Type) throws -> Int { try integer(type) }
     mutating func decode(_ type: Int8.Type) throws -> Int8 { try integer(type) }
     mutating func decode(_ type: Int16.Type) throws -> Int16 { try integer(type) }
@@ -348,30 +358,30 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
     mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type) }
     mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type) }
     mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type) }
-    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let (slot, reader) = try next(type)
-        return try reader.decode(type, slot)
-    }
+    mutating func decode<T: Decodable>(_ type: T.Type) throws -> T { try decodeNext(type) { try $1.decode(type, $0) } }
 
     private mutating func integer<I: FixedWidthInteger>(_ type: I.Type) throws -> I {
-        let (slot, reader) = try next(type)
-        return try reader.integer(type, slot)
+        try decodeNext(type) { try $1.integer(type, $0) }
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let (slot, reader) = try next([String: Value].self)
-        guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
-        return KeyedDecodingContainer(
-            _KeyedDecoding<NestedKey>(map: slot, codingPath: reader.codingPath, context: context)
-        )
+        let context = context
+        return try decodeNext([String: Value].self) { slot, reader in
+            guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
+            return KeyedDecodingContainer(
+                _KeyedDecoding<NestedKey>(map: slot, codingPath: reader.codingPath, context: context)
+            )
+        }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let (slot, reader) = try next([Value].self)
-        guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
-        return _UnkeyedDecoding(list: slot, codingPath: reader.codingPath, context: context)
+        let context = context
+        return try decodeNext([Value].self) { slot, reader -> any UnkeyedDecodingContainer in
+            guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
+            return _UnkeyedDecoding(list: slot, codingPath: reader.codingPath, context: context)
+        }
     }
 
     mutating func superDecoder() throws -> any Decoder {
@@ -397,7 +407,7 @@ struct _SingleValueDecoding: SingleValueDecodingContainer {
     func decode(_ type: Bool.Type) throws -> Bool { try reader.bool(slot) }
     func decode(_ type: String.Type) throws -> String { try reader.string(slot) }
     func decode(_ type: Double.Type) throws -> Double { try reader.double(slot) }
-    func decode(_ type: Float.Type) throws -> Float { Float(try reader.double(slot)) }
+    func decode(_ type: Float.Type) throws -> Float { try reader.float(slot) }
     func decode(_ type: Int.Type) throws -> Int { try reader.integer(type, slot) }
     func decode(_ type: Int8.Type) throws -> Int8 { try reader.integer(type, slot) }
     func decode(_ type: Int16.Type) throws -> Int16 { try reader.integer(type, slot) }

@@ -95,6 +95,15 @@ struct _ValueReader {
         }
     }
 
+    /// A double that fits a `Float` (infinities and NaN pass).
+    func float(_ slot: _Slot) throws -> Float {
+        let value = try double(slot)
+        guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
+            throw corrupted(Float.self, slot, "\(value) does not fit Float")
+        }
+        return Float(value)
+    }
+
     func string(_ slot: _Slot, as type: Any.Type = String.self) throws -> String {
         guard slot.tag == .string else { throw mismatch(type, slot) }
         var reader = slot.reader

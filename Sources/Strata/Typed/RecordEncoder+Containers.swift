@@ -85,10 +85,20 @@ struct _KeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
         put(try _EncodingBox.boxing(value, codingPath: codingPath + [key]), key)
     }
 
+    /// The box already under `key` when it is of `kind` (a nested container
+    /// asked for twice fills the same one).
+    private func existing(_ key: Key, _ kind: _EncodingBox.Kind) -> _EncodingBox? {
+        guard let index = box.keys.lastIndex(of: key.stringValue), box.children[index].kind == kind else { return nil }
+        return box.children[index]
+    }
+
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type,
         forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
+        if let child = existing(key, .keyed) {
+            return KeyedEncodingContainer(_KeyedEncoding<NestedKey>(child, codingPath: codingPath + [key]))
+        }
         let child = _EncodingBox()
         child.kind = .keyed
         put(child, key)
@@ -96,6 +106,7 @@ struct _KeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        if let child = existing(key, .unkeyed) { return _UnkeyedEncoding(child, codingPath: codingPath + [key]) }
         let child = _EncodingBox()
         child.kind = .unkeyed
         put(child, key)

@@ -7,7 +7,10 @@ import Foundation
 /// string keys become maps, arrays and sets lists; `Bool`, integers (within
 /// `Int64`), `Double`/`Float`, `String` map to their ``Value`` cases,
 /// `Date` to ``Value/date(_:)``, `Data` to ``Value/bytes(_:)``, `UUID` and
-/// `URL` to strings; raw-value enums to their raw values.
+/// `URL` to strings; raw-value enums to their raw values. Sets, and
+/// dictionaries whose keys are not strings or integers (lists of keys and
+/// values), are written in the order of their elements' bytes, so equal
+/// values encode to equal records.
 /// A `nil` optional property is an absent field (a `nil` inside a list is
 /// ``Value/null``).
 ///
@@ -40,6 +43,21 @@ public struct RecordEncoder: Sendable {
         }
         return Record(_packed: try box.packedRecord(skipping: skippedKey))
     }
+}
+
+/// A collection whose iteration order is not part of its value.
+protocol _UnorderedCollection {
+    /// Whether it encodes as alternating keys and values (a dictionary
+    /// whose keys are not strings or integers).
+    static var _encodesPairs: Bool { get }
+}
+
+extension Set: _UnorderedCollection {
+    static var _encodesPairs: Bool { false }
+}
+
+extension Dictionary: _UnorderedCollection {
+    static var _encodesPairs: Bool { true }
 }
 
 /// What a value encoded to, before it is written: Codable lets a container
@@ -86,7 +104,35 @@ final class _EncodingBox {
         default:
             let encoder = _RecordEncoding(codingPath: codingPath)
             try value.encode(to: encoder)
+            if let unordered = T.self as? any _UnorderedCollection.Type, encoder.box.kind == .unkeyed {
+                encoder.box.sortElements(inPairs: unordered._encodesPairs)
+            }
             return encoder.box
+        }
+    }
+
+    /// This box's packed bytes. O(its size).
+    var packedBytes: [UInt8] {
+        var writer = ByteWriter(capacity: 32)
+        write(to: &writer)
+        return Array(writer.bytes[...])
+    }
+
+    /// Puts a list's elements (or key-value pairs, by key) in the order of
+    /// their packed bytes: a set's or a dictionary's iteration order
+    /// differs between equal values, and equal records must encode to
+    /// equal bytes (else saving an unchanged model records a change).
+    /// O(n log n · element size).
+    func sortElements(inPairs: Bool) {
+        if inPairs {
+            guard children.count % 2 == 0 else { return }
+            let pairs = stride(from: 0, to: children.count, by: 2).map {
+                (key: children[$0].packedBytes, pair: [children[$0], children[$0 + 1]])
+            }
+            children = pairs.sorted { $0.key.lexicographicallyPrecedes($1.key) }.flatMap(\.pair)
+        } else {
+            children = children.map { ($0.packedBytes, $0) }
+                .sorted { $0.0.lexicographicallyPrecedes($1.0) }.map(\.1)
         }
     }
 

@@ -20,7 +20,8 @@ import Foundation
 /// ``idKey``). How records written by an older version of the type read
 /// into a newer one is in ``RecordDecoder``.
 public protocol StoredRecord: Codable {
-    /// The type of ``id``: an integer, a string, a UUID or a ``RecordID``.
+    /// The type of ``id``: an integer, a string or a UUID (a ``RecordID``
+    /// too, for a type that codes its ID itself: ``RecordID`` is not Codable).
     associatedtype ID: RecordIDConvertible
     /// The table the records live in.
     static var table: Key { get }

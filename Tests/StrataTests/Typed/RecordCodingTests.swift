@@ -285,4 +285,95 @@ struct RecordCodingTests {
         #expect(try value.records(ByName.self) == [person])
         #expect(throws: ApplyError.self) { try builder.insert(person) }
     }
+
+    class Base: Codable {
+        var name: String
+        init(name: String) { self.name = name }
+    }
+
+    final class Derived: Base {
+        var level: Int
+        init(name: String, level: Int) {
+            self.level = level
+            super.init(name: name)
+        }
+        enum CodingKeys: String, CodingKey { case level }
+        required init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            level = try container.decode(Int.self, forKey: .level)
+            try super.init(from: container.superDecoder())
+        }
+        override func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(level, forKey: .level)
+            try super.encode(to: container.superEncoder())
+        }
+    }
+
+    /// Each element an Int if it is one, else skipped: the standard lossy pattern.
+    struct Lossy: Codable {
+        var numbers: [Int]
+        init(from decoder: any Decoder) throws {
+            var list = try decoder.container(keyedBy: CodingKeys.self).nestedUnkeyedContainer(forKey: .numbers)
+            numbers = []
+            while !list.isAtEnd {
+                if let number = try? list.decode(Int.self) {
+                    numbers.append(number)
+                } else {
+                    _ = try list.decode(Skip.self)
+                }
+            }
+        }
+        enum CodingKeys: String, CodingKey { case numbers }
+        struct Skip: Decodable { init(from decoder: any Decoder) throws {} }
+    }
+
+    @Test("classes through super coders, lossy lists, canonical sets and dictionaries, Float range")
+    func codableCorners() throws {
+        let derived = try RecordDecoder().decode(
+            Derived.self,
+            from: RecordEncoder().encode(Derived(name: "n", level: 3))
+        )
+        #expect(derived.name == "n" && derived.level == 3)
+
+        let lossy = try RecordDecoder().decode(Lossy.self, from: ["numbers": .list([1, "x", 2, .null, 3])])
+        #expect(lossy.numbers == [1, 2, 3])
+
+        struct Bag: Codable { var tags: Set<String>; var byID: [UUID: Int] }
+        let ids = (0..<20).map { _ in UUID() }
+        var a = Bag(tags: [], byID: [:])
+        var b = Bag(tags: [], byID: [:])
+        for n in 0..<20 {
+            a.tags.insert("t\(n)")
+            a.byID[ids[n]] = n
+        }
+        for n in (0..<20).reversed() {
+            b.tags.insert("t\(n)")
+            b.byID[ids[n]] = n
+        }
+        b.tags.reserveCapacity(500)
+        #expect(try RecordEncoder().encode(a) == RecordEncoder().encode(b), "equal values encode to equal records")
+
+        struct Small: Codable { var value: Float }
+        #expect(throws: RecordDecodingError.self) { try RecordDecoder().decode(Small.self, from: ["value": 1e300]) }
+        #expect(try RecordDecoder().decode(Small.self, from: ["value": 2.5]).value == 2.5)
+    }
+
+    @Test("saving an unchanged model records no change; a query on another table does not decode")
+    func unchangedSave() throws {
+        struct Tagged: StoredRecord {
+            static let table: Key = "tagged"
+            var id: Int
+            var tags: Set<String>
+        }
+        var builder = TransactionBuilder(on: Database())
+        try builder.insert(Tagged(id: 1, tags: Set((0..<30).map { "tag \($0)" })))
+        var next = TransactionBuilder(on: builder.database)
+        let read = try #require(try builder.database.record(Tagged.self, id: 1))
+        try next.save(Tagged(id: 1, tags: Set(read.tags.reversed())))
+        #expect(next.changes.isEmpty)
+        #expect(throws: RecordDecodingError.self) {
+            _ = try builder.database.query("other").records(Tagged.self)
+        }
+    }
 }
