@@ -47,7 +47,10 @@ extension Store {
     /// fits (freed off the actor), and starts a measurement of the value
     /// when it grew or shrank twofold. O(1) unless something goes.
     func applyMemoryBudget() {
-        if valueSize.needsMeasuring(records: current.recordCount) { measureValueSize() }
+        // Only a proportional budget depends on the value's size.
+        if options.memoryBudget.fraction != nil, valueSize.needsMeasuring(records: current.recordCount) {
+            measureValueSize()
+        }
         let limit = memoryBudgetBytes
         guard limit != appliedMemoryBudget else { return }
         appliedMemoryBudget = limit
