@@ -33,8 +33,7 @@ struct _RecordDecoding: Decoder {
         case .record(let bytes):
             return KeyedDecodingContainer(_KeyedDecoding<Key>(record: bytes, codingPath: codingPath, context: context))
         case .value(let slot):
-            guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
-            return KeyedDecodingContainer(_KeyedDecoding<Key>(map: slot, codingPath: codingPath, context: context))
+            return try reader.keyed(slot)
         }
     }
 
@@ -47,8 +46,7 @@ struct _RecordDecoding: Decoder {
                 .init(codingPath: codingPath, debugDescription: "a record is keyed by its fields")
             )
         case .value(let slot):
-            guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
-            return _UnkeyedDecoding(list: slot, codingPath: codingPath, context: context)
+            return try reader.unkeyed(slot)
         }
     }
 
@@ -254,17 +252,11 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         keyedBy type: NestedKey.Type,
         forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let slot = try required(key, [String: Value].self)
-        guard slot.tag == .map else { throw reader(key).mismatch([String: Value].self, slot) }
-        return KeyedDecodingContainer(
-            _KeyedDecoding<NestedKey>(map: slot, codingPath: codingPath + [key], context: context)
-        )
+        try reader(key).keyed(required(key, [String: Value].self))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
-        let slot = try required(key, [Value].self)
-        guard slot.tag == .list else { throw reader(key).mismatch([Value].self, slot) }
-        return _UnkeyedDecoding(list: slot, codingPath: codingPath + [key], context: context)
+        try reader(key).unkeyed(required(key, [Value].self))
     }
 
     func superDecoder() throws -> any Decoder { try superDecoder(named: _NameKey("super")) }
@@ -320,27 +312,9 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
         return result
     }
 
-    /// The next element, moving past it.
-    private mutating func next(_ type: Any.Type) throws -> (_Slot, _ValueReader) {
-        let path = codingPath + [_IndexKey(currentIndex)]
-        guard !isAtEnd else {
-            context.fail(path, expected: type, found: "nothing")
-            throw DecodingError.valueNotFound(
-                type,
-                .init(codingPath: path, debugDescription: "the list has only \(count!) elements")
-            )
-        }
-        let slot = _Slot(bytes: bytes, offset: offset)
-        var reader = slot.reader
-        reader.skipValue()
-        offset = reader.offset
-        currentIndex += 1
-        return (slot, _ValueReader(context: context, codingPath: path))
-    }
-
     mutating func decodeNil() throws -> Bool {
         guard !isAtEnd, _Slot(bytes: bytes, offset: offset).isNull else { return false }
-        _ = try next(Never.self)
+        try decodeNext(Never.self) { _, _ in }
         return true
     }
 
@@ -367,26 +341,18 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        let context = context
-        return try decodeNext([String: Value].self) { slot, reader in
-            guard slot.tag == .map else { throw reader.mismatch([String: Value].self, slot) }
-            return KeyedDecodingContainer(
-                _KeyedDecoding<NestedKey>(map: slot, codingPath: reader.codingPath, context: context)
-            )
-        }
+        try decodeNext([String: Value].self) { try $1.keyed($0) }
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
-        let context = context
-        return try decodeNext([Value].self) { slot, reader -> any UnkeyedDecodingContainer in
-            guard slot.tag == .list else { throw reader.mismatch([Value].self, slot) }
-            return _UnkeyedDecoding(list: slot, codingPath: reader.codingPath, context: context)
-        }
+        try decodeNext([Value].self) { try $1.unkeyed($0) }
     }
 
     mutating func superDecoder() throws -> any Decoder {
-        let (slot, reader) = try next(Any.self)
-        return _RecordDecoding(slot: slot, codingPath: reader.codingPath, context: context)
+        let context = context
+        return try decodeNext(Any.self) { slot, reader in
+            _RecordDecoding(slot: slot, codingPath: reader.codingPath, context: context)
+        }
     }
 }
 

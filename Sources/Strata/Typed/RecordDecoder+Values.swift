@@ -138,9 +138,16 @@ struct _ValueReader {
         return url
     }
 
-    func reference(_ slot: _Slot) throws -> RecordReference {
-        guard case .reference(let reference) = slot.value else { throw mismatch(RecordReference.self, slot) }
-        return reference
+    /// A map's keyed container. - Throws: `typeMismatch` for another kind.
+    func keyed<Key: CodingKey>(_ slot: _Slot) throws -> KeyedDecodingContainer<Key> {
+        guard slot.tag == .map else { throw mismatch([String: Value].self, slot) }
+        return KeyedDecodingContainer(_KeyedDecoding<Key>(map: slot, codingPath: codingPath, context: context))
+    }
+
+    /// A list's unkeyed container. - Throws: `typeMismatch` for another kind.
+    func unkeyed(_ slot: _Slot) throws -> any UnkeyedDecodingContainer {
+        guard slot.tag == .list else { throw mismatch([Value].self, slot) }
+        return _UnkeyedDecoding(list: slot, codingPath: codingPath, context: context)
     }
 
     /// A value of type `T`: the types with a ``Value`` of their own read
@@ -156,8 +163,6 @@ struct _ValueReader {
         case is Data.Type: return try data(slot) as! T
         case is UUID.Type: return try uuid(slot) as! T
         case is URL.Type: return try url(slot) as! T
-        case is Value.Type: return slot.value as! T
-        case is RecordReference.Type: return try reference(slot) as! T
         default: return try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
         }
     }

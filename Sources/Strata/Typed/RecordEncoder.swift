@@ -99,8 +99,6 @@ final class _EncodingBox {
         case let data as Data: return _EncodingBox(.bytes(Array(data)))
         case let uuid as UUID: return _EncodingBox(.string(uuid.uuidString))
         case let url as URL: return _EncodingBox(.string(url.absoluteString))
-        case let value as Value: return _EncodingBox(value)
-        case let reference as RecordReference: return _EncodingBox(.reference(reference))
         default:
             let encoder = _RecordEncoding(codingPath: codingPath)
             try value.encode(to: encoder)
