@@ -43,8 +43,7 @@ extension PersistentMap {
     /// versions a few changes apart it is O(changes · depth), not O(n).
     /// Elements' out-of-line storage is not included.
     public func nodeBytes(notSharedWith other: PersistentMap) -> Int {
-        guard let root = _root else { return 0 }
-        return root._nodeBytes(notSharedWith: other._root)
+        nodeBytes(notSharedWith: other) { _, _ in 0 }
     }
 }
 
@@ -124,17 +123,4 @@ extension _MapNode {
         return bytes
     }
 
-    func _nodeBytes(notSharedWith other: _MapNode?) -> Int {
-        if let other, other === self { return 0 }
-        var bytes = _allocatedBytes
-        var remaining = nodeMap
-        while remaining != 0 {
-            let bit = remaining & (~remaining &+ 1)
-            remaining &= remaining &- 1
-            let child = _children[_rank(nodeMap, bit)]
-            let counterpart = other.flatMap { $0.nodeMap & bit != 0 ? $0._children[_rank($0.nodeMap, bit)] : nil }
-            bytes += child._nodeBytes(notSharedWith: counterpart)
-        }
-        return bytes
-    }
 }
