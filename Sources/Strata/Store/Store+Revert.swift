@@ -110,8 +110,7 @@ extension Store {
         lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
         // The value may be far smaller now: the budget follows it.
-        valueSize.changesSince = Int.max / 2
-        applyMemoryBudget()
+        applyMemoryBudget(remeasuring: true)
     }
 
     /// Removes the snapshot and block files built from transactions after `t`, durably.

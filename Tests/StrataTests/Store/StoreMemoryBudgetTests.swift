@@ -74,10 +74,16 @@ struct StoreMemoryBudgetTests {
         }
     }
 
+    /// Whether the estimated value size is within 2x of the measured one.
+    static func estimateFollows(_ estimated: Int, _ measured: Int) -> Bool {
+        let ratio = Double(estimated) / Double(max(measured, 1))
+        return ratio > 0.5 && ratio < 2
+    }
+
     /// Commits small edits (their values appended to `values`) until the
-    /// engine's measured memory is within the budget: what checkpoints
-    /// cost is measured off the store's actor, a few at a time, so the last
-    /// ones may still be counting.
+    /// engine's measured memory is within the budget and the value's size
+    /// estimate follows it: both are measured off the store's actor, so the
+    /// last measurements may still be running.
     static func settle(
         _ store: Store,
         _ values: inout [Database]
@@ -87,7 +93,13 @@ struct StoreMemoryBudgetTests {
         // how many touches it took.
         var random = SeededRandom(seed: UInt64(values.count))
         for _ in 0..<200 {
-            if let memory = statistics.memory, memory.engine <= statistics.memoryBudget { break }
+            // The value's size is measured off the actor too: its estimate
+            // follows once a measurement lands.
+            if let memory = statistics.memory, memory.engine <= statistics.memoryBudget,
+                Self.estimateFollows(statistics.estimatedValueBytes, memory.currentValue)
+            {
+                break
+            }
             try await store.transact(message: "touch") { builder in
                 try builder.upsert(["n": .int(Int64(random.int(below: 1_000)))], id: 0, into: "settings")
             }
@@ -128,8 +140,10 @@ struct StoreMemoryBudgetTests {
             // The estimate of the value's size follows its measured size,
             // though this history's record sizes swing (lyrics of 40 bytes
             // replaced by 9 KB and back).
-            let ratio = Double(statistics.estimatedValueBytes) / Double(memory.currentValue)
-            #expect(ratio > 0.5 && ratio < 2, "\(context): estimated \(statistics.estimatedValueBytes)")
+            #expect(
+                Self.estimateFollows(statistics.estimatedValueBytes, memory.currentValue),
+                "\(context): estimated \(statistics.estimatedValueBytes)"
+            )
             for t in stride(from: Int64(0), through: Int64(values.count - 1), by: 37) {
                 #expect(try await store.database(asOf: t) == values[Int(t)], "\(context) t \(t)")
             }
@@ -184,6 +198,52 @@ struct StoreMemoryBudgetTests {
         #expect(statistics.memoryBudget == max(4 << 20, statistics.estimatedValueBytes / 2))
         #expect(statistics.estimatedValueBytes > 0)
         #expect(statistics.engineBytes <= statistics.memoryBudget)
+        try await store.close()
+    }
+
+    @Test(
+        "under a budget, truncate with snapshots and blocks in play: every record reads back, at every size, across reopens"
+    )
+    func truncateUnderBudget() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var random = SeededRandom(seed: 11)
+        var options = testOptions()
+        options.memoryBudget = .fraction(0.05, floor: 0)
+        options.snapshotEveryTransactions = 60
+        var store = try await Store.open(at: path, options: options)
+        var values = [store.current]
+        var next = 0
+        // Messages, metadata and records from 0 bytes to 3 MB.
+        for n in 0..<320 {
+            if n % 100 == 50 {
+                let big = String(repeating: "音楽🎵 ", count: 3 << 20 / 11)
+                try await store.transact(message: String(repeating: "m", count: n == 150 ? 70_000 : 0)) { builder in
+                    try builder.upsert(["lyrics": .string(big), "empty": ""], id: RecordID(-n), into: "songs")
+                }
+            } else {
+                try await Self.libraryCommit(store, &random, next: &next)
+            }
+            values.append(store.current)
+        }
+        try await store.truncate(after: 200)
+        values.removeSubrange(201...)
+        for cycle in 0..<3 {
+            let statistics = await store.statistics
+            #expect(statistics.transactionCount == 200, "cycle \(cycle)")
+            #expect(statistics.memoryBudget < .max)
+            for t in stride(from: Int64(0), through: 200, by: 9) {
+                #expect(try await store.database(asOf: t) == values[Int(t)], "cycle \(cycle) t \(t)")
+            }
+            #expect(try await store.transaction(at: 151)?.message.count == 70_000)
+            try await Self.libraryCommit(store, &random, next: &next)
+            values.append(store.current)
+            try await store.truncate(after: 200)
+            values.removeLast()
+            try await store.close()
+            store = try await Store.open(at: path, options: options)
+            #expect(store.current == values[200], "cycle \(cycle): the value after reopening")
+        }
         try await store.close()
     }
 }

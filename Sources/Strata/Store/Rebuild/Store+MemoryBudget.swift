@@ -45,10 +45,13 @@ extension Store {
     /// Divides the budget for the current value's size among checkpoints,
     /// blocks and cached transactions, each letting go of what no longer
     /// fits (freed off the actor), and starts a measurement of the value
-    /// when it grew or shrank twofold. O(1) unless something goes.
-    func applyMemoryBudget() {
+    /// when it grew or shrank twofold (or, `remeasuring`, whatever it did:
+    /// a cut history). O(1) unless something goes.
+    func applyMemoryBudget(remeasuring: Bool = false) {
         // Only a proportional budget depends on the value's size.
-        if options.memoryBudget.fraction != nil, valueSize.needsMeasuring(records: current.recordCount) {
+        if options.memoryBudget.fraction != nil,
+            remeasuring || valueSize.needsMeasuring(records: current.recordCount)
+        {
             measureValueSize()
         }
         let limit = memoryBudgetBytes
