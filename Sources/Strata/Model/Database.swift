@@ -9,28 +9,49 @@ import PersistentCollections
 /// many past values costs only what differs between them. Reads are
 /// synchronous and safe from any thread.
 public struct Database: Hashable, Sendable {
-    /// The tables by name. A table with no records is absent.
-    public internal(set) var tables: PersistentMap<Key, Table>
+    /// The tables: what every read comes from.
+    var _tables: PersistentMap<Key, Table>
     /// The number of the last transaction applied.
     public internal(set) var basis: Int64
+    /// Set on the copy an observer's closure reads, to learn what it read
+    /// (see ``Store/observe(buffering:_:)``); nil everywhere else, where
+    /// each read pays one nil check.
+    var _reads: ReadRecorder?
+
+    /// The tables by name. A table with no records is absent. Reading it
+    /// inside an observation depends on the whole value.
+    public internal(set) var tables: PersistentMap<Key, Table> {
+        get {
+            _reads?.noteEverything()
+            return _tables
+        }
+        _modify { yield &_tables }
+        set { _tables = newValue }
+    }
 
     /// An empty database at basis 0. O(1).
     public init() {
-        tables = PersistentMap()
+        _tables = PersistentMap()
         basis = 0
     }
 
     /// A database with the given tables and basis. Empty tables are dropped.
     public init(tables: PersistentMap<Key, Table>, basis: Int64) {
-        self.tables = tables.filter { !$0.value.isVacant }
+        self._tables = tables.filter { !$0.value.isVacant }
         self.basis = basis
     }
 
     /// The table `name`; an empty table when there is none. O(log32 t).
-    public subscript(table name: Key) -> Table { tables[name] ?? Table() }
+    public subscript(table name: Key) -> Table {
+        _reads?.noteTable(name)
+        return _tables[name] ?? Table()
+    }
 
     /// The record `id` of table `table`, or nil. O(log32 n).
-    public func record(_ id: RecordID, in table: Key) -> Record? { tables[table]?[id] }
+    public func record(_ id: RecordID, in table: Key) -> Record? {
+        _reads?.noteRecord(id, in: table)
+        return _tables[table]?[id]
+    }
 
     /// The value at `path` in record `id` of `table`, or nil.
     public func value(at path: FieldPath, of id: RecordID, in table: Key) -> Value? {
@@ -43,4 +64,15 @@ public struct Database: Hashable, Sendable {
 
     /// The number of records across all tables. O(t).
     public var recordCount: Int { tables.values.reduce(0) { $0 + $1.count } }
+
+    /// Same basis and tables. O(1) for shared tables, O(differences) otherwise.
+    public static func == (lhs: Database, rhs: Database) -> Bool {
+        lhs.basis == rhs.basis && lhs._tables == rhs._tables
+    }
+
+    /// Hashes the basis and the tables.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(basis)
+        hasher.combine(_tables)
+    }
 }

@@ -58,7 +58,7 @@ extension Query {
     func rows(limit: Int?) throws -> [Row] {
         switch try plan() {
         case .index(let index, let descending):
-            guard let records = database.tables[table] else { return [] }
+            guard let records = database._tables[table] else { return [] }
             if filters.isEmpty {
                 return window(index, descending: descending, limit: limit).compactMap {
                     row($0, index: index, in: records)
@@ -99,7 +99,7 @@ extension Query {
     }
 
     func row(_ entry: IndexEntry, index: TableIndex) -> Row? {
-        database.tables[table].flatMap { row(entry, index: index, in: $0) }
+        database._tables[table].flatMap { row(entry, index: index, in: $0) }
     }
 
     /// The same with the table already found (one table lookup per query).
@@ -175,7 +175,7 @@ extension Query {
     /// Every record of the table checked against every condition, sorted
     /// by the order (then ID), or by ID.
     func scan(limit: Int?) -> [Row] {
-        guard let table = database.tables[table], let equal = equalValues() else { return [] }
+        guard let table = database._tables[table], let equal = equalValues() else { return [] }
         var matches: [(key: [UInt8], row: Row)] = []
         for (id, record) in table.records {
             guard equal.allSatisfy({ (record[path: $0.key] ?? .null) == $0.value }) else { continue }

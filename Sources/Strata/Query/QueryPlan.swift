@@ -61,7 +61,29 @@ extension Query {
 
     func plan() throws -> Resolved {
         if let deferredError { throw deferredError }
-        guard let table = database.tables[table] else { throw QueryError.unknownTable(self.table) }
+        guard let recorder = database._reads else { return try resolve() }
+        // Inside an observation: what the answer depends on. A query that
+        // fails for want of a table or an index depends on the table.
+        let resolved: Resolved
+        do {
+            resolved = try resolve()
+        } catch {
+            recorder.noteTable(table)
+            throw error
+        }
+        switch resolved {
+        case .index(let index, _):
+            if let (lower, upper) = bounds(for: index) {
+                recorder.noteRange(lower..<upper, of: index.definition.name, in: table)
+            }
+        case .scan:
+            recorder.noteTable(table)
+        }
+        return resolved
+    }
+
+    func resolve() throws -> Resolved {
+        guard let table = database._tables[table] else { throw QueryError.unknownTable(self.table) }
         // Linear checks over a handful of paths: no sets or dictionaries
         // on the path of a query that takes microseconds.
         let k = equalPathCount

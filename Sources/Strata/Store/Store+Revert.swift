@@ -109,6 +109,7 @@ extension Store {
         head = target
         lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
+        notifyAllObservers(on: target)
         // The value may be far smaller now: the budget follows it.
         applyMemoryBudget(remeasuring: true)
     }

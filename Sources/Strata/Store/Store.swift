@@ -104,6 +104,8 @@ public actor Store {
     var compactedThrough: Int64
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
+    /// The running observations, indexed by what each read.
+    var observerRegistry = ObserverRegistry()
 
     init(
         path: String,
@@ -452,6 +454,7 @@ public actor Store {
             valueSize.changesSince += changeCount
             for feed in valueFeeds.values { feed.yield(report.after) }
             for feed in reportFeeds.values { feed.yield(report) }
+            notifyObservers(of: report)
         }
         applyMemoryBudget()
         measureCheckpoints()
@@ -484,6 +487,7 @@ public actor Store {
             for feed in reportFeeds.values { feed.finish() }
             valueFeeds = [:]
             reportFeeds = [:]
+            finishObservers()
         }
         if failure == nil {
             do {

@@ -21,7 +21,8 @@ extension Database {
     /// order). O(n · record size).
     /// - Throws: ``RecordDecodingError`` for the first record that does not decode.
     public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
-        guard let table = tables[R.table] else { return [] }
+        _reads?.noteTable(R.table)
+        guard let table = _tables[R.table] else { return [] }
         let decoder = R.decoder
         let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
         var result: [R] = []
