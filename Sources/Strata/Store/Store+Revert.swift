@@ -32,6 +32,8 @@ extension Store {
         undo.message = message ?? "Revert “\(original.message)”"
         undo.significance = .significant
         undo.reverts = original.id
+        // A revert is an action of its own: not an undo, redo or group member.
+        for key in UndoMarker.reserved { undo.metadata[key] = nil }
         do {
             return try await commit(undo)
         } catch let error as ApplyError {

@@ -1,0 +1,24 @@
+/// A user action as undo and redo see it: one transaction, or consecutive
+/// transactions sharing an ``Store/undoGroupKey`` value in their metadata.
+public struct UndoAction: Hashable, Sendable {
+    /// The action's transactions, oldest first.
+    public var transactions: [TransactionSummary]
+    /// What a menu would name it: the newest transaction's message (for a
+    /// redo, the message of the action its undo reverted).
+    public var name: String
+}
+
+/// The metadata keys undo and redo record, so that what can be undone
+/// next is read back from the history itself (and survives reopening).
+enum UndoMarker {
+    /// On an undo: the IDs of the transactions it reverted, as strings.
+    static let undoes: Key = "strata.undoes"
+    /// On a redo: the ID of the undo it reverted.
+    static let redoes: Key = "strata.redoes"
+    /// On both: the name of the action.
+    static let action: Key = "strata.action"
+
+    /// Keys a revert must not copy from the transaction it inverts: the
+    /// revert is a new action of its own.
+    static let reserved: [Key] = [undoes, redoes, action, Store.undoGroupKey]
+}
