@@ -41,7 +41,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     static let scenarios: [String] = [
         CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name, StoreScenario.name,
-        RebuildScenario.name, QueryScenario.name,
+        RebuildScenario.name, QueryScenario.name, TypedScenario.name,
     ]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
@@ -127,6 +127,7 @@ struct BenchCommand: AsyncParsableCommand {
             case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
             case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
             case QueryScenario.name: try QueryScenario().run(context, sizes: try sizes())
+            case TypedScenario.name: try await TypedScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

@@ -65,15 +65,64 @@ struct _RecordDecoding: Decoder {
     }
 }
 
+/// The keyed container of a record or a map: forwards to ``_KeyedStorage``.
 struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let storage: _KeyedStorage
+
+    init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
+        storage = _KeyedStorage(record: bytes, codingPath: codingPath, context: context)
+    }
+
+    init(map slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+        storage = _KeyedStorage(map: slot, codingPath: codingPath, context: context)
+    }
+
+    var codingPath: [any CodingKey] { storage.codingPath }
+    var allKeys: [Key] { storage.allNames.compactMap { Key(stringValue: $0) } }
+    func contains(_ key: Key) -> Bool { storage.contains(key) }
+    func decodeNil(forKey key: Key) throws -> Bool { try storage.decodeNil(forKey: key) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try storage.decode(type, forKey: key) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try storage.decode(type, forKey: key) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try storage.decode(type, forKey: key) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try storage.decode(type, forKey: key) }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try storage.decode(type, forKey: key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try storage.decode(type, forKey: key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try storage.decode(type, forKey: key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try storage.decode(type, forKey: key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try storage.decode(type, forKey: key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try storage.decode(type, forKey: key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try storage.decode(type, forKey: key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try storage.decode(type, forKey: key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try storage.decode(type, forKey: key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try storage.decode(type, forKey: key) }
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T { try storage.decode(type, forKey: key) }
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        try storage.decodeIfPresent(type, forKey: key)
+    }
+    func nestedContainer<NestedKey: CodingKey>(
+        keyedBy type: NestedKey.Type,
+        forKey key: Key
+    ) throws -> KeyedDecodingContainer<NestedKey> {
+        try storage.nestedContainer(keyedBy: type, forKey: key)
+    }
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try storage.nestedUnkeyedContainer(forKey: key)
+    }
+    func superDecoder() throws -> any Decoder { try storage.superDecoder() }
+    func superDecoder(forKey key: Key) throws -> any Decoder { try storage.superDecoder(forKey: key) }
+}
+
+/// A keyed container's state and logic, shared by every coding-key type:
+/// not generic, so that it runs specialized whatever `Key` the type's
+/// `init(from:)` uses (a generic container runs through value witnesses,
+/// several times slower per field).
+final class _KeyedStorage {
     let codingPath: [any CodingKey]
     let context: _DecodingContext
     /// The record's bytes, or the map's.
     let bytes: [UInt8]
-    /// A record: field name IDs and where each value starts.
-    private var fields: [(id: UInt32, start: Int)] = []
     /// A map: each key's UTF-8 range and where its value starts, in key order.
-    private var entries: [(key: Range<Int>, start: Int)] = []
+    var entries: [(key: Range<Int>, start: Int)] = []
     private let isRecord: Bool
 
     init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
@@ -81,14 +130,8 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.codingPath = codingPath
         self.context = context
         isRecord = true
-        var reader = _PackedReader(bytes)
-        let count = Int(reader.varint())
-        fields.reserveCapacity(count)
-        for _ in 0..<count {
-            let id = UInt32(reader.varint())
-            fields.append((id, reader.offset))
-            reader.skipValue()
-        }
+        // The field table lives in the context: one buffer for every record.
+        context.begin(bytes)
     }
 
     init(map slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
@@ -109,11 +152,11 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         }
     }
 
-    var allKeys: [Key] {
+    var allNames: [String] {
         var names: [String]
         if isRecord {
             let all = FieldNames.all
-            names = fields.map { all[Int($0.id)].string }
+            names = context.fields.map { all[Int($0.id)].string }
             let schema = context.schema
             for (old, new) in schema.renamedFields where names.contains(old) { names.append(new) }
             names += schema.defaults.keys
@@ -122,15 +165,13 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
             names = entries.map { String(decoding: bytes[$0.key], as: UTF8.self) }
         }
         var seen = Set<String>()
-        return names.filter { seen.insert($0).inserted }.compactMap { Key(stringValue: $0) }
+        return names.filter { seen.insert($0).inserted }
     }
 
     /// The stored value of field or key `name`, as stored.
     private func stored(_ name: String) -> _Slot? {
         if isRecord {
-            guard let id = context.nameID(name) else { return nil }
-            for field in fields where field.id == id { return _Slot(bytes: bytes, offset: field.start) }
-            return nil
+            return context.start(of: context.nameID(name).id).map { _Slot(bytes: bytes, offset: $0) }
         }
         // Keys are in UTF-8 byte order: a binary search.
         let target = Array(name.utf8)
@@ -153,22 +194,23 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     /// The value `key` reads: the record's ID for the ID key; the field;
     /// for a record under a schema, a renamed field's old one, upcast, or
     /// the default. Nil when there is none.
-    private func slot(_ key: Key, transformed: Bool = true) throws -> _Slot? {
+    func slot(_ key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
         try slot(named: key.stringValue, key: key, transformed: transformed)
     }
 
     private func slot(named name: String, key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
         guard isRecord else { return stored(name) }
-        if let idKey = context.idKey, name == idKey, let id = context.recordID {
-            switch id.kind {
+        let resolved = context.nameID(name)
+        if resolved.isRecordIDKey, let recordID = context.recordID {
+            switch recordID.kind {
             case .integer(let value): return _Slot(.int(value))
             case .string(let value): return _Slot(.string(value))
             case .uuid(let value): return _Slot(.string(value.uuidString))
             }
         }
+        var slot = context.start(of: resolved.id).map { _Slot(bytes: bytes, offset: $0) }
+        if context.schemaIsEmpty { return slot }
         let schema = context.schema
-        var slot = stored(name)
-        if schema.isEmpty { return slot }
         if slot == nil {
             for old in schema.oldNames(of: name) {
                 if let found = stored(old) {
@@ -191,7 +233,7 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return slot
     }
 
-    private func required(_ key: Key, _ type: Any.Type) throws -> _Slot {
+    private func required(_ key: any CodingKey, _ type: Any.Type) throws -> _Slot {
         guard let slot = try slot(key) else {
             context.fail(codingPath + [key], expected: type, found: "nothing")
             throw DecodingError.keyNotFound(
@@ -202,67 +244,129 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         return slot
     }
 
-    private func reader(_ key: Key) -> _ValueReader { _ValueReader(context: context, codingPath: codingPath + [key]) }
+    private func reader(_ key: any CodingKey) -> _ValueReader {
+        _ValueReader(context: context, parent: codingPath, key: key)
+    }
 
-    func contains(_ key: Key) -> Bool { (try? slot(key, transformed: false)) != nil }
+    func contains(_ key: any CodingKey) -> Bool { (try? slot(key, transformed: false)) != nil }
 
-    func decodeNil(forKey key: Key) throws -> Bool { try slot(key)?.isNull ?? true }
+    func decodeNil(forKey key: any CodingKey) throws -> Bool { try slot(key)?.isNull ?? true }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try reader(key).bool(required(key, type)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try reader(key).string(required(key, type)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try reader(key).double(required(key, type)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try reader(key).float(required(key, type)) }
-    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try reader(key).integer(type, required(key, type)) }
-    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+    /// What the fast path of a record without a schema finds for `key`:
+    /// a field (a reader past its tag), the record's ID, or nothing (the
+    /// general path then reads it, or says why it cannot).
+    private enum Direct {
+        case field(_PackedReader, ValueTag)
+        case recordID(RecordID)
+        case none
+    }
+
+    private func direct(_ key: any CodingKey) -> Direct {
+        guard isRecord, context.schemaIsEmpty else { return .none }
+        let resolved = context.nameID(key.stringValue)
+        if resolved.isRecordIDKey { return context.recordID.map { .recordID($0) } ?? .none }
+        guard let start = context.start(of: resolved.id) else { return .none }
+        var reader = _PackedReader(bytes, offset: start)
+        let tag = reader.valueTag()
+        return .field(reader, tag)
+    }
+
+    func decode(_ type: Bool.Type, forKey key: any CodingKey) throws -> Bool {
+        if case .field(_, let tag) = direct(key), tag == .true || tag == .false { return tag == .true }
+        return try reader(key).bool(required(key, type))
+    }
+
+    func decode(_ type: String.Type, forKey key: any CodingKey) throws -> String {
+        switch direct(key) {
+        case .field(var reader, .string): return reader.string()
+        case .recordID(let id):
+            if case .string(let value) = id.kind { return value }
+        default: break
+        }
+        return try reader(key).string(required(key, type))
+    }
+
+    func decode(_ type: Double.Type, forKey key: any CodingKey) throws -> Double {
+        switch direct(key) {
+        case .field(var reader, .double): return Double(bitPattern: reader.fixed64())
+        case .field(var reader, .int): return Double(reader.zigzag())
+        default: return try reader(key).double(required(key, type))
+        }
+    }
+
+    func decode(_ type: Float.Type, forKey key: any CodingKey) throws -> Float {
+        try reader(key).float(required(key, type))
+    }
+
+    func decode(_ type: Int.Type, forKey key: any CodingKey) throws -> Int {
+        switch direct(key) {
+        case .field(var reader, .int):
+            if let value = Int(exactly: reader.zigzag()) { return value }
+        case .recordID(let id):
+            if case .integer(let value) = id.kind, let value = Int(exactly: value) { return value }
+        default: break
+        }
+        return try reader(key).integer(type, required(key, type))
+    }
+
+    func decode(_ type: Int8.Type, forKey key: any CodingKey) throws -> Int8 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+    func decode(_ type: Int16.Type, forKey key: any CodingKey) throws -> Int16 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+    func decode(_ type: Int32.Type, forKey key: any CodingKey) throws -> Int32 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try reader(key).int64(required(key, type)) }
-    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+    func decode(_ type: Int64.Type, forKey key: any CodingKey) throws -> Int64 {
+        switch direct(key) {
+        case .field(var reader, .int): return reader.zigzag()
+        case .recordID(let id):
+            if case .integer(let value) = id.kind { return value }
+        default: break
+        }
+        return try reader(key).int64(required(key, type))
+    }
+    func decode(_ type: UInt.Type, forKey key: any CodingKey) throws -> UInt {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+    func decode(_ type: UInt8.Type, forKey key: any CodingKey) throws -> UInt8 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+    func decode(_ type: UInt16.Type, forKey key: any CodingKey) throws -> UInt16 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+    func decode(_ type: UInt32.Type, forKey key: any CodingKey) throws -> UInt32 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+    func decode(_ type: UInt64.Type, forKey key: any CodingKey) throws -> UInt64 {
         try reader(key).integer(type, required(key, type))
     }
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+    func decode<T: Decodable>(_ type: T.Type, forKey key: any CodingKey) throws -> T {
         try reader(key).decode(type, required(key, type))
     }
 
     /// A missing field or a null reads as nil; any other value must decode.
-    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: any CodingKey) throws -> T? {
         guard let slot = try slot(key), !slot.isNull else { return nil }
         return try reader(key).decode(type, slot)
     }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type,
-        forKey key: Key
+        forKey key: any CodingKey
     ) throws -> KeyedDecodingContainer<NestedKey> {
         try reader(key).keyed(required(key, [String: Value].self))
     }
 
-    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+    func nestedUnkeyedContainer(forKey key: any CodingKey) throws -> any UnkeyedDecodingContainer {
         try reader(key).unkeyed(required(key, [Value].self))
     }
 
     func superDecoder() throws -> any Decoder { try superDecoder(named: _NameKey("super")) }
-    func superDecoder(forKey key: Key) throws -> any Decoder { try superDecoder(named: key) }
+    func superDecoder(forKey key: any CodingKey) throws -> any Decoder { try superDecoder(named: key) }
 
-    private func superDecoder(named key: any CodingKey) throws -> any Decoder {
+    func superDecoder(named key: any CodingKey) throws -> any Decoder {
         // By name: a type's CodingKeys have no "super" case.
         guard let slot = try slot(named: key.stringValue, key: key) else {
             return _RecordDecoding(slot: _Slot(.null), codingPath: codingPath + [key], context: context)
@@ -295,8 +399,8 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
     /// Decodes the next element with `body`, moving past it only when that
     /// succeeds (a caller may try another type on the same element).
     private mutating func decodeNext<T>(_ type: Any.Type, _ body: (_Slot, _ValueReader) throws -> T) throws -> T {
-        let path = codingPath + [_IndexKey(currentIndex)]
         guard !isAtEnd else {
+            let path = codingPath + [_IndexKey(currentIndex)]
             context.fail(path, expected: type, found: "nothing")
             throw DecodingError.valueNotFound(
                 type,
@@ -304,7 +408,7 @@ struct _UnkeyedDecoding: UnkeyedDecodingContainer {
             )
         }
         let slot = _Slot(bytes: bytes, offset: offset)
-        let result = try body(slot, _ValueReader(context: context, codingPath: path))
+        let result = try body(slot, _ValueReader(context: context, parent: codingPath, key: _IndexKey(currentIndex)))
         var reader = slot.reader
         reader.skipValue()
         offset = reader.offset

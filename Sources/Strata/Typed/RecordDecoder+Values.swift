@@ -49,7 +49,25 @@ struct _Slot {
 /// throws `typeMismatch` (and records what was found in the context).
 struct _ValueReader {
     let context: _DecodingContext
-    let codingPath: [any CodingKey]
+    /// The path of the container read from, and the key read (nil: the
+    /// container's own value). The whole path is built only when needed
+    /// (an error, a nested container): not once per field read.
+    let parent: [any CodingKey]
+    let key: (any CodingKey)?
+
+    init(context: _DecodingContext, codingPath: [any CodingKey]) {
+        self.context = context
+        parent = codingPath
+        key = nil
+    }
+
+    init(context: _DecodingContext, parent: [any CodingKey], key: any CodingKey) {
+        self.context = context
+        self.parent = parent
+        self.key = key
+    }
+
+    var codingPath: [any CodingKey] { key.map { parent + [$0] } ?? parent }
 
     func mismatch(_ type: Any.Type, _ slot: _Slot) -> DecodingError {
         context.fail(codingPath, expected: type, found: slot.kind)

@@ -147,23 +147,79 @@ struct _DecodingFailure {
 /// the process-wide name table the first time).
 final class _DecodingContext {
     let schema: RecordSchema
+    /// Whether the schema maps nothing (most fields of most types).
+    let schemaIsEmpty: Bool
     let idKey: String?
     var recordID: RecordID?
     var failure: _DecodingFailure?
-    private var nameIDs: [String: UInt32] = [:]
-    /// IDs no field name has (the name is in no record).
-    private static let absent = UInt32.max
+    /// The record being decoded.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    /// The field table of the record being decoded (name ID, where its
+    /// value starts), kept here so that each record reuses one buffer.
+    @exclusivity(unchecked) var fields: [(id: UInt32, start: Int)] = []
+    @exclusivity(unchecked) private var nameIDs: [String: Name] = [:]
+    /// The names looked up for the previous record, in order: a type's
+    /// `init(from:)` asks for the same keys in the same order for every
+    /// record, so the n-th lookup usually compares one string, no hash.
+    @exclusivity(unchecked) private var sequence: [(name: String, resolved: Name)] = []
+    @exclusivity(unchecked) private var position = 0
+    /// The ID of a name no record holds.
+    static let absent = UInt32.max
+
+    /// A coding key resolved: its field-name ID (``absent`` when no record
+    /// holds the name), and whether it is the ID key.
+    struct Name {
+        var id: UInt32
+        var isRecordIDKey: Bool
+    }
 
     init(schema: RecordSchema, idKey: String?) {
         self.schema = schema
+        self.schemaIsEmpty = schema.isEmpty
         self.idKey = idKey
     }
 
-    /// The field-name ID of `name`, nil when no record holds that name.
-    func nameID(_ name: String) -> UInt32? {
-        if let id = nameIDs[name] { return id == Self.absent ? nil : id }
-        let id = FieldNames.existingID(of: Key(name))
-        nameIDs[name] = id ?? Self.absent
+    /// Starts a record: its field table, and the lookups from the first.
+    func begin(_ bytes: [UInt8]) {
+        self.bytes = bytes
+        position = 0
+        fields.removeAll(keepingCapacity: true)
+        var reader = _PackedReader(bytes)
+        let count = Int(reader.varint())
+        for _ in 0..<count {
+            let id = UInt32(reader.varint())
+            fields.append((id, reader.offset))
+            reader.skipValue()
+        }
+    }
+
+    /// The field-name ID of `name`, and whether it is the ID key.
+    func nameID(_ name: String) -> Name {
+        let id: Name
+        if position < sequence.count, sequence[position].name == name {
+            id = sequence[position].resolved
+        } else {
+            id = lookUp(name)
+            if position < sequence.count {
+                sequence[position] = (name, id)
+            } else if sequence.count < 64 {
+                sequence.append((name, id))
+            }
+        }
+        position += 1
+        return id
+    }
+
+    /// Where field `id` of the current record starts, if it has it.
+    func start(of id: UInt32) -> Int? {
+        for field in fields where field.id == id { return field.start }
+        return nil
+    }
+
+    private func lookUp(_ name: String) -> Name {
+        if let id = nameIDs[name] { return id }
+        let id = Name(id: FieldNames.existingID(of: Key(name)) ?? Self.absent, isRecordIDKey: name == idKey)
+        nameIDs[name] = id
         return id
     }
 
