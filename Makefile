@@ -10,7 +10,7 @@ OTHER_PKG_MODULES := libzstd jemalloc
 
 
 .PHONY: test-optimized
-.PHONY: all deps build test bench lint format perf-gate perf-thresholds clean
+.PHONY: all deps build test bench docs lint format perf-gate perf-thresholds clean
 
 all: build
 
@@ -58,11 +58,23 @@ test-optimized: deps
 bench: deps
 	$(SWIFT) run -c release bench $(BENCH_ARGS)
 
+# The DocC catalogs of Strata and PersistentCollections, into .build/docs.
+# Their code examples are the package's snippets (Snippets/), which every
+# build compiles; a broken link or symbol reference fails the build.
+DOCS_DIR := $(CURDIR)/.build/docs
+docs: deps
+	@mkdir -p $(DOCS_DIR)
+	for target in Strata PersistentCollections; do \
+	    $(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
+	        --target $$target --output-path $(DOCS_DIR)/$$target.doccarchive --warnings-as-errors || exit 1; \
+	done
+	@echo "documentation: $(DOCS_DIR)/Strata.doccarchive, $(DOCS_DIR)/PersistentCollections.doccarchive"
+
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Snippets Benchmarks/Package.swift Benchmarks/Benchmarks
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Snippets Benchmarks/Package.swift Benchmarks/Benchmarks
 
 # Performance gates: malloc-count thresholds (ordo-one/benchmark) and
 # same-run ratio floors from the bench runner. No absolute wall-clock limits.

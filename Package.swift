@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // The SQLite baseline of the bench's `store` scenario.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // `make docs`: the DocC catalogs of Strata and PersistentCollections.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // MARK: C libraries

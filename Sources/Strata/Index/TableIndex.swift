@@ -1,7 +1,7 @@
 import PersistentCollections
 
 /// A declared index with its entries, as of one database value: a
-/// persistent B+tree of ``IndexEntry`` (the indexed values, then the record
+/// persistent B+tree of index entries (the indexed values, then the record
 /// ID), sharing every untouched node with the index of the neighbouring
 /// values.
 public struct TableIndex: Sendable {

@@ -160,8 +160,13 @@ public actor Store {
     /// While ``truncate(after:)`` runs, a commit waits for it and then
     /// builds on the truncated value.
     ///
-    /// - Parameter id: the transaction's ID (default: a new one); at most
-    ///   one transaction in the history has it.
+    /// - Parameters:
+    ///   - id: the transaction's ID (default: a new one); at most one
+    ///     transaction in the history has it.
+    ///   - message: what the history shows for it.
+    ///   - significance: how much it matters to a person (undo skips `.minor`).
+    ///   - metadata: anything else (author, device; ``Store/undoGroupKey``).
+    ///   - body: the edits, on a builder over the latest value.
     /// - Returns: the report: the numbered transaction and the values
     ///   before and after.
     /// - Throws: what `body` throws (nothing is committed; a value nested

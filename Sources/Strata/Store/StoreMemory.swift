@@ -6,7 +6,7 @@ import PersistentCollections
 ///
 /// Counted in this order: the current value, the checkpoints newest first,
 /// the decoded transactions cached, the compaction blocks. Each part's
-/// ``Footprint/unique`` bytes are what it adds; its ``Footprint/shared``
+/// `Footprint.unique` bytes are what it adds; its `Footprint.shared`
 /// bytes are held by a part counted earlier. Sizes are requested bytes
 /// (nodes, record buffers and their headers); the allocator's rounding and
 /// the store's fixed structures are not included.
