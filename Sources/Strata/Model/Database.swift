@@ -12,11 +12,21 @@ public struct Database: Hashable, Sendable {
     /// The tables: what every read comes from.
     var _tables: PersistentMap<Key, Table>
     /// The number of the last transaction applied.
-    public internal(set) var basis: Int64
+    var _basis: Int64
     /// Set on the copy an observer's closure reads, to learn what it read
     /// (see ``Store/observe(buffering:_:)``); nil everywhere else, where
     /// each read pays one nil check.
     var _reads: ReadRecorder?
+
+    /// The number of the last transaction applied. Every commit changes
+    /// it: an observation that reads it runs after every commit.
+    public internal(set) var basis: Int64 {
+        get {
+            _reads?.noteEverything()
+            return _basis
+        }
+        set { _basis = newValue }
+    }
 
     /// The tables by name. A table with no records is absent. Reading it
     /// inside an observation depends on the whole value.
@@ -32,13 +42,13 @@ public struct Database: Hashable, Sendable {
     /// An empty database at basis 0. O(1).
     public init() {
         _tables = PersistentMap()
-        basis = 0
+        _basis = 0
     }
 
     /// A database with the given tables and basis. Empty tables are dropped.
     public init(tables: PersistentMap<Key, Table>, basis: Int64) {
         self._tables = tables.filter { !$0.value.isVacant }
-        self.basis = basis
+        self._basis = basis
     }
 
     /// The table `name`; an empty table when there is none. O(log32 t).
@@ -66,13 +76,17 @@ public struct Database: Hashable, Sendable {
     public var recordCount: Int { tables.values.reduce(0) { $0 + $1.count } }
 
     /// Same basis and tables. O(1) for shared tables, O(differences) otherwise.
+    /// Inside an observation, depends on the whole value.
     public static func == (lhs: Database, rhs: Database) -> Bool {
-        lhs.basis == rhs.basis && lhs._tables == rhs._tables
+        lhs._reads?.noteEverything()
+        rhs._reads?.noteEverything()
+        return lhs._basis == rhs._basis && lhs._tables == rhs._tables
     }
 
     /// Hashes the basis and the tables.
     public func hash(into hasher: inout Hasher) {
-        hasher.combine(basis)
+        _reads?.noteEverything()
+        hasher.combine(_basis)
         hasher.combine(_tables)
     }
 }

@@ -75,6 +75,10 @@ extension Query {
         case .index(let index, _):
             if let (lower, upper) = bounds(for: index) {
                 recorder.noteRange(lower..<upper, of: index.definition.name, in: table)
+            } else {
+                // Contradictory equalities select nothing on any value, but
+                // the plan itself depends on the table's indexes.
+                recorder.noteTable(table)
             }
         case .scan:
             recorder.noteTable(table)

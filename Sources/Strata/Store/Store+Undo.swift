@@ -28,22 +28,25 @@ extension Store {
 
     /// Reverts the newest action not yet undone, as one transaction with
     /// the message "Undo “name”". Returns nil when there is nothing to
-    /// undo. O(the transactions walked back to find it + the action's size).
+    /// undo. Commits in flight count: the newest action may be one whose
+    /// commit has not returned yet. O(the transactions walked back to find
+    /// it + the action's size).
     /// - Throws: ``UndoError/conflict(action:records:)`` naming every record
-    ///   a later edit changed (nothing is committed); ``StoreError``.
+    ///   a later edit changed (nothing is committed);
+    ///   ``UndoError/cannotApply(action:_:)``; ``StoreError``.
     @discardableResult
     public func undo() async throws -> CommitReport? {
-        try checkWritable()
-        await settleAppended()
+        try await admitWriter()
+        // No suspension from here to the append: no commit, truncate or
+        // other undo lands between choosing the action and committing.
         guard let action = try nextUndo() else { return nil }
-        let name = action.name
-        let transactions = try action.transactions.reversed().map { try transaction(at: $0.t)! }
-        let undone = transactions.map { Value.string($0.id.uuidString) }
-        return try await commitReverting(
-            transactions,
-            name: name,
-            message: "Undo “\(name)”",
-            metadata: [UndoMarker.undoes: .list(PersistentVector(undone)), UndoMarker.action: .string(name)]
+        let members = try action.transactions.map { try appended($0.t) }
+        let undone = members.map { Value.string($0.id.uuidString) }
+        return try await appendReverting(
+            members,
+            name: action.name,
+            message: "Undo “\(action.name)”",
+            metadata: [UndoMarker.undoes: .list(PersistentVector(undone)), UndoMarker.action: .string(action.name)]
         )
     }
 
@@ -51,14 +54,14 @@ extension Store {
     /// with the message "Redo “name”". Returns nil when there is nothing to
     /// redo (no undo since the last action). O(the undos walked back + the
     /// action's size).
-    /// - Throws: ``UndoError/conflict(action:records:)``; ``StoreError``.
+    /// - Throws: ``UndoError/conflict(action:records:)``;
+    ///   ``UndoError/cannotApply(action:_:)``; ``StoreError``.
     @discardableResult
     public func redo() async throws -> CommitReport? {
-        try checkWritable()
-        await settleAppended()
+        try await admitWriter()
         guard let action = try nextRedo() else { return nil }
-        let undo = try transaction(at: action.transactions[0].t)!
-        return try await commitReverting(
+        let undo = try appended(action.transactions[0].t)
+        return try await appendReverting(
             [undo],
             name: action.name,
             message: "Redo “\(action.name)”",
@@ -68,43 +71,76 @@ extension Store {
 
     /// What ``undo()`` would revert now, or nil (for an Edit menu's "Undo
     /// Import"). Reads the history back from the newest transaction.
-    public func undoAction() throws -> UndoAction? { try nextUndo() }
+    public func undoAction() throws -> UndoAction? {
+        try checkWritable()
+        return try nextUndo()
+    }
 
     /// What ``redo()`` would re-apply now (its transactions: the undo it
     /// reverts), or nil.
-    public func redoAction() throws -> UndoAction? { try nextRedo() }
+    public func redoAction() throws -> UndoAction? {
+        try checkWritable()
+        return try nextRedo()
+    }
 
     // MARK: Reading the stacks back from the history
+
+    /// Transaction `t` of the history, durable or in flight.
+    private func appended(_ t: Int64) throws -> Transaction {
+        guard let log else { throw StoreError.closed }
+        return try history.transaction(t, log: log)
+    }
+
+    /// What a transaction is to undo and redo.
+    private enum Role {
+        /// Skipped: minor, or changing nothing.
+        case none
+        case action
+        case undo
+        case redo
+    }
+
+    private func role(_ transaction: Transaction) -> Role {
+        guard transaction.significance > .minor else { return .none }
+        if UndoMarker.isUndo(transaction) { return .undo }
+        if UndoMarker.isRedo(transaction) { return .redo }
+        return transaction.isEmpty ? .none : .action
+    }
 
     /// Walks back from the newest transaction: each undo cancels the next
     /// action below it (undos pop the undo stack, actions and redos push),
     /// so the first action not cancelled is the top of the stack.
     private func nextUndo() throws -> UndoAction? {
         var cancelled = 0
-        var t = current.basis
+        var t = Int64(history.count)
         while t >= 1 {
             guard history.summary(t).significance > .minor else {
                 t -= 1
                 continue
             }
-            let transaction = try self.transaction(at: t)!
-            if transaction.metadata[UndoMarker.undoes] != nil {
+            let transaction = try appended(t)
+            t -= 1
+            switch role(transaction) {
+            case .none: continue
+            case .undo:
                 cancelled += 1
-                t -= 1
                 continue
+            case .action, .redo: break
             }
             var members = [transaction]
-            t -= 1
-            if let group = transaction.metadata[Self.undoGroupKey], transaction.metadata[UndoMarker.redoes] == nil {
+            if role(transaction) == .action, let group = UndoMarker.group(of: transaction) {
                 while t >= 1 {
                     guard history.summary(t).significance > .minor else {
                         t -= 1
                         continue
                     }
-                    let earlier = try self.transaction(at: t)!
-                    guard earlier.metadata[Self.undoGroupKey] == group, earlier.metadata[UndoMarker.undoes] == nil,
-                        earlier.metadata[UndoMarker.redoes] == nil
-                    else { break }
+                    let earlier = try appended(t)
+                    let earlierRole = role(earlier)
+                    if earlierRole == .none {
+                        t -= 1
+                        continue
+                    }
+                    guard earlierRole == .action, UndoMarker.group(of: earlier) == group else { break }
                     members.append(earlier)
                     t -= 1
                 }
@@ -126,14 +162,15 @@ extension Store {
     /// cleared the redo stack).
     private func nextRedo() throws -> UndoAction? {
         var cancelled = 0
-        var t = current.basis
+        var t = Int64(history.count)
         while t >= 1 {
             defer { t -= 1 }
             guard history.summary(t).significance > .minor else { continue }
-            let transaction = try self.transaction(at: t)!
-            if transaction.metadata[UndoMarker.redoes] != nil {
-                cancelled += 1
-            } else if transaction.metadata[UndoMarker.undoes] != nil {
+            let transaction = try appended(t)
+            switch role(transaction) {
+            case .none: continue
+            case .redo: cancelled += 1
+            case .undo:
                 if cancelled > 0 {
                     cancelled -= 1
                     continue
@@ -142,8 +179,7 @@ extension Store {
                     transactions: [transaction.summary],
                     name: transaction.metadata[UndoMarker.action]?.stringValue ?? transaction.message
                 )
-            } else {
-                return nil
+            case .action: return nil
             }
         }
         return nil
@@ -151,38 +187,59 @@ extension Store {
 
     // MARK: Committing
 
-    /// Commits one transaction reverting `transactions` (newest first),
-    /// each checked against the value the later ones' reverts leave.
-    private func commitReverting(
-        _ transactions: [Transaction],
+    /// Appends one transaction reverting `members` (oldest first) on
+    /// ``head``: the inverse of their combination, so that what they did
+    /// and then undid among themselves is left alone. Every record a later
+    /// transaction changed is a conflict: those whose state differs from
+    /// what the action left, and those a transaction between the action's
+    /// members changed. Does not suspend before the append.
+    private func appendReverting(
+        _ members: [Transaction],
         name: String,
         message: String,
         metadata: [Key: Value]
     ) async throws -> CommitReport {
-        var value = head
-        for original in transactions {
-            let reverse = inverse(original).numbered(onto: value)
-            let conflicts = reverse.conflicts(on: value)
-            if !conflicts.isEmpty { throw UndoError.conflict(action: name, records: conflicts) }
-            do {
-                value = try apply(value, reverse)
-            } catch let error as ApplyError {
-                throw UndoError.indexConflict(action: name, error)
+        // Transactions that applied in order always combine.
+        let combined = try flatten(members)
+        var revert = inverse(combined)
+        revert.id = UUID()
+        revert.timestamp = Date()
+        revert.message = message
+        revert.significance = max(combined.significance, .normal)
+        revert.metadata = metadata
+        revert = revert.numbered(onto: head)
+        var conflicts = revert.conflicts(on: head)
+        conflicts += try changedBetween(members, touching: combined)
+        if !conflicts.isEmpty {
+            throw UndoError.conflict(action: name, records: UndoConflict.merged(conflicts))
+        }
+        let next: Database
+        do {
+            next = try apply(head, revert)
+        } catch let error as ApplyError {
+            throw UndoError.cannotApply(action: name, error)
+        }
+        return try await append(revert, producing: next)
+    }
+
+    /// The records of `combined` that transactions between the first and
+    /// the last of `members` (minor ones, skipped by the group) changed.
+    private func changedBetween(_ members: [Transaction], touching combined: Transaction) throws -> [UndoConflict] {
+        guard let first = members.first?.t, let last = members.last?.t, last - first + 1 > members.count else {
+            return []
+        }
+        let memberTs = Set(members.map(\.t))
+        var found: [UndoConflict] = []
+        for t in first...last where !memberTs.contains(t) {
+            for (table, changes) in try appended(t).changes {
+                guard let touched = combined.changes[table] else { continue }
+                for (id, change) in changes where touched[id] != nil {
+                    let fields: [Key]
+                    if case .update(let changed) = change { fields = changed.keys.sorted() } else { fields = [] }
+                    found.append(UndoConflict(table: table, id: id, fields: fields))
+                }
             }
         }
-        let significance = transactions.map(\.significance).max() ?? .normal
-        let revert = diff(from: head, to: value).transaction(
-            message: message,
-            significance: max(significance, .normal),
-            metadata: metadata
-        )
-        do {
-            return try await commit(revert)
-        } catch let error as ApplyError {
-            // A commit that landed meanwhile changed the same records.
-            let conflicts = revert.numbered(onto: head).conflicts(on: head)
-            if conflicts.isEmpty { throw UndoError.indexConflict(action: name, error) }
-            throw UndoError.conflict(action: name, records: conflicts)
-        }
+        return found
     }
 }

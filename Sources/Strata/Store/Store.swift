@@ -237,7 +237,7 @@ public actor Store {
 
     /// Waits while a truncate settles the commits in flight (so it never
     /// cuts under one), then checks the store is writable.
-    private func admitWriter() async throws {
+    func admitWriter() async throws {
         while true {
             if truncations > 0 {
                 await withCheckedContinuation { heldWriters.append($0) }
@@ -271,7 +271,7 @@ public actor Store {
     }
 
     /// Appends, waits for durability per the policy, publishes.
-    private func append(_ transaction: Transaction, producing next: Database) async throws -> CommitReport {
+    func append(_ transaction: Transaction, producing next: Database) async throws -> CommitReport {
         guard let log else { throw StoreError.closed }
         let payload = BinaryCodec.encode(transaction)
         guard payload.count <= LogFormat.maximumPayloadSize else {

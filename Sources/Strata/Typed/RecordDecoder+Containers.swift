@@ -264,8 +264,11 @@ final class _KeyedStorage {
     private func direct(_ key: any CodingKey) -> Direct {
         guard isRecord, context.schemaIsEmpty else { return .none }
         let resolved = context.nameID(key.stringValue)
-        if resolved.isRecordIDKey { return context.recordID.map { .recordID($0) } ?? .none }
-        guard let start = context.start(of: resolved.id) else { return .none }
+        if resolved.isRecordIDKey, let recordID = context.recordID { return .recordID(recordID) }
+        guard !resolved.isRecordIDKey, let start = context.start(of: resolved.id) else {
+            context.rewindName()
+            return .none
+        }
         var reader = _PackedReader(bytes, offset: start)
         let tag = reader.valueTag()
         return .field(reader, tag)

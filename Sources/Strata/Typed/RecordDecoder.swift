@@ -152,8 +152,6 @@ final class _DecodingContext {
     let idKey: String?
     var recordID: RecordID?
     var failure: _DecodingFailure?
-    /// The record being decoded.
-    @exclusivity(unchecked) var bytes: [UInt8] = []
     /// The field table of the record being decoded (name ID, where its
     /// value starts), kept here so that each record reuses one buffer.
     @exclusivity(unchecked) var fields: [(id: UInt32, start: Int)] = []
@@ -181,7 +179,6 @@ final class _DecodingContext {
 
     /// Starts a record: its field table, and the lookups from the first.
     func begin(_ bytes: [UInt8]) {
-        self.bytes = bytes
         position = 0
         fields.removeAll(keepingCapacity: true)
         var reader = _PackedReader(bytes)
@@ -209,6 +206,10 @@ final class _DecodingContext {
         position += 1
         return id
     }
+
+    /// Takes back the last lookup, which the general path repeats (the
+    /// fast path found nothing usable): the order cache stays aligned.
+    func rewindName() { position -= 1 }
 
     /// Where field `id` of the current record starts, if it has it.
     func start(of id: UInt32) -> Int? {

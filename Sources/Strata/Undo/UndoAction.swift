@@ -21,4 +21,29 @@ enum UndoMarker {
     /// Keys a revert must not copy from the transaction it inverts: the
     /// revert is a new action of its own.
     static let reserved: [Key] = [undoes, redoes, action, Store.undoGroupKey]
+
+    /// An undo: it lists the IDs it reverted, the last being the one it
+    /// names as reverted (a copy of an undo's metadata on another
+    /// transaction, an inverse of it for example, is not one).
+    static func isUndo(_ transaction: Transaction) -> Bool {
+        guard case .list(let ids)? = transaction.metadata[undoes], let reverted = transaction.reverts else {
+            return false
+        }
+        return ids.last == .string(reverted.uuidString)
+    }
+
+    /// A redo: it names the undo it reverted, in its metadata and as the
+    /// transaction it reverts.
+    static func isRedo(_ transaction: Transaction) -> Bool {
+        guard case .string(let id)? = transaction.metadata[redoes], let reverted = transaction.reverts else {
+            return false
+        }
+        return id == reverted.uuidString
+    }
+
+    /// The transaction's undo group; nil for none (a null value is none).
+    static func group(of transaction: Transaction) -> Value? {
+        guard let group = transaction.metadata[Store.undoGroupKey], group != .null else { return nil }
+        return group
+    }
 }

@@ -28,8 +28,10 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
     /// the store is unchanged. Revert those edits first, or revert the
     /// action's transactions by hand with ``Store/revert(transaction:message:)``.
     case conflict(action: String, records: [UndoConflict])
-    /// The action changed index declarations that later edits changed too.
-    case indexConflict(action: String, ApplyError)
+    /// The revert does not apply for another reason than a changed record:
+    /// an index declaration changed since, or a unique index now holds a
+    /// value the revert would restore.
+    case cannotApply(action: String, ApplyError)
 
     /// A one-line explanation.
     public var description: String {
@@ -38,9 +40,30 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
             let shown = records.prefix(10).map(\.description).joined(separator: ", ")
             let more = records.count > 10 ? " and \(records.count - 10) more" : ""
             return "cannot undo or redo “\(action)”: later edits changed \(shown)\(more)"
-        case let .indexConflict(action, error):
+        case let .cannotApply(action, error):
             return "cannot undo or redo “\(action)”: \(error)"
         }
+    }
+}
+
+extension UndoConflict {
+    /// One conflict per record, its fields merged, sorted by table and ID.
+    static func merged(_ conflicts: [UndoConflict]) -> [UndoConflict] {
+        var byRecord: [RecordKey: Set<Key>] = [:]
+        var whole: Set<RecordKey> = []
+        for conflict in conflicts {
+            let key = RecordKey(table: conflict.table, id: conflict.id)
+            byRecord[key, default: []].formUnion(conflict.fields)
+            if conflict.fields.isEmpty { whole.insert(key) }
+        }
+        return byRecord.map { key, fields in
+            UndoConflict(table: key.table, id: key.id, fields: whole.contains(key) ? [] : fields.sorted())
+        }.sorted { ($0.table, $0.id) < ($1.table, $1.id) }
+    }
+
+    private struct RecordKey: Hashable {
+        var table: Key
+        var id: RecordID
     }
 }
 

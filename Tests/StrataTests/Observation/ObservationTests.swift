@@ -201,3 +201,77 @@ struct ObservationTests {
         #expect(albums == [[], [2, 1], [1]])
     }
 }
+
+@Suite("Observation of every read path")
+struct ObservationReadPathTests {
+    static func collect<T>(_ observation: Observation<T>) async throws -> [T] {
+        var results: [T] = []
+        for try await result in observation { results.append(result) }
+        return results
+    }
+
+    @Test("the basis, equality with a value, and a query with contradictory equalities are observed")
+    func wholeValueReads() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.createIndex("byAlbum", on: "songs", fields: ["album"]) }
+        let baseline = store.current
+        let basis = await store.observe { $0.basis }
+        let unchanged = await store.observe { $0 == baseline }
+        let contradictory = await store.observe { db -> String in
+            do {
+                return "\(try db.query("songs").where("album", equals: "A").where("album", equals: "B").ids())"
+            } catch {
+                return "error"
+            }
+        }
+        try await store.transact { try $0.insert(["album": "A"], id: 1, into: "songs") }
+        try await store.transact { try $0.dropIndex("byAlbum", on: "songs") }
+        try await store.close()
+        #expect(try await Self.collect(basis) == [1, 2, 3])
+        #expect(try await Self.collect(unchanged) == [true, false])
+        #expect(try await Self.collect(contradictory) == ["[]", "error"])
+    }
+
+    @Test("range observers across an index dropped, declared again on other fields, and a better one declared")
+    func indexChanges() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { builder in
+            try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+            for id in 0..<6 {
+                try builder.insert(
+                    ["album": id < 3 ? "A" : "B", "track": .int(Int64(id))],
+                    id: RecordID(Int64(id)),
+                    into: "songs"
+                )
+            }
+        }
+        let body: @Sendable (Database) -> String = { db in
+            do {
+                let query = db.query("songs").where("album", equals: "A").order(by: "track")
+                return "\(try query.explain()) \(try query.ids())"
+            } catch {
+                return "error"
+            }
+        }
+        let observation = await store.observe(body)
+        var values = [store.current]
+        values.append(try await store.transact { try $0.dropIndex("byAlbum", on: "songs") }.after)
+        values.append(try await store.transact { try $0.update(1, in: "songs", [.set("album", "B")]) }.after)
+        values.append(try await store.transact { try $0.createIndex("byAlbum", on: "songs", fields: ["album"]) }.after)
+        values.append(
+            try await store.transact { try $0.createIndex("aByAlbumTrack", on: "songs", fields: ["album", "track"]) }
+                .after
+        )
+        values.append(try await store.transact { try $0.update(4, in: "songs", [.set("album", "A")]) }.after)
+        values.append(try await store.transact { try $0.update(4, in: "songs", [.set("track", -1)]) }.after)
+        try await store.close()
+        var expected: [String] = []
+        for value in values where expected.last != body(value) { expected.append(body(value)) }
+        #expect(try await Self.collect(observation) == expected)
+        #expect(expected.count >= 4)
+    }
+}
