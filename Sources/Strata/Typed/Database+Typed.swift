@@ -1,3 +1,6 @@
+import Foundation
+import Synchronization
+
 extension StoredRecord {
     /// The decoder of this type's records: its ``schema`` and ``idKey``.
     static var decoder: RecordDecoder { RecordDecoder(schema: schema, idKey: idKey) }
@@ -18,16 +21,45 @@ extension Database {
 
     /// Every record of type `R`, decoded, in the table's order (by ID
     /// hash: stable for a value, not sorted; sort or use a query for an
-    /// order). O(n · record size).
-    /// - Throws: ``RecordDecodingError`` for the first record that does not decode.
+    /// order). O(n · record size); a large table decodes on every core.
+    /// - Throws: ``RecordDecodingError`` for the first record (in that
+    ///   order) that does not decode.
     public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
         _reads?.noteTable(R.table)
         guard let table = _tables[R.table] else { return [] }
+        let workers = ProcessInfo.processInfo.activeProcessorCount
+        guard workers > 1, table.count >= Self.parallelDecodeMinimum else {
+            return try Self.decode(type, table.records)
+        }
+        // The records in table order, cut into a few chunks per core: each
+        // decodes with its own context, and the chunks join in order.
+        let rows = Array(table.records)
+        let chunkCount = min(workers * 4, rows.count / (Self.parallelDecodeMinimum / 4))
+        let results = Mutex([Result<[R], any Error>?](repeating: nil, count: chunkCount))
+        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
+            let range = (rows.count * chunk / chunkCount)..<(rows.count * (chunk + 1) / chunkCount)
+            let result = Result { try Self.decode(type, rows[range]) }
+            results.withLock { $0[chunk] = result }
+        }
+        var all: [R] = []
+        all.reserveCapacity(rows.count)
+        for result in results.withLock({ $0 }) { all += try result!.get() }
+        return all
+    }
+
+    /// Tables smaller than this decode on the calling thread.
+    static let parallelDecodeMinimum = 16_384
+
+    private static func decode<R: StoredRecord>(
+        _ type: R.Type,
+        _ rows: some Collection<(key: RecordID, value: Record)>
+    ) throws -> [R] {
         let decoder = R.decoder
         let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+        defer { context.endBatch() }
         var result: [R] = []
-        result.reserveCapacity(table.count)
-        for (id, record) in table {
+        result.reserveCapacity(rows.count)
+        for (id, record) in rows {
             result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
         }
         return result
@@ -46,6 +78,7 @@ extension Query {
         try checkTable(of: type)
         let decoder = R.decoder
         let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+        defer { context.endBatch() }
         return try records().map { row in
             try decoder.decode(type, from: row.record, id: row.id, table: table, context: context)
         }

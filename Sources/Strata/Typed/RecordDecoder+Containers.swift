@@ -31,7 +31,19 @@ struct _RecordDecoding: Decoder {
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
         switch source {
         case .record(let bytes):
-            return KeyedDecodingContainer(_KeyedDecoding<Key>(record: bytes, codingPath: codingPath, context: context))
+            // The container of the previous record, when it was of this
+            // key type: pointed at this record instead of made anew.
+            if let cached = context.recordContainer, cached.keyType == ObjectIdentifier(Key.self) {
+                // Same key type, so the cache is a `_CachedContainer<Key>`:
+                // no dynamic cast (one costs more than making a container).
+                let entry = unsafeDowncast(cached.entry, to: _CachedContainer<Key>.self)
+                entry.storage.reset(record: bytes)
+                return entry.container
+            }
+            let storage = _KeyedStorage(record: bytes, codingPath: codingPath, context: context)
+            let entry = _CachedContainer<Key>(storage: storage)
+            context.recordContainer = (ObjectIdentifier(Key.self), entry)
+            return entry.container
         case .value(let slot):
             return try reader.keyed(slot)
         }
@@ -65,9 +77,25 @@ struct _RecordDecoding: Decoder {
     }
 }
 
+/// A record container kept by the decoding context for the next record
+/// of the same key type.
+final class _CachedContainer<Key: CodingKey> {
+    let storage: _KeyedStorage
+    let container: KeyedDecodingContainer<Key>
+
+    init(storage: _KeyedStorage) {
+        self.storage = storage
+        container = KeyedDecodingContainer(_KeyedDecoding<Key>(storage: storage))
+    }
+}
+
 /// The keyed container of a record or a map: forwards to ``_KeyedStorage``.
 struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let storage: _KeyedStorage
+
+    init(storage: _KeyedStorage) {
+        self.storage = storage
+    }
 
     init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
         storage = _KeyedStorage(record: bytes, codingPath: codingPath, context: context)
@@ -120,7 +148,7 @@ final class _KeyedStorage {
     let codingPath: [any CodingKey]
     let context: _DecodingContext
     /// The record's bytes, or the map's.
-    let bytes: [UInt8]
+    private(set) var bytes: [UInt8]
     /// A map: each key's UTF-8 range and where its value starts, in key order.
     var entries: [(key: Range<Int>, start: Int)] = []
     private let isRecord: Bool
@@ -131,6 +159,12 @@ final class _KeyedStorage {
         self.context = context
         isRecord = true
         // The field table lives in the context: one buffer for every record.
+        context.begin(bytes)
+    }
+
+    /// Points a record's container at the next record.
+    func reset(record bytes: [UInt8]) {
+        self.bytes = bytes
         context.begin(bytes)
     }
 

@@ -34,6 +34,7 @@ public struct RecordDecoder: Sendable {
         table: Key = ""
     ) throws -> T {
         let context = _DecodingContext(schema: schema, idKey: idKey)
+        defer { context.endBatch() }
         return try decode(type, from: record, id: id, table: table, context: context)
     }
 
@@ -155,6 +156,11 @@ final class _DecodingContext {
     /// The field table of the record being decoded (name ID, where its
     /// value starts), kept here so that each record reuses one buffer.
     @exclusivity(unchecked) var fields: [(id: UInt32, start: Int)] = []
+    /// The last record container handed out and its storage, reused for
+    /// the next record asking for the same key type (making one costs two
+    /// generic-metadata lookups and two allocations). It refers back to
+    /// this context: ``endBatch()`` lets it go.
+    var recordContainer: (keyType: ObjectIdentifier, entry: AnyObject)?
     @exclusivity(unchecked) private var nameIDs: [String: Name] = [:]
     /// The names looked up for the previous record, in order: a type's
     /// `init(from:)` asks for the same keys in the same order for every
@@ -176,6 +182,10 @@ final class _DecodingContext {
         self.schemaIsEmpty = schema.isEmpty
         self.idKey = idKey
     }
+
+    /// Ends the records decoded with this context: drops the cached
+    /// container, which holds the context.
+    func endBatch() { recordContainer = nil }
 
     /// Starts a record: its field table, and the lookups from the first.
     func begin(_ bytes: [UInt8]) {

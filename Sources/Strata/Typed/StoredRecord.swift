@@ -19,7 +19,11 @@ import Foundation
 /// left out when encoding and served from the key when decoding (see
 /// ``idKey``). How records written by an older version of the type read
 /// into a newer one is in ``RecordDecoder``.
-public protocol StoredRecord: Codable {
+///
+/// A stored record is a value that crosses threads (an observation's
+/// results, a fetch decoded on every core): the protocol requires
+/// `Sendable`, which a struct of Sendable properties is.
+public protocol StoredRecord: Codable, Sendable {
     /// The type of ``id``: an integer, a string or a UUID (a ``RecordID``
     /// too, for a type that codes its ID itself: ``RecordID`` is not Codable).
     associatedtype ID: RecordIDConvertible

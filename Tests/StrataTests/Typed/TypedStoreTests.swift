@@ -154,3 +154,40 @@ struct TypedStoreTests {
         try await store.close()
     }
 }
+
+@Suite("Typed fetch of a large table")
+struct TypedLargeFetchTests {
+    struct Song: StoredRecord, Equatable {
+        static let table: Key = "songs"
+        var id: Int
+        var title: String
+        var plays: Int
+    }
+
+    @Test(
+        "a table decoded on every core gives the records in the table's order; the first bad record in that order throws"
+    )
+    func parallelFetch() throws {
+        var builder = TransactionBuilder(on: Database())
+        for id in 0..<40_000 { try builder.insert(Song(id: id, title: "Song \(id) 🎵", plays: id % 7)) }
+        let database = builder.database
+        let order = database[table: "songs"].records.map(\.key)
+        let songs = try database.records(Song.self)
+        #expect(songs.map { RecordID(Int64($0.id)) } == order)
+        #expect(songs.allSatisfy { $0.title == "Song \($0.id) 🎵" && $0.plays == $0.id % 7 })
+
+        // Two records that do not fit, far apart in the table's order.
+        var damaged = TransactionBuilder(on: database)
+        let first = order[order.count / 5]
+        let second = order[order.count * 4 / 5]
+        try damaged.update(second, in: "songs", [.set("plays", "many")])
+        try damaged.update(first, in: "songs", [.set("plays", "lots")])
+        do {
+            _ = try damaged.database.records(Song.self)
+            Issue.record("records that do not fit decoded")
+        } catch let error as RecordDecodingError {
+            #expect(error.id == first)
+            #expect(error.path == "plays")
+        }
+    }
+}
