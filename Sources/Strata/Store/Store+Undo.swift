@@ -107,52 +107,46 @@ extension Store {
         return transaction.isEmpty ? .none : .action
     }
 
+    /// The newest transaction at or below `t` that undo and redo consider,
+    /// with its role: minor ones are skipped on their summaries, without
+    /// being read; empty ones once read.
+    private func considered(atOrBelow t: Int64) throws -> (t: Int64, transaction: Transaction, role: Role)? {
+        var t = t
+        while t >= 1 {
+            if history.summary(t).significance > .minor {
+                let transaction = try appended(t)
+                let role = role(transaction)
+                if role != .none { return (t, transaction, role) }
+            }
+            t -= 1
+        }
+        return nil
+    }
+
     /// Walks back from the newest transaction: each undo cancels the next
     /// action below it (undos pop the undo stack, actions and redos push),
     /// so the first action not cancelled is the top of the stack.
     private func nextUndo() throws -> UndoAction? {
         var cancelled = 0
-        var t = Int64(history.count)
-        while t >= 1 {
-            guard history.summary(t).significance > .minor else {
-                t -= 1
-                continue
-            }
-            let transaction = try appended(t)
-            t -= 1
-            switch role(transaction) {
-            case .none: continue
-            case .undo:
+        var next = try considered(atOrBelow: Int64(history.count))
+        while let (t, transaction, role) = next {
+            next = try considered(atOrBelow: t - 1)
+            if role == .undo {
                 cancelled += 1
                 continue
-            case .action, .redo: break
             }
             var members = [transaction]
-            if role(transaction) == .action, let group = UndoMarker.group(of: transaction) {
-                while t >= 1 {
-                    guard history.summary(t).significance > .minor else {
-                        t -= 1
-                        continue
-                    }
-                    let earlier = try appended(t)
-                    let earlierRole = role(earlier)
-                    if earlierRole == .none {
-                        t -= 1
-                        continue
-                    }
-                    guard earlierRole == .action, UndoMarker.group(of: earlier) == group else { break }
-                    members.append(earlier)
-                    t -= 1
+            if role == .action, let group = UndoMarker.group(of: transaction) {
+                while let earlier = next, earlier.role == .action, UndoMarker.group(of: earlier.transaction) == group {
+                    members.append(earlier.transaction)
+                    next = try considered(atOrBelow: earlier.t - 1)
                 }
             }
             if cancelled > 0 {
                 cancelled -= 1
                 continue
             }
-            return UndoAction(
-                transactions: members.reversed().map(\.summary),
-                name: transaction.metadata[UndoMarker.action]?.stringValue ?? transaction.message
-            )
+            return UndoAction(transactions: members.reversed().map(\.summary), name: UndoMarker.name(of: transaction))
         }
         return nil
     }
@@ -162,25 +156,18 @@ extension Store {
     /// cleared the redo stack).
     private func nextRedo() throws -> UndoAction? {
         var cancelled = 0
-        var t = Int64(history.count)
-        while t >= 1 {
-            defer { t -= 1 }
-            guard history.summary(t).significance > .minor else { continue }
-            let transaction = try appended(t)
-            switch role(transaction) {
-            case .none: continue
+        var next = try considered(atOrBelow: Int64(history.count))
+        while let (t, transaction, role) = next {
+            switch role {
             case .redo: cancelled += 1
             case .undo:
-                if cancelled > 0 {
-                    cancelled -= 1
-                    continue
+                if cancelled == 0 {
+                    return UndoAction(transactions: [transaction.summary], name: UndoMarker.name(of: transaction))
                 }
-                return UndoAction(
-                    transactions: [transaction.summary],
-                    name: transaction.metadata[UndoMarker.action]?.stringValue ?? transaction.message
-                )
-            case .action: return nil
+                cancelled -= 1
+            case .action, .none: return nil
             }
+            next = try considered(atOrBelow: t - 1)
         }
         return nil
     }

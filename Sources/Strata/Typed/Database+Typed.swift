@@ -50,7 +50,8 @@ extension Database {
     /// Tables smaller than this decode on the calling thread.
     static let parallelDecodeMinimum = 16_384
 
-    private static func decode<R: StoredRecord>(
+    /// `rows` decoded as `R`, in order, with one context. O(rows · record size).
+    static func decode<R: StoredRecord>(
         _ type: R.Type,
         _ rows: some Collection<(key: RecordID, value: Record)>
     ) throws -> [R] {
@@ -76,12 +77,7 @@ extension Query {
     ///   (also when the query is on another table than `R`'s).
     public func records<R: StoredRecord>(_ type: R.Type) throws -> [R] {
         try checkTable(of: type)
-        let decoder = R.decoder
-        let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
-        defer { context.endBatch() }
-        return try records().map { row in
-            try decoder.decode(type, from: row.record, id: row.id, table: table, context: context)
-        }
+        return try Database.decode(type, records().lazy.map { (key: $0.id, value: $0.record) })
     }
 
     /// The first matching record decoded as `R`, if any.

@@ -97,10 +97,6 @@ struct _KeyedDecoding<Key: CodingKey>: KeyedDecodingContainerProtocol {
         self.storage = storage
     }
 
-    init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
-        storage = _KeyedStorage(record: bytes, codingPath: codingPath, context: context)
-    }
-
     init(map slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
         storage = _KeyedStorage(map: slot, codingPath: codingPath, context: context)
     }
@@ -150,7 +146,7 @@ final class _KeyedStorage {
     /// The record's bytes, or the map's.
     private(set) var bytes: [UInt8]
     /// A map: each key's UTF-8 range and where its value starts, in key order.
-    var entries: [(key: Range<Int>, start: Int)] = []
+    private var entries: [(key: Range<Int>, start: Int)] = []
     private let isRecord: Bool
 
     init(record bytes: [UInt8], codingPath: [any CodingKey], context: _DecodingContext) {
@@ -228,7 +224,7 @@ final class _KeyedStorage {
     /// The value `key` reads: the record's ID for the ID key; the field;
     /// for a record under a schema, a renamed field's old one, upcast, or
     /// the default. Nil when there is none.
-    func slot(_ key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
+    private func slot(_ key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
         try slot(named: key.stringValue, key: key, transformed: transformed)
     }
 
@@ -335,14 +331,19 @@ final class _KeyedStorage {
         try reader(key).float(required(key, type))
     }
 
-    func decode(_ type: Int.Type, forKey key: any CodingKey) throws -> Int {
+    /// The fast path's integer: an int field, or the record's integer ID.
+    private func directInteger(_ key: any CodingKey) -> Int64? {
         switch direct(key) {
-        case .field(var reader, .int):
-            if let value = Int(exactly: reader.zigzag()) { return value }
+        case .field(var reader, .int): return reader.zigzag()
         case .recordID(let id):
-            if case .integer(let value) = id.kind, let value = Int(exactly: value) { return value }
-        default: break
+            if case .integer(let value) = id.kind { return value }
+            return nil
+        default: return nil
         }
+    }
+
+    func decode(_ type: Int.Type, forKey key: any CodingKey) throws -> Int {
+        if let value = directInteger(key).flatMap({ Int(exactly: $0) }) { return value }
         return try reader(key).integer(type, required(key, type))
     }
 
@@ -356,12 +357,7 @@ final class _KeyedStorage {
         try reader(key).integer(type, required(key, type))
     }
     func decode(_ type: Int64.Type, forKey key: any CodingKey) throws -> Int64 {
-        switch direct(key) {
-        case .field(var reader, .int): return reader.zigzag()
-        case .recordID(let id):
-            if case .integer(let value) = id.kind { return value }
-        default: break
-        }
+        if let value = directInteger(key) { return value }
         return try reader(key).int64(required(key, type))
     }
     func decode(_ type: UInt.Type, forKey key: any CodingKey) throws -> UInt {
@@ -403,7 +399,7 @@ final class _KeyedStorage {
     func superDecoder() throws -> any Decoder { try superDecoder(named: _NameKey("super")) }
     func superDecoder(forKey key: any CodingKey) throws -> any Decoder { try superDecoder(named: key) }
 
-    func superDecoder(named key: any CodingKey) throws -> any Decoder {
+    private func superDecoder(named key: any CodingKey) throws -> any Decoder {
         // By name: a type's CodingKeys have no "super" case.
         guard let slot = try slot(named: key.stringValue, key: key) else {
             return _RecordDecoding(slot: _Slot(.null), codingPath: codingPath + [key], context: context)

@@ -41,6 +41,12 @@ enum UndoMarker {
         return id == reverted.uuidString
     }
 
+    /// What a menu calls the action a transaction stands for: the name an
+    /// undo or redo recorded, else its message.
+    static func name(of transaction: Transaction) -> String {
+        transaction.metadata[action]?.stringValue ?? transaction.message
+    }
+
     /// The transaction's undo group; nil for none (a null value is none).
     static func group(of transaction: Transaction) -> Value? {
         guard let group = transaction.metadata[Store.undoGroupKey], group != .null else { return nil }

@@ -180,4 +180,62 @@ struct UndoHistoryTests {
         try await writers.value
         try await store.close()
     }
+
+    @Test(
+        "undo and redo of actions from 0 B to 3 MB read back across reopen cycles, snapshots, small segments and a truncate"
+    )
+    func largeActionsOnDisk() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.snapshotEveryTransactions = 7
+        options.snapshotsKept = 2
+        options.segmentSize = 64 << 10
+        options.cachedTransactionChanges = 0  // every walk reads the log back
+        var store = try await Store.open(at: path, options: options)
+        let big = String(repeating: "la la 🎵 ", count: 300_000)  // about 3 MB
+        let longName = String(repeating: "Import ünïcode ", count: 400)  // a 6 KB message
+        // An empty-message action, then a 60-transaction group holding a 3 MB record.
+        try await store.transact { try $0.insert([:], id: 0, into: "songs") }
+        for chunk in 0..<60 {
+            try await store.transact(message: longName, metadata: [Store.undoGroupKey: .string(longName)]) { builder in
+                let record: Record = chunk == 30 ? ["lyrics": .string(big)] : ["n": .int(Int64(chunk))]
+                try builder.insert(record, id: RecordID(Int64(chunk + 1)), into: "songs")
+            }
+        }
+        let imported = store.current
+        func reopen() async throws {
+            try await store.close()
+            store = try await Store.open(at: path, options: options)
+        }
+        #expect(try await store.undoAction()?.transactions.count == 60)
+        try #require(try await store.undo())
+        let undone = store.current
+        #expect(undone[table: "songs"].count == 1)
+        for _ in 0..<3 {
+            try await reopen()
+            #expect(store.current == undone)
+            #expect(try await store.redoAction()?.name == longName)
+            #expect(try await store.undoAction()?.name == "")
+        }
+        let redo = try #require(try await store.redo())
+        #expect(store.current[table: "songs"] == imported[table: "songs"])
+        _ = try await store.snapshot()
+        try await reopen()
+        #expect(store.current.record(31, in: "songs")?["lyrics"] == .string(big))
+        #expect(try await store.undoAction()?.transactions.count == 1)
+        // Cutting the redo away brings back the undo to redo.
+        try await store.truncate(after: redo.transaction.t - 1)
+        for _ in 0..<2 {
+            try await reopen()
+            #expect(store.current == undone)
+            #expect(try await store.redoAction()?.name == longName)
+        }
+        try #require(try await store.redo())
+        #expect(store.current[table: "songs"] == imported[table: "songs"])
+        try #require(try await store.undo())
+        try await reopen()
+        #expect(store.current[table: "songs"].count == 1)
+        try await store.close()
+    }
 }
