@@ -3,9 +3,10 @@
 // Strata: an embedded database for Swift in which the whole database is an
 // immutable value. Layers import downward only:
 //
-//   bench (executable) ──► Strata ──► PersistentCollections
-//                            │
-//                            └──► CZstd, CChecksum (C)
+//   strata (executable) ──► StrataCommands ──┐
+//   bench (executable) ──────────────────────┴──► Strata ──► PersistentCollections
+//                                                   │
+//                                                   └──► CZstd, CChecksum (C)
 //
 // Micro-benchmarks that need ordo-one/benchmark live in the nested package
 // `Benchmarks/` so that this build stays lean.
@@ -18,6 +19,7 @@ let package = Package(
     products: [
         .library(name: "PersistentCollections", targets: ["PersistentCollections"]),
         .library(name: "Strata", targets: ["Strata"]),
+        .executable(name: "strata", targets: ["strata"]),
         .executable(name: "bench", targets: ["bench"]),
     ],
     dependencies: [
@@ -54,7 +56,19 @@ let package = Package(
             dependencies: ["PersistentCollections", "CZstd", "CChecksum"]
         ),
 
+        // The `strata` command's subcommands (a library, so that tests
+        // reach its JSON reader and writer).
+        .target(
+            name: "StrataCommands",
+            dependencies: [
+                "Strata",
+                "PersistentCollections",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
         // MARK: Executables
+        .executableTarget(name: "strata", dependencies: ["StrataCommands"]),
         .executableTarget(
             name: "bench",
             dependencies: [
@@ -81,7 +95,10 @@ let package = Package(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
         ),
-        .testTarget(name: "StrataTests", dependencies: ["Strata", "DeterministicRandom", "StrataCrashWriter"]),
+        .testTarget(
+            name: "StrataTests",
+            dependencies: ["Strata", "StrataCommands", "DeterministicRandom", "StrataCrashWriter", "strata"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

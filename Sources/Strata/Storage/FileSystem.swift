@@ -19,6 +19,9 @@ private func _datasync(_ fd: Int32) -> Int32 { fcntl(fd, F_FULLFSYNC) == -1 ? fs
 public protocol FileSystem: Sendable {
     /// Opens `path` for reading and writing, creating it when `create`.
     func open(_ path: String, create: Bool) throws -> any StorageFile
+    /// Opens existing file `path` for reading only (a store opened
+    /// read-only, in a directory it may not write).
+    func openForReading(_ path: String) throws -> any StorageFile
     /// The names of the entries in directory `path`.
     func contents(ofDirectory path: String) throws -> [String]
     /// Creates directory `path` (and its parents) when absent.
@@ -58,6 +61,11 @@ public protocol StorageFile: AnyObject {
     func close()
 }
 
+extension FileSystem {
+    /// Opens for reading and writing: a file system that has no read-only mode.
+    public func openForReading(_ path: String) throws -> any StorageFile { try open(path, create: false) }
+}
+
 extension StorageFile {
     /// Preallocates nothing: a file system that cannot, or need not.
     public func preallocate(from offset: Int, to size: Int) -> Bool { false }
@@ -94,6 +102,12 @@ public struct PosixFileSystem: FileSystem {
     public func open(_ path: String, create: Bool) throws -> any StorageFile {
         let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
         let fd = _retrying { _open(path, flags, 0o644) }
+        guard fd >= 0 else { throw FileSystemError(operation: "open", path: path, code: errno) }
+        return PosixFile(descriptor: fd, path: path)
+    }
+
+    public func openForReading(_ path: String) throws -> any StorageFile {
+        let fd = _retrying { _open(path, O_RDONLY | O_CLOEXEC, 0) }
         guard fd >= 0 else { throw FileSystemError(operation: "open", path: path, code: errno) }
         return PosixFile(descriptor: fd, path: path)
     }

@@ -68,21 +68,9 @@ extension Store {
         -> [Transaction]
     {
         guard let log else { throw StoreError.closed }
-        var result: [Transaction] = []
-        var skipped = 0
-        var t = current.basis
-        while t >= 1, result.count < limit {
-            defer { t -= 1 }
-            guard filter.matches(history.summary(t)) else { continue }
-            let transaction = try history.transaction(t, log: log)
-            guard filter.matches(transaction) else { continue }
-            if skipped < offset {
-                skipped += 1
-                continue
-            }
-            result.append(transaction)
+        return try filter.select(through: current.basis, offset: offset, limit: limit) { history.summary($0) } read: {
+            try history.transaction($0, log: log)
         }
-        return result
     }
 
     /// The transaction numbered `t`, if durable. O(its size).
@@ -103,26 +91,10 @@ extension Store {
     /// Every version of record `id` of `table`, newest first, each with the
     /// transaction that made it. O(history): reads every transaction.
     public func versions(of id: RecordID, in table: Key) throws -> [RecordVersion] {
-        var record: Record?
-        var versions: [RecordVersion] = []
-        guard current.basis >= 1 else { return [] }
-        for t in 1...current.basis {
-            guard let transaction = try transaction(at: t), let change = transaction.change(of: id, in: table) else {
-                continue
-            }
-            switch change {
-            case .insert(let inserted): record = inserted
-            case .delete: record = nil
-            case .update(let fields):
-                if var updated = record {
-                    for (name, field) in fields { updated[name] = field.new }
-                    record = updated
-                }
-            }
-            versions.append(RecordVersion(transaction: transaction.summary, record: record))
-        }
-        return versions.reversed()
+        guard let log else { throw StoreError.closed }
+        return try RecordVersion.versions(of: id, in: table, through: current.basis) { try history.transaction($0, log: log) }
     }
+
 
     /// The value just before the transaction with `id`.
     public func database(before id: UUID) throws -> Database {
@@ -142,5 +114,65 @@ extension Store {
         var t = current.basis
         while t >= 1, history.summary(t).timestamp > date { t -= 1 }
         return try database(asOf: t)
+    }
+}
+
+extension RecordVersion {
+    /// Every version of record `id` of `table` in transactions `1...last`,
+    /// newest first. O(history): reads every transaction.
+    static func versions(
+        of id: RecordID,
+        in table: Key,
+        through last: Int64,
+        read: (Int64) throws -> Transaction
+    ) rethrows -> [RecordVersion] {
+        var record: Record?
+        var versions: [RecordVersion] = []
+        guard last >= 1 else { return [] }
+        for t in 1...last {
+            let transaction = try read(t)
+            guard let change = transaction.change(of: id, in: table) else { continue }
+            switch change {
+            case .insert(let inserted): record = inserted
+            case .delete: record = nil
+            case .update(let fields):
+                if var updated = record {
+                    for (name, field) in fields { updated[name] = field.new }
+                    record = updated
+                }
+            }
+            versions.append(RecordVersion(transaction: transaction.summary, record: record))
+        }
+        return versions.reversed()
+    }
+}
+
+extension HistoryFilter {
+    /// The transactions `1...last` that match, newest first, skipping
+    /// `offset` matches and returning at most `limit`: summaries are
+    /// checked first, transactions read only for a table or record filter
+    /// or a match.
+    func select(
+        through last: Int64,
+        offset: Int,
+        limit: Int,
+        summary: (Int64) -> TransactionSummary,
+        read: (Int64) throws -> Transaction
+    ) rethrows -> [Transaction] {
+        var result: [Transaction] = []
+        var skipped = 0
+        var t = last
+        while t >= 1, result.count < limit {
+            defer { t -= 1 }
+            guard matches(summary(t)) else { continue }
+            let transaction = try read(t)
+            guard matches(transaction) else { continue }
+            if skipped < offset {
+                skipped += 1
+                continue
+            }
+            result.append(transaction)
+        }
+        return result
     }
 }

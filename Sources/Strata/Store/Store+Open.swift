@@ -33,6 +33,7 @@ extension Store {
     ///   for files from a newer format; `FileSystemError` when the directory
     ///   cannot be used.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) async throws -> Store {
+        if options.readOnly { return try await openReadOnly(at: path, options: options) }
         let fileSystem = options.fileSystem
         let isNew = try StoreDirectory.check(path, fileSystem: fileSystem, create: options.createIfMissing)
         if isNew { try fileSystem.createDirectory(path) }
@@ -53,6 +54,45 @@ extension Store {
             throw error
         }
     }
+
+    /// Opens without the lock, through a file system that cannot write;
+    /// see ``StoreOptions/readOnly``.
+    private static func openReadOnly(at path: String, options: StoreOptions) async throws -> Store {
+        var options = options
+        options.fileSystem = ReadOnlyFileSystem(base: options.fileSystem)
+        _ = try StoreDirectory.check(path, fileSystem: options.fileSystem, create: false)
+        let (loaded, warnings) = try await readingWhileWritten(path: path, options: options) {
+            try StoreError.mappingFormat { try load(path: path, options: options) }
+        }
+        let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
+        await store.applyMemoryBudget()
+        return store
+    }
+
+    /// Runs `read` (a read-only open), again when it fails in a way a
+    /// writer working meanwhile can cause: a file removed between being
+    /// listed and read (a snapshot replaced, a segment cut by a truncate),
+    /// or a manifest naming a segment not yet listed. Damage that is really
+    /// on disk fails every attempt and is reported as the last one found it.
+    static func readingWhileWritten<T>(path: String, options: StoreOptions, _ read: () throws -> T) async throws -> T {
+        var attempt = 1
+        while true {
+            do {
+                return try read()
+            } catch let error as StoreError where attempt < Self.readAttempts {
+                switch error {
+                case .corruptLog, .missingHistory, .corruptManifest, .corruptSnapshot: break
+                default: throw error
+                }
+            } catch let error as FileSystemError where attempt < Self.readAttempts && error.code == ENOENT {
+            }
+            attempt += 1
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// How many times a read-only open reads a store being written.
+    static let readAttempts = 3
 
     /// Takes the store's lock. A lock held for a moment longer than its
     /// holder's close is retried for up to ~0.2 s: a process spawning a
@@ -100,12 +140,142 @@ extension Store {
         var warnings: [StoreWarning]
     }
 
+    /// What reading the log found: the history it holds (cut where
+    /// recovery cut it), and what the value phase of open needs.
+    struct LogRead {
+        var log: TransactionLog
+        var history: TransactionHistory
+        /// Transactions after `replayFrom`, decoded whole.
+        var tail: [Transaction]
+        var replayFrom: Int64
+        /// Snapshots on disk that belong to the history kept, newest first.
+        var bases: [(basis: Int64, name: String)]
+        /// Whether a segment was known by its summary only.
+        var usedSummaries: Bool
+        var warnings: [StoreWarning]
+        /// Field-name IDs held for the newest snapshot: the value phase
+        /// releases them.
+        var reservedNames: [UInt32]
+    }
+
     private static func load(
         path: String,
         options: StoreOptions,
         summaries: Bool
     ) throws -> (Loaded, [StoreWarning]) {
+        let read = try readLog(path: path, options: options, summaries: summaries, historyOnly: false)
+        defer { FieldNames.release(read.reservedNames) }
+        var (history, warnings) = (read.history, read.warnings)
+        let (log, tail, replayFrom, bases, usedSummaries) = (
+            read.log, read.tail, read.replayFrom, read.bases, read.usedSummaries
+        )
         let fileSystem = options.fileSystem
+        let snapshotDirectory = path + "/snapshots"
+        var current: Database?
+        var costs = RebuildCosts()
+        var snapshotBasis: Int64 = 0
+        var snapshotSizes: [Int64: Int] = [:]
+        let last = Int64(history.count)
+        for (basis, name) in bases {
+            if usedSummaries, basis < replayFrom {
+                log.close()
+                throw ReadWholeLog(warnings: warnings)
+            }
+            do {
+                var basisID: UUID?
+                let (snapshot, size) = try costs.timingSnapshotRead {
+                    let read = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+                    basisID = read.basisID
+                    return (read.0, read.size)
+                }
+                let logID = basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id
+                if let basisID, basisID != logID {
+                    // Taken from a history since cut and grown again.
+                    if !options.readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
+                    let outcome = options.readOnly ? "skipped" : "removed"
+                    warnings.append(
+                        .skippedSnapshot(
+                            file: name,
+                            reason:
+                                "it was taken from another history (transaction \(basisID) at t \(basis)); \(outcome)"
+                        )
+                    )
+                    continue
+                }
+                current = try costs.timingReplay(logBytes: history.logBytes(from: basis, to: last)) {
+                    let run = try transactions(
+                        after: basis,
+                        through: last,
+                        tail: tail,
+                        replayFrom: replayFrom,
+                        history: &history,
+                        log: log
+                    )
+                    return try replay(run[...], onto: snapshot)
+                }
+                snapshotBasis = basis
+                snapshotSizes[basis] = size
+                break
+            } catch let error as FormatError {
+                // A newer format or a damaged log is not the snapshot's to absorb.
+                if error.isNewerVersion || error.kind == .logSegment { throw StoreError(error) }
+                warnings.append(.skippedSnapshot(file: name, reason: "\(StoreError(error))"))
+            } catch let error as StoreError {
+                switch error {
+                case .unsupportedVersion, .corruptLog: throw error
+                default: warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
+                }
+            } catch {
+                warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
+            }
+        }
+        if current == nil, usedSummaries {
+            log.close()
+            throw ReadWholeLog(warnings: warnings)
+        }
+        if current == nil {
+            current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
+                let run = try transactions(
+                    after: 0,
+                    through: last,
+                    tail: tail,
+                    replayFrom: replayFrom,
+                    history: &history,
+                    log: log
+                )
+                return try replay(run[...], onto: Database())
+            }
+        }
+        return (
+            Loaded(
+                log: log,
+                lockFile: nil,
+                history: history,
+                current: current!,
+                snapshotBasis: snapshotBasis,
+                snapshotSizes: snapshotSizes,
+                costs: costs
+            ),
+            warnings
+        )
+    }
+
+    /// Reads the store's log (the manifest, every segment or its summary,
+    /// the snapshots' names), reconciles it with what the store knows of its
+    /// history and, unless read-only, carries out the recovery decided
+    /// (cuts, removals, the manifest rewritten).
+    ///
+    /// - Parameter historyOnly: every sealed segment is known by its
+    ///   summary when it has a sound one, and no transaction is decoded
+    ///   whole (no value will be built).
+    static func readLog(
+        path: String,
+        options: StoreOptions,
+        summaries: Bool,
+        historyOnly: Bool
+    ) throws -> LogRead {
+        let fileSystem = options.fileSystem
+        let readOnly = options.readOnly
         var warnings: [StoreWarning] = []
         var manifest: StoreManifest?
         do {
@@ -121,8 +291,9 @@ extension Store {
         var bases: [(basis: Int64, name: String)] = []
         for name in try fileSystem.contents(ofDirectory: snapshotDirectory) {
             if name.hasSuffix(SnapshotFile.temporarySuffix) {
-                // A snapshot write cut short: never renamed into place.
-                try fileSystem.remove(snapshotDirectory + "/" + name)
+                // A snapshot write cut short: never renamed into place (or,
+                // seen read-only, one being written).
+                if !readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
             } else if let basis = SnapshotFile.basis(ofName: name) {
                 bases.append((basis, name))
             }
@@ -131,13 +302,17 @@ extension Store {
 
         // Transactions after the newest snapshot are decoded whole (they
         // are replayed); the rest only summarized.
-        let replayFrom = bases.first?.basis ?? 0
+        let replayFrom = historyOnly ? .max : bases.first?.basis ?? 0
         // The snapshot's names before the tail's: see `SnapshotFile.reserveNames`.
         let reservedNames =
-            bases.first.map {
+            historyOnly
+            ? []
+            : bases.first.map {
                 SnapshotFile.reserveNames(of: $0.name, in: snapshotDirectory, fileSystem: fileSystem)
             } ?? []
-        defer { FieldNames.release(reservedNames) }
+        // Released by the value phase once the snapshot is decoded.
+        var handedOver = false
+        defer { if !handedOver { FieldNames.release(reservedNames) } }
         var history = TransactionHistory(cachedChanges: options.cachedTransactionChanges)
         var usedSummaries = false
         var tail: [Transaction] = []
@@ -250,118 +425,53 @@ extension Store {
 
         // What was built from a history being dropped goes before the log
         // is cut, so a crash between the two leaves nothing stale behind.
+        // Read-only, the same decisions are kept in memory: nothing on disk changes.
         var removedSnapshot = false
         for (basis, name) in bases where basis > keep {
-            try fileSystem.remove(snapshotDirectory + "/" + name)
+            if !readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
             removedSnapshot = true
             if basis <= reached { continue }
-            warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis)); removed"))
+            let outcome = readOnly ? "skipped" : "removed"
+            warnings.append(
+                .skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis)); \(outcome)")
+            )
         }
-        if removedSnapshot { try fileSystem.syncDirectory(snapshotDirectory) }
+        if removedSnapshot, !readOnly { try fileSystem.syncDirectory(snapshotDirectory) }
         bases.removeAll { $0.basis > keep }
-        BlockFiles(directory: path + "/" + Store.blockDirectoryName, fileSystem: fileSystem)
-            .removeAll(after: keep, blockSize: RunIndex.blockSize)
-        try log.finishRecovery()
+        if !readOnly {
+            BlockFiles(directory: path + "/" + Store.blockDirectoryName, fileSystem: fileSystem)
+                .removeAll(after: keep, blockSize: RunIndex.blockSize)
+            try log.finishRecovery()
+        }
         if keep < reached {
-            try log.truncate(from: history.positions[Int(keep)], sequence: keep + 1)
+            if !readOnly { try log.truncate(from: history.positions[Int(keep)], sequence: keep + 1) }
             history.removeAll(after: keep)
             tail.removeAll { $0.t > keep }
         }
-        try log.adoptManifest(
-            StoreManifest(
-                durableThrough: keep,
-                newestSegment: log.segments.last.flatMap { LogFormat.firstSequence(ofName: $0.name) } ?? 0
-            ),
-            in: path,
-            written: manifest
-        )
+        if !readOnly {
+            try log.adoptManifest(
+                StoreManifest(
+                    durableThrough: keep,
+                    newestSegment: log.segments.last.flatMap { LogFormat.firstSequence(ofName: $0.name) } ?? 0
+                ),
+                in: path,
+                written: manifest
+            )
+        }
 
-        var current: Database?
-        var costs = RebuildCosts()
-        var snapshotBasis: Int64 = 0
-        var snapshotSizes: [Int64: Int] = [:]
-        let last = Int64(history.count)
-        for (basis, name) in bases {
-            if usedSummaries, basis < replayFrom {
-                log.close()
-                throw ReadWholeLog(warnings: warnings)
-            }
-            do {
-                var basisID: UUID?
-                let (snapshot, size) = try costs.timingSnapshotRead {
-                    let read = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
-                    basisID = read.basisID
-                    return (read.0, read.size)
-                }
-                let logID = basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id
-                if let basisID, basisID != logID {
-                    // Taken from a history since cut and grown again.
-                    try fileSystem.remove(snapshotDirectory + "/" + name)
-                    warnings.append(
-                        .skippedSnapshot(
-                            file: name,
-                            reason: "it was taken from another history (transaction \(basisID) at t \(basis)); removed"
-                        )
-                    )
-                    continue
-                }
-                current = try costs.timingReplay(logBytes: history.logBytes(from: basis, to: last)) {
-                    let run = try transactions(
-                        after: basis,
-                        through: last,
-                        tail: tail,
-                        replayFrom: replayFrom,
-                        history: &history,
-                        log: log
-                    )
-                    return try replay(run[...], onto: snapshot)
-                }
-                snapshotBasis = basis
-                snapshotSizes[basis] = size
-                break
-            } catch let error as FormatError {
-                // A newer format or a damaged log is not the snapshot's to absorb.
-                if error.isNewerVersion || error.kind == .logSegment { throw StoreError(error) }
-                warnings.append(.skippedSnapshot(file: name, reason: "\(StoreError(error))"))
-            } catch let error as StoreError {
-                switch error {
-                case .unsupportedVersion, .corruptLog: throw error
-                default: warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
-                }
-            } catch {
-                warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
-            }
-        }
-        if current == nil, usedSummaries {
-            log.close()
-            throw ReadWholeLog(warnings: warnings)
-        }
-        if current == nil {
-            current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
-                let run = try transactions(
-                    after: 0,
-                    through: last,
-                    tail: tail,
-                    replayFrom: replayFrom,
-                    history: &history,
-                    log: log
-                )
-                return try replay(run[...], onto: Database())
-            }
-        }
-        return (
-            Loaded(
-                log: log,
-                lockFile: nil,
-                history: history,
-                current: current!,
-                snapshotBasis: snapshotBasis,
-                snapshotSizes: snapshotSizes,
-                costs: costs
-            ),
-            warnings
+        handedOver = true
+        return LogRead(
+            log: log,
+            history: history,
+            tail: tail,
+            replayFrom: replayFrom,
+            bases: bases,
+            usedSummaries: usedSummaries,
+            warnings: warnings,
+            reservedNames: reservedNames
         )
     }
+
 
     /// Transactions `first + 1 ... last`: from `tail` (decoded at open, from
     /// `replayFrom + 1`) where it reaches, else read back from the log (a

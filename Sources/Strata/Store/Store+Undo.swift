@@ -72,14 +72,14 @@ extension Store {
     /// What ``undo()`` would revert now, or nil (for an Edit menu's "Undo
     /// Import"). Reads the history back from the newest transaction.
     public func undoAction() throws -> UndoAction? {
-        try checkWritable()
+        guard log != nil else { throw StoreError.closed }
         return try nextUndo()
     }
 
     /// What ``redo()`` would re-apply now (its transactions: the undo it
     /// reverts), or nil.
     public func redoAction() throws -> UndoAction? {
-        try checkWritable()
+        guard log != nil else { throw StoreError.closed }
         return try nextRedo()
     }
 

@@ -227,6 +227,7 @@ public actor Store {
 
     func checkWritable() throws {
         guard log != nil, !closing else { throw StoreError.closed }
+        if options.readOnly { throw StoreError.readOnly(path: path) }
         if let failure { throw StoreError.needsReopen(failure) }
     }
 
@@ -494,7 +495,7 @@ public actor Store {
             reportFeeds = [:]
             finishObservers()
         }
-        if failure == nil {
+        if failure == nil, !options.readOnly {
             do {
                 // Best effort: zeros left reserved read as the end at open.
                 try? log.trimReserved()

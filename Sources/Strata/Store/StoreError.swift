@@ -20,6 +20,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     case needsReopen(FileSystemError)
     /// The store was closed.
     case closed
+    /// The store was opened read-only (``StoreOptions/readOnly``): nothing
+    /// was written.
+    case readOnly(path: String)
     /// No transaction with this ID or number is in the history.
     case unknownTransaction(String)
     /// A transaction with this ID is already in the history (a commit
@@ -62,6 +65,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case .writeFailed(let error): return "commit failed, nothing written: \(error)"
         case .needsReopen(let error): return "store needs to be reopened after a failed write: \(error)"
         case .closed: return "the store is closed"
+        case .readOnly(let path): return "store \(path) is open read-only; nothing was written"
         case .unknownTransaction(let id): return "no transaction \(id) in the history"
         case .duplicateTransaction(let id):
             return "transaction \(id) is already in the history; nothing was committed"

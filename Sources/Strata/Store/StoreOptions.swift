@@ -87,6 +87,16 @@ public struct StoreOptions: Sendable {
     /// ``StoreError/noStore(path:)`` (a mistyped path is an error, not a
     /// new empty store).
     public var createIfMissing = false
+    /// Open the store to read only: no lock is taken, so it opens while
+    /// another process (or another open in this one) holds it for writing,
+    /// and nothing on disk is changed, not even to recover from a crash
+    /// (a torn tail is read as the end; a cut recovery would make is made in
+    /// memory only). The value is every transaction on disk when it opened
+    /// (a writer's records not yet synced included); later commits by the
+    /// writer are not seen (open again to see them). Every write (commits,
+    /// revert, truncate, snapshots, undo) throws ``StoreError/readOnly(path:)``.
+    /// Default false.
+    public var readOnly = false
     /// The files underneath (tests inject failures here).
     public var fileSystem: any FileSystem = PosixFileSystem()
 

@@ -1,0 +1,315 @@
+import Foundation
+
+extension Store {
+    /// The deep check of the store at `path`, from its files alone: every
+    /// checksum of every log segment, segment summary, snapshot and block
+    /// file; every transaction decoded, in sequence, and replayed from the
+    /// empty value; every snapshot equal to the replay at its basis, and
+    /// every index (of each snapshot and of the value the whole log
+    /// replays to) holding exactly its records' entries.
+    ///
+    /// Reads without the lock and changes nothing, so it checks a store
+    /// another process has open for writing (as of the moment each file is
+    /// read: a partial last record of a write in progress is a note, not
+    /// damage). Damage is reported, not thrown: every file is checked
+    /// whatever an earlier one held. O(store size): reads every byte once,
+    /// keeping one segment or snapshot in memory at a time besides the
+    /// replayed value.
+    ///
+    /// - Throws: ``StoreError/noStore(path:)`` and ``StoreError/notAStore(path:reason:)``
+    ///   for a path that holds no store; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   for a file of a newer format (its contents cannot be judged);
+    ///   `FileSystemError` when a directory cannot be listed.
+    public static func verify(
+        at path: String,
+        fileSystem: any FileSystem = PosixFileSystem()
+    ) throws -> VerificationReport {
+        let fileSystem = ReadOnlyFileSystem(base: fileSystem)
+        _ = try StoreDirectory.check(path, fileSystem: fileSystem, create: false)
+        var check = FileCheck(path: path, fileSystem: fileSystem)
+        try check.run()
+        return check.report
+    }
+}
+
+/// One run of ``Store/verify(at:fileSystem:)``.
+private struct FileCheck {
+    let path: String
+    let fileSystem: any FileSystem
+    var report = VerificationReport()
+    /// The replayed value; nil once the replay cannot go on (a record
+    /// missing, damaged or out of sequence).
+    var value: Database? = Database()
+    /// The IDs of the transactions read, by t - 1.
+    var ids: [UUID] = []
+    /// Snapshots not yet compared, by basis.
+    var pendingSnapshots: [Int64: String] = [:]
+
+    init(path: String, fileSystem: any FileSystem) {
+        self.path = path
+        self.fileSystem = fileSystem
+    }
+
+    var logDirectory: String { path + "/log" }
+    var snapshotDirectory: String { path + "/snapshots" }
+    var blockDirectory: String { path + "/" + Store.blockDirectoryName }
+
+    mutating func problem(_ file: String, at offset: Int? = nil, _ reason: String) {
+        report.problems.append(.init(file: file, offset: offset, reason: reason))
+    }
+
+    mutating func run() throws {
+        let manifest = try checkManifest()
+        for name in try fileSystem.contents(ofDirectory: snapshotDirectory) {
+            if let basis = SnapshotFile.basis(ofName: name) {
+                pendingSnapshots[basis] = name
+            } else if name.hasSuffix(SnapshotFile.temporarySuffix) {
+                report.notes.append("\(snapshotDirectory)/\(name): a snapshot being written, or cut short")
+            }
+        }
+        if let snapshot = pendingSnapshots[0] { try compareSnapshot(snapshot, basis: 0) }
+        try checkLog(listedNewest: manifest?.newestSegment ?? 0)
+        if let manifest, manifest.durableThrough > report.transactions, manifest.pendingCut == nil {
+            problem(
+                path + "/" + StoreManifest.fileName,
+                "the log was durable through t \(manifest.durableThrough) but holds \(report.transactions) transactions"
+            )
+        }
+        for (basis, name) in pendingSnapshots.sorted(by: { $0.key < $1.key }) {
+            // Past the log: the history that produced it is missing.
+            report.snapshots += 1
+            let file = snapshotDirectory + "/" + name
+            report.bytes += (try? fileSystem.openForReading(file)).flatMap { try? $0.size() } ?? 0
+            problem(file, "basis t \(basis) is beyond the log, which ends at t \(report.transactions)")
+        }
+        try checkBlocks()
+        if let value, let indexProblem = value._indexProblem() {
+            problem(path, "the value the log replays to: \(indexProblem)")
+        }
+    }
+
+    // MARK: Manifest
+
+    private mutating func checkManifest() throws -> StoreManifest? {
+        let file = path + "/" + StoreManifest.fileName
+        do {
+            let manifest = try StoreManifest.read(in: path, fileSystem: fileSystem)
+            if manifest != nil { report.bytes += StoreManifest.size }
+            return manifest
+        } catch let error as FormatError {
+            if error.isNewerVersion { throw StoreError(error) }
+            problem(file, at: error.offset, error.reason)
+            return nil
+        }
+    }
+
+    // MARK: Log
+
+    private mutating func checkLog(listedNewest: Int64) throws {
+        let files = try fileSystem.contents(ofDirectory: logDirectory)
+        let names = files.filter { LogFormat.firstSequence(ofName: $0) != nil }
+        let summaries = Set(files.filter { SegmentSummary.segment(ofName: $0) != nil })
+        var expected: Int64 = 1
+        for (index, name) in names.enumerated() {
+            let file = logDirectory + "/" + name
+            let bytes: [UInt8]
+            do {
+                let handle = try fileSystem.openForReading(file)
+                defer { handle.close() }
+                bytes = try handle.read(at: 0, count: try handle.size())
+            } catch let error as FileSystemError {
+                problem(file, "cannot be read: \(error)")
+                value = nil
+                continue
+            }
+            report.segments += 1
+            report.bytes += bytes.count
+            let isLast = index == names.count - 1
+            let scan: LogScanner.Result
+            do {
+                scan = try LogScanner(
+                    name: name,
+                    bytes: bytes,
+                    isLast: isLast,
+                    isListed: LogFormat.firstSequence(ofName: name) == listedNewest,
+                    recovery: .truncateAtDamage
+                ).scan()
+            } catch let error as FormatError {
+                throw StoreError(error.in(file))
+            }
+            switch scan.finding {
+            case .tornTail(_, let offset, let size)?:
+                report.notes.append(
+                    "\(file) at offset \(offset): a partial last record of \(size) bytes "
+                        + "(a write in progress, or cut short by a crash; the next open cuts it)"
+                )
+            case .damage(_, let offset, let reason)?:
+                problem(file, at: offset, reason)
+                // What follows the damage in this segment is not read.
+                value = nil
+            case nil: break
+            }
+            guard let first = scan.header else { continue }
+            if first != expected {
+                let what = first > expected ? "a segment before it is missing" : "it overlaps the one before"
+                problem(file, at: 12, "starts at record \(first) where \(expected) was expected: \(what)")
+                value = nil
+                // Later segments are still checked, numbered from this one
+                // (the missing transactions' IDs are unknown).
+                if first > expected {
+                    ids += repeatElement(UUID(uuid: UUID.zero), count: Int(first - expected))
+                } else {
+                    ids.removeLast(min(ids.count, Int(expected - first)))
+                }
+                expected = first
+            }
+            let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
+            let summaryName = SegmentSummary.name(ofSegment: name)
+            if summaries.contains(summaryName) {
+                checkSummary(summaryName, of: bytes.count, first: first, entries: entries, isLast: isLast)
+            }
+        }
+        report.transactions = expected - 1
+    }
+
+    /// Decodes each record, checks it follows the one before, and applies
+    /// it; compares the replay with each snapshot it reaches.
+    /// - Returns: the entries the segment's summary must list.
+    private mutating func replay(
+        _ frames: [LogScanner.Frame],
+        of bytes: [UInt8],
+        file: String,
+        expected: inout Int64
+    ) -> [SegmentSummary.Entry] {
+        var entries: [SegmentSummary.Entry] = []
+        entries.reserveCapacity(frames.count)
+        for frame in frames {
+            let payload = Array(bytes[(frame.offset + LogFormat.frameHeaderSize)..<frame.end])
+            let transaction: Transaction
+            do {
+                transaction = try BinaryCodec.decodeTransaction(payload)
+            } catch {
+                problem(file, at: frame.offset, "record \(expected) does not decode: \(error)")
+                value = nil
+                expected += 1
+                ids.append(UUID(uuid: UUID.zero))
+                continue
+            }
+            if transaction.t != expected || transaction.basis != expected - 1 {
+                problem(
+                    file,
+                    at: frame.offset,
+                    "record is transaction t \(transaction.t) on basis \(transaction.basis) where t \(expected) was expected"
+                )
+                value = nil
+            }
+            let checksum = LittleEndian.read(UInt32.self, bytes, at: frame.offset + 4)
+            entries.append(.init(size: frame.size, checksum: checksum, digest: BinaryCodec.digest(transaction.summary)))
+            ids.append(transaction.id)
+            if let current = value {
+                do {
+                    value = try apply(current, transaction)
+                } catch {
+                    problem(file, at: frame.offset, "transaction t \(expected) does not apply to the value before it: \(error)")
+                    value = nil
+                }
+            }
+            if let snapshot = pendingSnapshots[expected] { try? compareSnapshot(snapshot, basis: expected) }
+            expected += 1
+        }
+        return entries
+    }
+
+    private mutating func checkSummary(
+        _ name: String,
+        of segmentSize: Int,
+        first: Int64,
+        entries: [SegmentSummary.Entry],
+        isLast: Bool
+    ) {
+        let file = logDirectory + "/" + name
+        guard let handle = try? fileSystem.openForReading(file), let bytes = try? handle.read(at: 0, count: handle.size())
+        else {
+            problem(file, "cannot be read")
+            return
+        }
+        handle.close()
+        report.summaries += 1
+        report.bytes += bytes.count
+        let summary: SegmentSummary
+        do {
+            summary = try SegmentSummary.decode(bytes, file: file)
+        } catch {
+            problem(file, at: error.offset, "\(error.reason) (derived data: the next open that reads the segment rewrites it)")
+            return
+        }
+        // One that no longer describes its segment is ignored by open; one
+        // that does must list exactly its records.
+        guard summary.firstSequence == first, summary.segmentSize == segmentSize else {
+            if isLast { return }
+            report.notes.append("\(file): describes an earlier state of its segment; the next open rewrites it")
+            return
+        }
+        if summary.entries != entries {
+            problem(file, "lists records that are not its segment's")
+        }
+    }
+
+    // MARK: Snapshots
+
+    private mutating func compareSnapshot(_ name: String, basis: Int64) throws {
+        pendingSnapshots[basis] = nil
+        report.snapshots += 1
+        let file = snapshotDirectory + "/" + name
+        let snapshot: Database
+        let basisID: UUID?
+        do {
+            let read = try SnapshotFile.read(name, in: snapshotDirectory, fileSystem: fileSystem)
+            report.bytes += read.size
+            (snapshot, basisID) = (read.0, read.basisID)
+        } catch let error as FormatError {
+            if error.isNewerVersion { throw StoreError(error.in(file)) }
+            report.bytes += (try? fileSystem.openForReading(file)).flatMap { try? $0.size() } ?? 0
+            problem(file, at: error.offset, error.reason)
+            return
+        } catch {
+            problem(file, "cannot be read: \(error)")
+            return
+        }
+        let logID = basis == 0 ? UUID(uuid: UUID.zero) : ids.last
+        if let basisID, basisID != logID {
+            report.notes.append(
+                "\(file): taken from another history (transaction \(basisID) at t \(basis)); the next open removes it"
+            )
+            return
+        }
+        if let indexProblem = snapshot._indexProblem() { problem(file, indexProblem) }
+        if let value, value != snapshot {
+            problem(file, "its value differs from the log replayed to t \(basis)")
+        }
+    }
+
+    // MARK: Blocks
+
+    private mutating func checkBlocks() throws {
+        let blocks = BlockFiles(directory: blockDirectory, fileSystem: fileSystem)
+        for name in try fileSystem.contents(ofDirectory: blockDirectory) {
+            let file = blockDirectory + "/" + name
+            guard let (level, first) = BlockFile.parse(name) else {
+                if name.hasSuffix(".tmp") { report.notes.append("\(file): a block being written, or cut short") }
+                continue
+            }
+            let last = first + RunIndex.blockSize(level) - 1
+            report.blocks += 1
+            report.bytes += (try? fileSystem.openForReading(file)).flatMap { try? $0.size() } ?? 0
+            guard first >= 1, last <= Int64(ids.count) else {
+                report.notes.append("\(file): a block of a history since cut; the next open removes it")
+                continue
+            }
+            let lastID = ids[Int(last - 1)]
+            if blocks.read(level: level, first: first, last: last, lastID: lastID, removingDamaged: false) == nil {
+                problem(file, "does not check (its checksum, format, or the transaction it ends at)")
+            }
+        }
+    }
+}

@@ -1,0 +1,36 @@
+/// What ``Store/verify(at:fileSystem:)`` found in a store's files.
+public struct VerificationReport: Sendable {
+    /// One piece of damage: the file, where in it, and what is wrong.
+    public struct Problem: Sendable, Hashable, CustomStringConvertible {
+        /// The file's path.
+        public var file: String
+        /// The byte offset in the file, when the damage has one.
+        public var offset: Int?
+        /// What is wrong.
+        public var reason: String
+
+        /// `path at offset N: reason`.
+        public var description: String {
+            offset.map { "\(file) at offset \($0): \(reason)" } ?? "\(file): \(reason)"
+        }
+    }
+
+    /// Damage found; empty for a sound store.
+    public var problems: [Problem] = []
+    /// What is not damage but worth knowing: a partial last record (a
+    /// write in progress, or cut short by a crash), files the next open
+    /// removes (a temporary, a snapshot or block of a history since cut).
+    public var notes: [String] = []
+    /// Transactions in the log that read back, check and replay.
+    public var transactions: Int64 = 0
+    /// Files read, by kind.
+    public var segments = 0
+    public var summaries = 0
+    public var snapshots = 0
+    public var blocks = 0
+    /// Bytes of the files read.
+    public var bytes = 0
+
+    /// Whether no damage was found.
+    public var isSound: Bool { problems.isEmpty }
+}

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+struct GetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "get",
+        abstract: "A record, now or as of a past t.",
+        discussion: "IDs: digits are an integer ID, a UUID a UUID ID, anything else a string; prefix int:, str: or uuid: to say which."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The table.")
+    var table: String
+
+    @Argument(help: "The record's ID.")
+    var id: RecordIDArgument
+
+    @Option(name: .customLong("as-of"), help: "The value after transaction t (a number or an ID).")
+    var asOf: TransactionReference?
+
+    func run() async throws {
+        let console = Console()
+        let store = try await common.openReading(console)
+        let value: Database = try await common.failing {
+            defer { Task { try? await store.close() } }
+            switch asOf?.kind {
+            case nil: return store.current
+            case .t(let t)?:
+                guard t <= store.current.basis else {
+                    throw CommandFailure.usage("\(common.path): no t \(t) (the history ends at t \(store.current.basis))")
+                }
+                return try await store.database(asOf: t)
+            case .id(let id)?: return try await store.database(after: id)
+            }
+        }
+        guard let record = value.record(id.id, in: Key(table)) else {
+            throw CommandFailure(
+                .failed,
+                "\(common.path): no record \(Text.recordID(id.id)) in table \(Text.safe(table)) at t \(value.basis)"
+            )
+        }
+        if common.json {
+            console.json(
+                .object([
+                    ("t", .int(value.basis)), ("table", .string(table)), ("id", TransactionJSON.recordID(id.id)),
+                    ("record", TransactionJSON.record(record)),
+                ])
+            )
+            return
+        }
+        console.line(console.styled("\(Text.safe(table))/\(Text.recordID(id.id))", .bold) + " at t \(Text.count(value.basis))")
+        for line in TransactionText.fields(record, marker: "") { console.line(line) }
+    }
+}
+
+struct HistoryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "Every version of a record, newest first, with the transaction that made it."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The table.")
+    var table: String
+
+    @Argument(help: "The record's ID.")
+    var id: RecordIDArgument
+
+    func run() async throws {
+        let console = Console()
+        let log = try await common.openLog(console)
+        let versions = try await common.failing { try log.versions(of: id.id, in: Key(table)) }
+        if common.json {
+            console.json(
+                .array(
+                    versions.map { version in
+                        .object([
+                            ("t", .int(version.transaction.t)),
+                            ("id", .string(version.transaction.id.uuidString)),
+                            ("time", .string(JSONDates.iso8601(version.transaction.timestamp))),
+                            ("message", .string(version.transaction.message)),
+                            ("record", version.record.map(TransactionJSON.record) ?? .null),
+                        ])
+                    }
+                )
+            )
+            return
+        }
+        if versions.isEmpty {
+            console.line("record \(Text.recordID(id.id)) of \(Text.safe(table)) has no history")
+            return
+        }
+        for (index, version) in versions.enumerated() {
+            if index > 0 { console.line() }
+            let summary = version.transaction
+            console.line(
+                console.styled("t \(Text.count(summary.t))", .bold)
+                    + "  \(Text.time(summary.timestamp))  \(Text.safe(summary.message))"
+            )
+            if let record = version.record {
+                for line in TransactionText.fields(record, marker: "") { console.line(line) }
+            } else {
+                console.line(console.styled("    (deleted)", .red))
+            }
+        }
+    }
+}

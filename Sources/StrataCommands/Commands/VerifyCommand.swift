@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+struct VerifyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "The deep check: every checksum of every file, and the log replayed against every snapshot.",
+        discussion: """
+            Reads every log segment, segment summary, snapshot and block file and \
+            checks its checksums; decodes every transaction, replays the log from \
+            the empty value, and compares the replay with every snapshot and checks \
+            every index. Changes nothing; works while an app has the store open. \
+            Exits 0 when the store is sound, 1 when damage was found (each named \
+            with its file and offset).
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    func run() async throws {
+        let console = Console()
+        let started = ContinuousClock.now
+        let report: VerificationReport = try await common.failing { try Store.verify(at: common.path) }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if common.json {
+            console.json(
+                .object([
+                    ("sound", .bool(report.isSound)),
+                    (
+                        "problems",
+                        .array(
+                            report.problems.map { problem in
+                                .object([
+                                    ("file", .string(problem.file)), ("offset", problem.offset.map { .int($0) } ?? .null),
+                                    ("reason", .string(problem.reason)),
+                                ])
+                            }
+                        )
+                    ),
+                    ("notes", .array(report.notes.map(JSON.string))),
+                    ("transactions", .int(report.transactions)),
+                    ("segments", .int(report.segments)), ("summaries", .int(report.summaries)),
+                    ("snapshots", .int(report.snapshots)), ("blocks", .int(report.blocks)),
+                    ("bytes", .int(report.bytes)), ("seconds", .double(seconds)),
+                ])
+            )
+        } else {
+            for problem in report.problems { console.line(console.styled("damage", .red) + "  \(Text.safe(problem.description))") }
+            for note in report.notes { console.line(console.styled("note", .dim) + "    \(Text.safe(note))") }
+            let rate = seconds > 0 ? Double(report.bytes) / seconds : 0
+            let verdict = report.isSound ? console.styled("sound", .green) : console.styled("damaged", .red)
+            console.line(
+                "\(verdict): \(Text.count(report.transactions)) transactions; \(report.segments) log segment(s), "
+                    + "\(report.summaries) summary(ies), \(report.snapshots) snapshot(s), \(report.blocks) block(s); "
+                    + "\(Text.bytes(report.bytes)) in \(Text.duration(elapsed)) (\(Text.bytes(Int(rate)))/s)"
+            )
+        }
+        console.flush()
+        if !report.isSound {
+            throw CommandFailure(
+                .failed,
+                "\(common.path): \(report.problems.count) damaged place(s) found; "
+                    + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store"
+            )
+        }
+    }
+}
+
+struct RepairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "repair",
+        abstract: "Copies the longest sound prefix of a damaged store's history into a new store.",
+        discussion: """
+            Reads the store with damage tolerance (never modifying it), commits \
+            every transaction that reads back and checks, in order, keeping their \
+            IDs, times, messages and metadata, into NEWPATH (which must not hold \
+            anything), and reports what was dropped.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(help: "The new store's directory (missing or empty).")
+    var into: String
+
+    func run() async throws {
+        let console = Console()
+        let log: StoreLog = try await common.failing { try await StoreLog.open(at: common.path, recovery: .truncateAtDamage) }
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: into), !names.isEmpty {
+            throw CommandFailure.usage("\(into) is not empty; repair writes only into a new store")
+        }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.durability = .none
+        let target: Store
+        do {
+            target = try await Store.open(at: into, options: options)
+        } catch {
+            throw CommandFailure(error, path: into)
+        }
+        var dropped: [String] = log.warnings.filter {
+            if case .tornTail = $0 { return false }
+            return true
+        }.map { "\($0)" }
+        var copied: Int64 = 0
+        for t in stride(from: Int64(1), through: log.count, by: 1) {
+            let transaction: Transaction
+            do {
+                transaction = try log.transaction(at: t)
+            } catch {
+                dropped.append("transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): \(error)")
+                break
+            }
+            do {
+                try await target.commit(transaction)
+            } catch {
+                dropped.append("transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): t \(t) does not apply: \(error)")
+                break
+            }
+            copied = t
+        }
+        do {
+            // Every copied transaction durable, and a snapshot to open from.
+            if copied > 0 { try await target.snapshot() }
+            try await target.close()
+        } catch {
+            throw CommandFailure(error, path: into)
+        }
+        if common.json {
+            console.json(
+                .object([
+                    ("into", .string(into)), ("transactions", .int(copied)),
+                    ("dropped", .array(dropped.map(JSON.string))),
+                ])
+            )
+        } else {
+            console.line("copied \(Text.count(copied)) transaction(s) (t 1…\(Text.count(copied))) into \(into)")
+            if dropped.isEmpty {
+                console.line("dropped nothing: the history read back whole")
+            } else {
+                for line in dropped { console.line(console.styled("dropped", .yellow) + "  \(Text.safe(line))") }
+            }
+        }
+    }
+}

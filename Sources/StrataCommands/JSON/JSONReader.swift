@@ -1,0 +1,361 @@
+import Foundation
+import PersistentCollections
+import Strata
+
+/// Reads one JSON text into Strata values, by hand over its UTF-8 bytes
+/// (the import of a million lines costs what reading JSON costs).
+///
+/// Reads back what ``JSONWriter`` writes (the Strata JSON convention): an
+/// object of exactly the members of a special form (`{"$bytes": …}`,
+/// `{"$date": …}`, …) is that value; any other object is a map. Integers
+/// that fit 64 bits are integers; other numbers are doubles. Strings must
+/// be valid UTF-8 (escapes included: a lone surrogate is an error). Nesting
+/// deeper than ``Value/maximumNesting`` is refused, so hostile input
+/// cannot exhaust the stack.
+struct JSONReader {
+    /// Why a text is not JSON, or not a value: the byte offset and what.
+    struct Failure: Error, CustomStringConvertible {
+        var offset: Int
+        var reason: String
+        var description: String { "at byte \(offset + 1): \(reason)" }
+    }
+
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    private var depth = 0
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// The members of the one object `text` holds (surrounding whitespace
+    /// allowed), in order, each value read as a record value.
+    static func object(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> [(Key, Value)] {
+        var reader = JSONReader(text)
+        reader.skipSpace()
+        guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
+        let members = try reader.members()
+        reader.skipSpace()
+        guard reader.index == text.count else { throw reader.failure("unexpected text after the object") }
+        return members
+    }
+
+    /// The one value `text` holds.
+    static func value(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> Value {
+        var reader = JSONReader(text)
+        let value = try reader.value()
+        reader.skipSpace()
+        guard reader.index == text.count else { throw reader.failure("unexpected text after the value") }
+        return value
+    }
+
+    /// `value` as a record ID: an integer, a string, or `{"$uuid": "…"}`.
+    static func recordID(_ value: Value) -> RecordID? {
+        switch value {
+        case .int(let number): return RecordID(number)
+        case .string(let text): return RecordID(text)
+        case .map(let map):
+            guard map.count == 1, case .string(let text)? = map["$uuid"], let uuid = UUID(uuidString: text) else {
+                return nil
+            }
+            return RecordID(uuid)
+        default: return nil
+        }
+    }
+
+    // MARK: Values
+
+    private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private func failure(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
+
+    private mutating func skipSpace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value() throws(Failure) -> Value {
+        skipSpace()
+        guard let first = peek else { throw failure("expected a value, found the end") }
+        switch first {
+        case UInt8(ascii: "{"):
+            let members = try members()
+            return try special(members)
+        case UInt8(ascii: "["):
+            try enter()
+            defer { depth -= 1 }
+            index += 1
+            var items: [Value] = []
+            skipSpace()
+            if peek == UInt8(ascii: "]") {
+                index += 1
+                return .list([])
+            }
+            while true {
+                items.append(try value())
+                skipSpace()
+                switch peek {
+                case UInt8(ascii: ",")?: index += 1
+                case UInt8(ascii: "]")?:
+                    index += 1
+                    return .list(PersistentVector(items))
+                default: throw failure("expected , or ] in an array")
+                }
+            }
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
+        default: throw failure("unexpected character '\(Unicode.Scalar(first))'")
+        }
+    }
+
+    private mutating func enter() throws(Failure) {
+        depth += 1
+        guard depth <= Value.maximumNesting else {
+            throw failure("nested deeper than \(Value.maximumNesting) levels")
+        }
+    }
+
+    private mutating func members() throws(Failure) -> [(Key, Value)] {
+        try enter()
+        defer { depth -= 1 }
+        index += 1
+        var members: [(Key, Value)] = []
+        skipSpace()
+        if peek == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
+        while true {
+            skipSpace()
+            guard peek == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes") }
+            let name = try string()
+            skipSpace()
+            guard peek == UInt8(ascii: ":") else { throw failure("expected : after a member name") }
+            index += 1
+            members.append((Key(name), try value()))
+            skipSpace()
+            switch peek {
+            case UInt8(ascii: ",")?: index += 1
+            case UInt8(ascii: "}")?:
+                index += 1
+                return members
+            default: throw failure("expected , or } in an object")
+            }
+        }
+    }
+
+    private mutating func literal(_ word: StaticString) throws(Failure) {
+        let count = word.utf8CodeUnitCount
+        guard index + count <= bytes.count else { throw failure("expected \(word)") }
+        for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
+            throw failure("expected \(word)")
+        }
+        index += count
+    }
+
+    private mutating func number() throws(Failure) -> Value {
+        let start = index
+        var integral = true
+        if peek == UInt8(ascii: "-") { index += 1 }
+        guard let lead = peek, lead >= UInt8(ascii: "0"), lead <= UInt8(ascii: "9") else {
+            throw failure("expected a digit")
+        }
+        if lead == UInt8(ascii: "0") {
+            index += 1
+        } else {
+            skipDigits()
+        }
+        if peek == UInt8(ascii: ".") {
+            integral = false
+            index += 1
+            guard skipDigits() > 0 else { throw failure("expected a digit after the decimal point") }
+        }
+        if peek == UInt8(ascii: "e") || peek == UInt8(ascii: "E") {
+            integral = false
+            index += 1
+            if peek == UInt8(ascii: "+") || peek == UInt8(ascii: "-") { index += 1 }
+            guard skipDigits() > 0 else { throw failure("expected a digit in the exponent") }
+        }
+        let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        if integral, let number = Self.integer(text) { return .int(number) }
+        let string = String(decoding: text, as: UTF8.self)
+        guard let double = Double(string) else { throw Failure(offset: start, reason: "not a number: \(string)") }
+        return .double(double)
+    }
+
+    @discardableResult
+    private mutating func skipDigits() -> Int {
+        let start = index
+        while let digit = peek, digit >= UInt8(ascii: "0"), digit <= UInt8(ascii: "9") { index += 1 }
+        return index - start
+    }
+
+    /// The integer `text` spells (an optional minus and digits), nil when
+    /// it does not fit 64 bits (it is then read as a double).
+    private static func integer(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var magnitude: UInt64 = 0
+        let negative = text.first == UInt8(ascii: "-")
+        for digit in text.dropFirst(negative ? 1 : 0) {
+            let (times, overflow1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (plus, overflow2) = times.addingReportingOverflow(UInt64(digit - UInt8(ascii: "0")))
+            if overflow1 || overflow2 { return nil }
+            magnitude = plus
+        }
+        if negative {
+            if magnitude == UInt64(Int64.max) + 1 { return .min }
+            return magnitude <= UInt64(Int64.max) ? -Int64(magnitude) : nil
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    private mutating func string() throws(Failure) -> String {
+        index += 1
+        let start = index
+        // The common case: no escapes, one copy of the bytes.
+        while index < bytes.count {
+            let unit = bytes[index]
+            if unit == UInt8(ascii: "\"") {
+                let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                guard let string = String(validating: text, as: UTF8.self) else {
+                    throw Failure(offset: start, reason: "a string is not valid UTF-8")
+                }
+                index += 1
+                return string
+            }
+            if unit == UInt8(ascii: "\\") { break }
+            guard unit >= 0x20 else { throw failure("a control character in a string must be escaped") }
+            index += 1
+        }
+        var utf8 = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+        while index < bytes.count {
+            let unit = bytes[index]
+            switch unit {
+            case UInt8(ascii: "\""):
+                guard let string = String(validating: utf8, as: UTF8.self) else {
+                    throw Failure(offset: start, reason: "a string is not valid UTF-8")
+                }
+                index += 1
+                return string
+            case UInt8(ascii: "\\"):
+                index += 1
+                try escape(into: &utf8)
+            default:
+                guard unit >= 0x20 else { throw failure("a control character in a string must be escaped") }
+                utf8.append(unit)
+                index += 1
+            }
+        }
+        throw Failure(offset: start - 1, reason: "a string is not closed")
+    }
+
+    private mutating func escape(into utf8: inout [UInt8]) throws(Failure) {
+        guard let letter = peek else { throw failure("a string is not closed") }
+        index += 1
+        switch letter {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(letter)
+        case UInt8(ascii: "n"): utf8.append(0x0A)
+        case UInt8(ascii: "r"): utf8.append(0x0D)
+        case UInt8(ascii: "t"): utf8.append(0x09)
+        case UInt8(ascii: "b"): utf8.append(0x08)
+        case UInt8(ascii: "f"): utf8.append(0x0C)
+        case UInt8(ascii: "u"):
+            var scalar = try hex4()
+            if (0xD800..<0xDC00).contains(scalar) {
+                guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                else { throw failure("a lone high surrogate \\u escape") }
+                index += 2
+                let low = try hex4()
+                guard (0xDC00..<0xE000).contains(low) else { throw failure("a high surrogate without its low half") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00..<0xE000).contains(scalar) {
+                throw failure("a lone low surrogate \\u escape")
+            }
+            utf8.append(contentsOf: String(Character(Unicode.Scalar(scalar)!)).utf8)
+        default: throw failure("an unknown escape \\\(Unicode.Scalar(letter))")
+        }
+    }
+
+    private mutating func hex4() throws(Failure) -> UInt32 {
+        guard index + 4 <= bytes.count else { throw failure("a \\u escape needs four hex digits") }
+        var scalar: UInt32 = 0
+        for _ in 0..<4 {
+            let digit = bytes[index]
+            let nibble: UInt8
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): nibble = digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): nibble = digit - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): nibble = digit - UInt8(ascii: "A") + 10
+            default: throw failure("a \\u escape needs four hex digits")
+            }
+            scalar = scalar << 4 | UInt32(nibble)
+            index += 1
+        }
+        return scalar
+    }
+
+    // MARK: Special forms
+
+    /// The value an object stands for: a special form, else a map.
+    private func special(_ members: [(Key, Value)]) throws(Failure) -> Value {
+        guard let first = members.first, first.0.string.utf8.first == UInt8(ascii: "$") else {
+            return .map(Self.map(members))
+        }
+        let names = Set(members.map(\.0.string))
+        switch (first.0.string, names.count, members.count) {
+        case ("$bytes", 1, 1):
+            guard case .string(let text) = first.1, let data = Data(base64Encoded: text) else {
+                throw failure("$bytes must be a base64 string")
+            }
+            return .bytes(Array(data))
+        case ("$date", _, _), ("$seconds", _, _):
+            guard names.isSubset(of: ["$date", "$seconds"]), names.count == members.count else { break }
+            if let seconds = members.first(where: { $0.0 == "$seconds" })?.1 {
+                switch seconds {
+                case .double(let value): return .date(Date(timeIntervalSinceReferenceDate: value))
+                case .int(let value): return .date(Date(timeIntervalSinceReferenceDate: Double(value)))
+                default: throw failure("$seconds must be a number")
+                }
+            }
+            guard case .string(let text) = first.1, let date = JSONDates.parse(text) else {
+                throw failure("$date must be an ISO 8601 date")
+            }
+            return .date(date)
+        case ("$double", 1, 1):
+            guard case .string(let text) = first.1 else { throw failure("$double must be nan, inf or -inf") }
+            switch text {
+            case "nan": return .double(.nan)
+            case "inf": return .double(.infinity)
+            case "-inf": return .double(-.infinity)
+            default: throw failure("$double must be nan, inf or -inf")
+            }
+        case ("$ref", 1, 1):
+            guard case .map(let reference) = first.1, reference.count == 2, case .string(let table)? = reference["table"],
+                let idValue = reference["id"], let id = Self.recordID(idValue)
+            else { throw failure("$ref must be {\"table\": name, \"id\": id}") }
+            return .reference(RecordReference(table: Key(table), id: id))
+        case ("$map", 1, 1):
+            guard case .map = first.1 else { throw failure("$map must be an object") }
+            return first.1
+        default: break
+        }
+        return .map(Self.map(members))
+    }
+
+    /// A map of the members; a name given twice keeps its last value.
+    private static func map(_ members: [(Key, Value)]) -> PersistentMap<Key, Value> {
+        var map = PersistentMap<Key, Value>()
+        for (name, value) in members { map[name] = value }
+        return map
+    }
+}

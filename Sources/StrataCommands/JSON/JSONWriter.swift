@@ -1,0 +1,250 @@
+import Foundation
+import Strata
+
+/// Writes JSON into a byte buffer, by hand: the export of a million
+/// records costs what writing JSON costs, not what a generic serializer
+/// costs.
+///
+/// Record values follow the Strata JSON convention, which ``JSONReader``
+/// reads back to equal values:
+///
+///     null, true, 12, "text", [..], {..}    as themselves (a map as an object)
+///     2.5, 3.0                              a double always has a point or an exponent
+///     {"$double": "nan" | "inf" | "-inf"}   a double JSON cannot write
+///     {"$bytes": "<base64>"}
+///     {"$date": "2026-11-24T06:00:00.123Z", "$seconds": 785656800.123}
+///                                           ($seconds: since 2001-01-01 UTC, exact)
+///     {"$ref": {"table": "albums", "id": 7}}
+///     {"$uuid": "…"}                        a UUID record ID
+///     {"$map": {..}}                        a map with a key that starts with "$"
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func byte(_ byte: UInt8) { bytes.append(byte) }
+
+    mutating func write(_ json: JSON) {
+        switch json {
+        case .null: raw("null")
+        case .bool(let flag): flag ? raw("true") : raw("false")
+        case .int(let number): integer(number)
+        case .double(let number): double(number)
+        case .string(let text): string(text)
+        case .array(let items):
+            byte(UInt8(ascii: "["))
+            for (index, item) in items.enumerated() {
+                if index > 0 { byte(UInt8(ascii: ",")) }
+                write(item)
+            }
+            byte(UInt8(ascii: "]"))
+        case .object(let members):
+            byte(UInt8(ascii: "{"))
+            for (index, (name, member)) in members.enumerated() {
+                if index > 0 { byte(UInt8(ascii: ",")) }
+                string(name)
+                byte(UInt8(ascii: ":"))
+                write(member)
+            }
+            byte(UInt8(ascii: "}"))
+        case .value(let value): self.value(value)
+        case .encoded(let encoded): bytes.append(contentsOf: encoded)
+        }
+    }
+
+    mutating func integer(_ number: Int64) {
+        if number >= 0, number < 10 {
+            bytes.append(UInt8(ascii: "0") + UInt8(number))
+            return
+        }
+        var magnitude = number.magnitude
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 20 digits and a sign fit
+        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
+            var index = buffer.count
+            repeat {
+                index -= 1
+                buffer[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            if number < 0 {
+                index -= 1
+                buffer[index] = UInt8(ascii: "-")
+            }
+            bytes.append(contentsOf: buffer[index...])
+            return buffer.count - index
+        }
+        _ = count
+    }
+
+    mutating func double(_ number: Double) {
+        guard number.isFinite else {
+            raw(#"{"$double":""#)
+            number.isNaN ? raw("nan") : number < 0 ? raw("-inf") : raw("inf")
+            raw(#""}"#)
+            return
+        }
+        let text = number.description
+        bytes.append(contentsOf: text.utf8)
+        // "3.0" and "1e+20" read back as doubles; Swift writes both so, but
+        // an integral magnitude it prints without a point must get one.
+        if !text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") }) { raw(".0") }
+    }
+
+    /// A JSON string: quotes, the escapes JSON requires, UTF-8 as is.
+    mutating func string(_ text: String) {
+        byte(UInt8(ascii: "\""))
+        var text = text
+        text.withUTF8 { utf8 in
+            var start = 0
+            for index in 0..<utf8.count {
+                let unit = utf8[index]
+                guard unit < 0x20 || unit == UInt8(ascii: "\"") || unit == UInt8(ascii: "\\") else { continue }
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                escape(unit)
+                start = index + 1
+            }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        }
+        byte(UInt8(ascii: "\""))
+    }
+
+    private mutating func escape(_ unit: UInt8) {
+        byte(UInt8(ascii: "\\"))
+        switch unit {
+        case UInt8(ascii: "\""): byte(unit)
+        case UInt8(ascii: "\\"): byte(unit)
+        case 0x0A: byte(UInt8(ascii: "n"))
+        case 0x0D: byte(UInt8(ascii: "r"))
+        case 0x09: byte(UInt8(ascii: "t"))
+        case 0x08: byte(UInt8(ascii: "b"))
+        case 0x0C: byte(UInt8(ascii: "f"))
+        default:
+            raw("u00")
+            let hex: [UInt8] = Array("0123456789abcdef".utf8)
+            byte(hex[Int(unit >> 4)])
+            byte(hex[Int(unit & 0xF)])
+        }
+    }
+
+    // MARK: Record values
+
+    /// A record value in the Strata JSON convention.
+    mutating func value(_ value: Value) {
+        switch value {
+        case .null: raw("null")
+        case .bool(let flag): flag ? raw("true") : raw("false")
+        case .int(let number): integer(number)
+        case .double(let number): double(number)
+        case .string(let text): string(text)
+        case .bytes(let data):
+            raw(#"{"$bytes":""#)
+            bytes.append(contentsOf: Data(data).base64EncodedString().utf8)
+            raw(#""}"#)
+        case .date(let date):
+            raw(#"{"$date":""#)
+            bytes.append(contentsOf: JSONDates.iso8601(date).utf8)
+            raw(#"","$seconds":"#)
+            double(date.timeIntervalSinceReferenceDate)
+            byte(UInt8(ascii: "}"))
+        case .reference(let reference):
+            raw(#"{"$ref":{"table":"#)
+            string(reference.table.string)
+            raw(#","id":"#)
+            recordID(reference.id)
+            raw("}}")
+        case .list(let items):
+            byte(UInt8(ascii: "["))
+            var first = true
+            for item in items {
+                if !first { byte(UInt8(ascii: ",")) }
+                first = false
+                self.value(item)
+            }
+            byte(UInt8(ascii: "]"))
+        case .map(let map):
+            let keys = map.keys.sorted()
+            let wrapped = keys.contains { $0.string.utf8.first == UInt8(ascii: "$") }
+            if wrapped { raw(#"{"$map":"#) }
+            byte(UInt8(ascii: "{"))
+            for (index, key) in keys.enumerated() {
+                if index > 0 { byte(UInt8(ascii: ",")) }
+                string(key.string)
+                byte(UInt8(ascii: ":"))
+                self.value(map[key]!)
+            }
+            byte(UInt8(ascii: "}"))
+            if wrapped { byte(UInt8(ascii: "}")) }
+        }
+    }
+
+    /// A record ID: a number, a string, or `{"$uuid": "…"}`.
+    mutating func recordID(_ id: RecordID) {
+        switch id.kind {
+        case .integer(let number): integer(number)
+        case .string(let text): string(text)
+        case .uuid(let uuid):
+            raw(#"{"$uuid":""#)
+            bytes.append(contentsOf: uuid.uuidString.utf8)
+            raw(#""}"#)
+        }
+    }
+
+    /// A record as one object: `extra` members first (its ID, its table),
+    /// then its fields in their stored order.
+    mutating func record(_ record: Record, id: RecordID, idField: String, table: String?) {
+        byte(UInt8(ascii: "{"))
+        if let table {
+            raw(#""$table":"#)
+            string(table)
+            byte(UInt8(ascii: ","))
+        }
+        string(idField)
+        byte(UInt8(ascii: ":"))
+        recordID(id)
+        for field in record {
+            byte(UInt8(ascii: ","))
+            string(field.name.string)
+            byte(UInt8(ascii: ":"))
+            value(field.value)
+        }
+        byte(UInt8(ascii: "}"))
+    }
+}
+
+/// Dates as the commands write them: ISO 8601 in UTC, milliseconds.
+enum JSONDates {
+    static func iso8601(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        var whole = time_t(seconds.rounded(.down))
+        var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
+        if millis >= 1000 {
+            whole += 1
+            millis -= 1000
+        }
+        var parts = tm()
+        gmtime_r(&whole, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+    }
+
+    /// Parses what ``iso8601(_:)`` writes, and the forms without
+    /// milliseconds or with an offset (`+02:00`); nil for anything else.
+    static func parse(_ text: String) -> Date? {
+        let styles: [Date.ISO8601FormatStyle] = [
+            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted),
+            .iso8601,
+        ]
+        for style in styles {
+            if let date = try? style.parse(text) { return date }
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+}

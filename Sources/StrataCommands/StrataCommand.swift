@@ -1,0 +1,201 @@
+import ArgumentParser
+import Foundation
+import Strata
+
+/// `strata`: look inside a store, verify it, repair it, script it.
+public struct StrataCommand: AsyncParsableCommand {
+    public static let configuration = CommandConfiguration(
+        commandName: "strata",
+        abstract: "Look inside a Strata store, verify it, repair it, script it.",
+        discussion: """
+            Reading commands (info, log, show, get, history, diff, export, verify) open \
+            the store read-only, without its lock: they work while an app has it open \
+            for writing, and see every transaction on disk when they start.
+
+            Exit status: 0 ok (verify: the store is sound); 1 damage found, or the \
+            operation failed; 2 usage error; 3 the store is open for writing elsewhere \
+            (writing commands); 4 not a store (or a store of a newer format).
+            """,
+        subcommands: [
+            InfoCommand.self, LogCommand.self, ShowCommand.self, GetCommand.self, HistoryCommand.self,
+            DiffCommand.self, ExportCommand.self, ImportCommand.self, RevertCommand.self, TruncateCommand.self,
+            SnapshotCommand.self, CompactCommand.self, VerifyCommand.self, RepairCommand.self,
+        ]
+    )
+
+    public init() {}
+
+    /// Parses `arguments` (without the program name), runs the command and
+    /// returns the exit status; errors are one line on standard error.
+    public static func run(_ arguments: [String]) async -> Int32 {
+        let console = Console()
+        do {
+            var command = try parseAsRoot(arguments)
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+            return ExitStatus.ok.rawValue
+        } catch let failure as CommandFailure {
+            console.error("strata: " + failure.message)
+            return failure.status.rawValue
+        } catch {
+            // Help and version requests, and the parser's usage errors.
+            if exitCode(for: error) == .success {
+                console.line(fullMessage(for: error))
+                return ExitStatus.ok.rawValue
+            }
+            console.error(fullMessage(for: error))
+            return ExitStatus.usage.rawValue
+        }
+    }
+}
+
+/// The options every command takes.
+struct CommonOptions: ParsableArguments {
+    @Argument(help: "The store's directory.")
+    var path: String
+
+    @Flag(help: "Print JSON for scripts instead of text for people.")
+    var json = false
+}
+
+extension CommonOptions {
+    /// Opens the store read-only (no lock; the whole current value).
+    func openReading(_ console: Console) async throws -> Store {
+        var options = StoreOptions()
+        options.readOnly = true
+        do {
+            let store = try await Store.open(at: path, options: options)
+            report(store.warnings, console)
+            return store
+        } catch {
+            throw CommandFailure(error, path: path)
+        }
+    }
+
+    /// Reads the store's history only (no value is built).
+    func openLog(_ console: Console) async throws -> StoreLog {
+        do {
+            let log = try await StoreLog.open(at: path)
+            report(log.warnings, console)
+            return log
+        } catch {
+            throw CommandFailure(error, path: path)
+        }
+    }
+
+    /// Opens the store for writing (its lock taken; exit 3 when held).
+    func openWriting(_ console: Console, create: Bool = false) async throws -> Store {
+        var options = StoreOptions()
+        options.createIfMissing = create
+        do {
+            let store = try await Store.open(at: path, options: options)
+            report(store.warnings, console)
+            return store
+        } catch {
+            throw CommandFailure(error, path: path)
+        }
+    }
+
+    /// Runs `body`, reporting what the engine throws as this store's failure.
+    func failing<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch {
+            throw CommandFailure(error, path: path)
+        }
+    }
+
+    /// What opening recovered from, on standard error (a partial last
+    /// record is a write in progress elsewhere: not worth a word).
+    private func report(_ warnings: [StoreWarning], _ console: Console) {
+        for warning in warnings {
+            if case .tornTail = warning { continue }
+            console.error("strata: warning: \(path): \(warning)")
+        }
+    }
+}
+
+/// A transaction named on the command line: its number t, or its ID.
+struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
+    enum Kind {
+        case t(Int64)
+        case id(UUID)
+    }
+
+    var kind: Kind
+
+    init?(argument: String) {
+        if let t = Int64(argument), t >= 0 {
+            kind = .t(t)
+        } else if let id = UUID(uuidString: argument) {
+            kind = .id(id)
+        } else {
+            return nil
+        }
+    }
+
+    var description: String {
+        switch kind {
+        case .t(let t): return "\(t)"
+        case .id(let id): return id.uuidString
+        }
+    }
+
+    /// The transaction's number in `log`.
+    func t(in log: StoreLog) throws -> Int64 {
+        switch kind {
+        case .t(let t):
+            guard t <= log.count else {
+                throw CommandFailure.usage("\(log.path): no transaction \(t) (the history ends at t \(log.count))")
+            }
+            return t
+        case .id(let id):
+            guard let t = log.t(of: id) else {
+                throw CommandFailure.usage("\(log.path): no transaction \(id) in the history")
+            }
+            return t
+        }
+    }
+}
+
+/// A record ID on the command line: digits are an integer ID, a UUID is a
+/// UUID ID, anything else a string ID; `int:`, `str:` and `uuid:` say which.
+struct RecordIDArgument: ExpressibleByArgument {
+    var id: RecordID
+
+    init?(argument: String) {
+        if argument.hasPrefix("str:") {
+            id = RecordID(String(argument.dropFirst(4)))
+        } else if argument.hasPrefix("int:") {
+            guard let number = Int64(argument.dropFirst(4)) else { return nil }
+            id = RecordID(number)
+        } else if argument.hasPrefix("uuid:") {
+            guard let uuid = UUID(uuidString: String(argument.dropFirst(5))) else { return nil }
+            id = RecordID(uuid)
+        } else if let number = Int64(argument) {
+            id = RecordID(number)
+        } else if let uuid = UUID(uuidString: argument) {
+            id = RecordID(uuid)
+        } else {
+            id = RecordID(argument)
+        }
+    }
+}
+
+/// A date on the command line: ISO 8601 (`2026-11-24T06:00:00Z`), or a day (`2026-11-24`, UTC).
+struct DateArgument: ExpressibleByArgument {
+    var date: Date
+
+    init?(argument: String) {
+        if let date = JSONDates.parse(argument) {
+            self.date = date
+        } else if let day = try? Date.ISO8601FormatStyle().year().month().day().parse(argument) {
+            date = day
+        } else {
+            return nil
+        }
+    }
+}
