@@ -55,7 +55,9 @@ test-optimized: deps
 	$(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
 
+# The `cli` scenario runs the `strata` binary built beside the runner.
 bench: deps
+	$(SWIFT) build -c release --product strata
 	$(SWIFT) run -c release bench $(BENCH_ARGS)
 
 # The DocC catalogs of Strata and PersistentCollections, into .build/docs.

@@ -97,7 +97,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataTests",
-            dependencies: ["Strata", "StrataCommands", "DeterministicRandom", "StrataCrashWriter", "strata"]
+            dependencies: [
+                "Strata", "StrataCommands", "PersistentCollections", "DeterministicRandom", "StrataCrashWriter",
+                "strata",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -31,7 +31,7 @@ rm -f "$log"
 
 echo
 echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
-if ! swift run -c release bench --quick --gate --json perf/results/gate.json; then
+if ! swift build -c release --product strata || ! swift run -c release bench --quick --gate --json perf/results/gate.json; then
     failed=1
 fi
 

@@ -64,7 +64,7 @@ struct CommonOptions: ParsableArguments {
 extension CommonOptions {
     /// Opens the store read-only (no lock; the whole current value).
     func openReading(_ console: Console) async throws -> Store {
-        var options = StoreOptions()
+        var options = Self.options
         options.readOnly = true
         do {
             let store = try await Store.open(at: path, options: options)
@@ -73,6 +73,15 @@ extension CommonOptions {
         } catch {
             throw CommandFailure(error, path: path)
         }
+    }
+
+    /// What every command opens a store with: a fixed memory budget (a
+    /// command lives seconds; measuring the value to size a proportional
+    /// one would cost more than it saves).
+    static var options: StoreOptions {
+        var options = StoreOptions()
+        options.memoryBudget = .bytes(256 << 20)
+        return options
     }
 
     /// Reads the store's history only (no value is built).
@@ -87,9 +96,17 @@ extension CommonOptions {
     }
 
     /// Opens the store for writing (its lock taken; exit 3 when held).
-    func openWriting(_ console: Console, create: Bool = false) async throws -> Store {
-        var options = StoreOptions()
+    func openWriting(_ console: Console, create: Bool = false, bulk: Bool = false) async throws -> Store {
+        var options = Self.options
         options.createIfMissing = create
+        if bulk {
+            // Synced once, when the store closes (a sync per batch costs
+            // more than the batch), and one snapshot at the end instead of
+            // one for every stretch of the log written on the way.
+            options.durability = .none
+            options.rebuildBudget = nil
+            options.snapshotEveryLogBytes = nil
+        }
         do {
             let store = try await Store.open(at: path, options: options)
             report(store.warnings, console)

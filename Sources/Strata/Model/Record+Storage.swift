@@ -8,9 +8,10 @@ extension Record {
         a < b
     }
 
-    /// The packed bytes of `fields`, which must have distinct names.
-    static func _pack(_ fields: [(name: Key, value: Value)]) -> [UInt8] {
-        let sorted = fields.sorted { _precedes($0.name, $1.name) }
+    /// The packed bytes of `fields`, which must have distinct names
+    /// (`isSorted`: and be in name order already).
+    static func _pack(_ fields: [(name: Key, value: Value)], isSorted: Bool = false) -> [UInt8] {
+        let sorted = isSorted ? fields : fields.sorted { _precedes($0.name, $1.name) }
         var writer = ByteWriter(capacity: 16 + 24 * sorted.count)
         writer.varint(sorted.count)
         for field in sorted {

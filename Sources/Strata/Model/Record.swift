@@ -49,6 +49,24 @@ public struct Record: Sendable {
         _bytes = Self._pack(fields.map { (name: $0.key, value: $0.value) })
     }
 
+    /// A record with the given fields, in any order; a name given more
+    /// than once keeps its last value (as JSON objects read). O(k log k).
+    public init(fields: [(Key, Value)]) {
+        // By name, then by position: the last of each name ends its run.
+        var order = Array(fields.indices)
+        order.sort { a, b in
+            let (x, y) = (fields[a].0, fields[b].0)
+            return Self._precedes(x, y) || (x == y && a < b)
+        }
+        var unique: [(name: Key, value: Value)] = []
+        unique.reserveCapacity(fields.count)
+        for (position, index) in order.enumerated()
+        where position == order.count - 1 || fields[order[position + 1]].0 != fields[index].0 {
+            unique.append(fields[index])
+        }
+        _bytes = Self._pack(unique, isSorted: true)
+    }
+
     /// The number of fields. O(1).
     public var count: Int {
         var reader = _PackedReader(_bytes)

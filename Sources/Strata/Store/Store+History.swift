@@ -68,7 +68,9 @@ extension Store {
         -> [Transaction]
     {
         guard let log else { throw StoreError.closed }
-        return try filter.select(through: current.basis, offset: offset, limit: limit) { history.summary($0) } read: {
+        return try filter.select(through: current.basis, offset: offset, limit: limit) {
+            history.summary($0)
+        } read: {
             try history.transaction($0, log: log)
         }
     }
@@ -92,9 +94,10 @@ extension Store {
     /// transaction that made it. O(history): reads every transaction.
     public func versions(of id: RecordID, in table: Key) throws -> [RecordVersion] {
         guard let log else { throw StoreError.closed }
-        return try RecordVersion.versions(of: id, in: table, through: current.basis) { try history.transaction($0, log: log) }
+        return try RecordVersion.versions(of: id, in: table, through: current.basis) {
+            try history.transaction($0, log: log)
+        }
     }
-
 
     /// The value just before the transaction with `id`.
     public func database(before id: UUID) throws -> Database {

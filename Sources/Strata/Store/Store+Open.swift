@@ -472,7 +472,6 @@ extension Store {
         )
     }
 
-
     /// Transactions `first + 1 ... last`: from `tail` (decoded at open, from
     /// `replayFrom + 1`) where it reaches, else read back from the log (a
     /// newer snapshot turned out damaged).

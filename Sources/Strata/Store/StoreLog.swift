@@ -107,7 +107,9 @@ public final class StoreLog {
     public func transactions(_ filter: HistoryFilter = HistoryFilter(), offset: Int = 0, limit: Int = 100) throws
         -> [Transaction]
     {
-        try filter.select(through: count, offset: offset, limit: limit) { history.summary($0) } read: {
+        try filter.select(through: count, offset: offset, limit: limit) {
+            history.summary($0)
+        } read: {
             try history.transaction($0, log: log)
         }
     }

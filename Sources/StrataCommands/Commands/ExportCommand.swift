@@ -43,7 +43,9 @@ struct ExportCommand: AsyncParsableCommand {
             case nil: return store.current
             case .t(let t)?:
                 guard t <= store.current.basis else {
-                    throw CommandFailure.usage("\(common.path): no t \(t) (the history ends at t \(store.current.basis))")
+                    throw CommandFailure.usage(
+                        "\(common.path): no t \(t) (the history ends at t \(store.current.basis))"
+                    )
                 }
                 return try await store.database(asOf: t)
             case .id(let id)?: return try await store.database(after: id)
@@ -68,7 +70,13 @@ struct ExportCommand: AsyncParsableCommand {
                 console.write(writer.bytes)
             }
             let records = value[table: name].records
-            Self.write(records, table: named && format == .jsonl ? name.string : nil, idField: idField, json: format == .json, to: console)
+            Self.write(
+                records,
+                table: named && format == .jsonl ? name.string : nil,
+                idField: idField,
+                json: format == .json,
+                to: console
+            )
             if format == .json { console.write(Array("]".utf8)) }
         }
         if format == .json { console.write(Array("}\n".utf8)) }

@@ -6,7 +6,8 @@ struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "A record, now or as of a past t.",
-        discussion: "IDs: digits are an integer ID, a UUID a UUID ID, anything else a string; prefix int:, str: or uuid: to say which."
+        discussion:
+            "IDs: digits are an integer ID, a UUID a UUID ID, anything else a string; prefix int:, str: or uuid: to say which."
     )
 
     @OptionGroup var common: CommonOptions
@@ -29,7 +30,9 @@ struct GetCommand: AsyncParsableCommand {
             case nil: return store.current
             case .t(let t)?:
                 guard t <= store.current.basis else {
-                    throw CommandFailure.usage("\(common.path): no t \(t) (the history ends at t \(store.current.basis))")
+                    throw CommandFailure.usage(
+                        "\(common.path): no t \(t) (the history ends at t \(store.current.basis))"
+                    )
                 }
                 return try await store.database(asOf: t)
             case .id(let id)?: return try await store.database(after: id)
@@ -50,7 +53,9 @@ struct GetCommand: AsyncParsableCommand {
             )
             return
         }
-        console.line(console.styled("\(Text.safe(table))/\(Text.recordID(id.id))", .bold) + " at t \(Text.count(value.basis))")
+        console.line(
+            console.styled("\(Text.safe(table))/\(Text.recordID(id.id))", .bold) + " at t \(Text.count(value.basis))"
+        )
         for line in TransactionText.fields(record, marker: "") { console.line(line) }
     }
 }

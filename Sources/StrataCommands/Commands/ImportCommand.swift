@@ -51,61 +51,133 @@ struct ImportCommand: AsyncParsableCommand {
             }
             input = handle
         }
-        let totalBytes = file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue
-        let store = try await common.openWriting(console, create: create)
-        var lines = LineReader(input)
+        let totalBytes =
+            file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue
+        let store = try await common.openWriting(console, create: create, bulk: true)
         let progress = Progress(console: console, total: totalBytes)
-        let parser = RecordLineParser(table: table.map { Key($0) }, idField: Key(idField))
-        let message = self.message ?? "Import from \(file == "-" ? "standard input" : (file as NSString).lastPathComponent)"
+        let source = BatchSource(
+            lines: LineReader(input),
+            parser: RecordLineParser(table: table.map { Key($0) }, idField: Key(idField)),
+            size: batch
+        )
+        let message =
+            self.message ?? "Import from \(file == "-" ? "standard input" : (file as NSString).lastPathComponent)"
         var imported = 0
         var committed: [Int64] = []
         var failure: CommandFailure?
-        while failure == nil {
-            let batchLines = lines.next(batch)
-            if batchLines.lines.isEmpty { break }
-            let parsed: [ParsedRecord]
-            do {
-                parsed = try parser.parse(batchLines)
-            } catch let error as RecordLineParser.Failure {
+        // The next batch is read and parsed while this one commits.
+        var next = Task.detached { source.next() }
+        reading: while true {
+            let parsed: ParsedBatch
+            switch await next.value {
+            case .success(let batch?): parsed = batch
+            case .success(nil): break reading
+            case .failure(let error):
                 failure = CommandFailure(
                     .failed,
-                    "\(file) line \(error.line): \(error.reason); nothing of its batch (lines \(batchLines.firstLine)–\(batchLines.firstLine + batchLines.lines.count - 1)) was committed"
+                    "\(file) line \(error.line): \(error.reason); nothing of its batch (lines \(error.lines)) was committed"
                 )
-                break
+                break reading
             }
-            if parsed.isEmpty { continue }
+            next = Task.detached { source.next() }
+            if parsed.records.isEmpty { continue }
             do {
                 let report = try await store.transact(message: message, significance: .significant) { builder in
-                    for record in parsed { try builder.upsert(record.record, id: record.id, into: record.table) }
+                    for (table, records) in ParsedRecord.byTable(parsed.records) {
+                        try builder.upsert(contentsOf: records, into: table)
+                    }
                 }
                 committed.append(report.transaction.t)
-                imported += parsed.count
-                progress.update(bytes: lines.bytesRead, records: imported)
+                imported += parsed.records.count
+                progress.update(bytes: parsed.bytesRead, records: imported)
             } catch {
                 failure = CommandFailure(
                     .failed,
-                    "\(common.path): the batch of lines \(batchLines.firstLine)–\(batchLines.firstLine + batchLines.lines.count - 1) was not committed: \(error)"
+                    "\(common.path): the batch of lines \(parsed.lines) was not committed: \(error)"
                 )
+                break reading
             }
         }
+        // A batch read ahead is not committed; its task ends on its own.
+        _ = await next.value
         progress.finish()
-        try? await store.close()
+        do {
+            // The records are durable once closed; the snapshot makes the
+            // next open read them whole instead of replaying the import.
+            if !committed.isEmpty { try await store.snapshot() }
+            try await store.close()
+        } catch {
+            throw CommandFailure(
+                .failed,
+                "\(common.path): the imported batches could not be made durable (\(error)); reopen the store and check"
+            )
+        }
         let range = committed.first.map { "t \(Text.count($0))–\(Text.count(committed.last!))" } ?? "nothing committed"
         if common.json {
             console.json(
                 .object([
                     ("records", .int(imported)), ("transactions", .int(committed.count)),
-                    ("first", committed.first.map { .int($0) } ?? .null), ("last", committed.last.map { .int($0) } ?? .null),
+                    ("first", committed.first.map { .int($0) } ?? .null),
+                    ("last", committed.last.map { .int($0) } ?? .null),
                     ("error", failure.map { .string($0.message) } ?? .null),
                 ])
             )
         } else {
-            console.line("imported \(Text.count(imported)) records in \(Text.count(committed.count)) transaction(s) (\(range))")
+            console.line(
+                "imported \(Text.count(imported)) records in \(Text.count(committed.count)) transaction(s) (\(range))"
+            )
         }
         console.flush()
         if let failure {
-            if imported > 0 { console.error("strata: the \(Text.count(imported)) records before it were committed (\(range))") }
+            if imported > 0 {
+                console.error("strata: the \(Text.count(imported)) records before it were committed (\(range))")
+            }
             throw failure
+        }
+    }
+}
+
+/// The records of one batch of lines.
+struct ParsedBatch: Sendable {
+    var records: [ParsedRecord]
+    /// `first–last`, the batch's line numbers.
+    var lines: String
+    /// Input bytes read so far.
+    var bytesRead: Int
+}
+
+/// Reads and parses batch after batch: used by one task at a time (each
+/// batch's task starts after the previous one's result was taken).
+final class BatchSource: @unchecked Sendable {
+    /// A malformed line, with its batch's line numbers.
+    struct Failure: Error {
+        var line: Int
+        var reason: String
+        var lines: String
+    }
+
+    private var lines: LineReader
+    private let parser: RecordLineParser
+    private let size: Int
+
+    init(lines: LineReader, parser: RecordLineParser, size: Int) {
+        self.lines = lines
+        self.parser = parser
+        self.size = size
+    }
+
+    /// The next batch; nil at the end of the input.
+    func next() -> Result<ParsedBatch?, Failure> {
+        let batch = lines.next(size)
+        if batch.lines.isEmpty { return .success(nil) }
+        let range = "\(batch.firstLine)–\(batch.firstLine + batch.lines.count - 1)"
+        do {
+            let records = try parser.parse(batch)
+            return .success(ParsedBatch(records: records, lines: range, bytesRead: lines.bytesRead))
+        } catch let error as RecordLineParser.Failure {
+            return .failure(Failure(line: error.line, reason: error.reason, lines: range))
+        } catch {
+            return .failure(Failure(line: batch.firstLine, reason: "\(error)", lines: range))
         }
     }
 }
@@ -115,6 +187,17 @@ struct ParsedRecord: Sendable {
     var table: Key
     var id: RecordID
     var record: Record
+
+    /// The records of each table, in line order, tables in order of first appearance.
+    static func byTable(_ records: [ParsedRecord]) -> [(Key, [(id: RecordID, record: Record)])] {
+        var order: [Key] = []
+        var groups: [Key: [(id: RecordID, record: Record)]] = [:]
+        for record in records {
+            if groups[record.table] == nil { order.append(record.table) }
+            groups[record.table, default: []].append((record.id, record.record))
+        }
+        return order.map { ($0, groups[$0]!) }
+    }
 }
 
 /// Reads records from JSON lines, a batch at a time on every core.
@@ -159,7 +242,7 @@ struct RecordLineParser: Sendable {
             } catch {
                 throw Failure(line: number, reason: "not a JSON object: \(error)")
             }
-            var fields: [Key: Value] = [:]
+            var fields: [(Key, Value)] = []
             fields.reserveCapacity(members.count)
             var id: RecordID?
             var lineTable = table
@@ -175,14 +258,14 @@ struct RecordLineParser: Sendable {
                     }
                     lineTable = Key(text)
                 } else {
-                    fields[name] = value
+                    fields.append((name, value))
                 }
             }
             guard let id else { throw Failure(line: number, reason: "no \(idField) member (the record's ID)") }
             guard let lineTable else {
                 throw Failure(line: number, reason: "no $table member (or give --table)")
             }
-            records.append(ParsedRecord(table: lineTable, id: id, record: Record(fields)))
+            records.append(ParsedRecord(table: lineTable, id: id, record: Record(fields: fields)))
         }
         return records
     }

@@ -51,7 +51,14 @@ struct InfoCommand: AsyncParsableCommand {
                     ("snapshots", files.json(files.snapshots)),
                     ("blocks", files.json(files.blocks)),
                     ("snapshotBases", .array(statistics.snapshotBases.map { .int($0) })),
-                    ("estimatedOpenMilliseconds", .double(Double(statistics.estimatedOpen.components.seconds) * 1e3 + Double(statistics.estimatedOpen.components.attoseconds) / 1e15)),
+                    (
+                        "estimatedOpenMilliseconds",
+                        .double(
+                            Double(statistics.estimatedOpen.components.seconds) * 1e3 + Double(
+                                statistics.estimatedOpen.components.attoseconds
+                            ) / 1e15
+                        )
+                    ),
                 ])
             )
             return

@@ -142,7 +142,11 @@ struct DiffCommand: AsyncParsableCommand {
         let changes = combined?.changes ?? [:]
         let indexChanges = combined?.indexChanges ?? [:]
         if common.json {
-            console.json(.object([("from", .int(a)), ("to", .int(b))] + TransactionJSON.changes(changes, indexChanges: indexChanges)))
+            console.json(
+                .object(
+                    [("from", .int(a)), ("to", .int(b))] + TransactionJSON.changes(changes, indexChanges: indexChanges)
+                )
+            )
             return
         }
         let lines = TransactionText.changes(changes, indexChanges: indexChanges, console: console)

@@ -33,7 +33,8 @@ struct VerifyCommand: AsyncParsableCommand {
                         .array(
                             report.problems.map { problem in
                                 .object([
-                                    ("file", .string(problem.file)), ("offset", problem.offset.map { .int($0) } ?? .null),
+                                    ("file", .string(problem.file)),
+                                    ("offset", problem.offset.map { .int($0) } ?? .null),
                                     ("reason", .string(problem.reason)),
                                 ])
                             }
@@ -47,7 +48,9 @@ struct VerifyCommand: AsyncParsableCommand {
                 ])
             )
         } else {
-            for problem in report.problems { console.line(console.styled("damage", .red) + "  \(Text.safe(problem.description))") }
+            for problem in report.problems {
+                console.line(console.styled("damage", .red) + "  \(Text.safe(problem.description))")
+            }
             for note in report.notes { console.line(console.styled("note", .dim) + "    \(Text.safe(note))") }
             let rate = seconds > 0 ? Double(report.bytes) / seconds : 0
             let verdict = report.isSound ? console.styled("sound", .green) : console.styled("damaged", .red)
@@ -87,7 +90,9 @@ struct RepairCommand: AsyncParsableCommand {
 
     func run() async throws {
         let console = Console()
-        let log: StoreLog = try await common.failing { try await StoreLog.open(at: common.path, recovery: .truncateAtDamage) }
+        let log: StoreLog = try await common.failing {
+            try await StoreLog.open(at: common.path, recovery: .truncateAtDamage)
+        }
         if let names = try? FileManager.default.contentsOfDirectory(atPath: into), !names.isEmpty {
             throw CommandFailure.usage("\(into) is not empty; repair writes only into a new store")
         }
@@ -116,7 +121,9 @@ struct RepairCommand: AsyncParsableCommand {
             do {
                 try await target.commit(transaction)
             } catch {
-                dropped.append("transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): t \(t) does not apply: \(error)")
+                dropped.append(
+                    "transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): t \(t) does not apply: \(error)"
+                )
                 break
             }
             copied = t

@@ -41,7 +41,9 @@ struct RevertCommand: AsyncParsableCommand {
                     t = found.t
                 }
                 guard t <= store.current.basis else {
-                    throw CommandFailure.usage("\(common.path): no t \(t) (the history ends at t \(store.current.basis))")
+                    throw CommandFailure.usage(
+                        "\(common.path): no t \(t) (the history ends at t \(store.current.basis))"
+                    )
                 }
                 return try await store.revert(to: t, message: message)
             }
@@ -50,7 +52,9 @@ struct RevertCommand: AsyncParsableCommand {
             case .id(let given): id = given
             case .t(let t):
                 guard t >= 1, let found = try await store.transaction(at: t) else {
-                    throw CommandFailure.usage("\(common.path): no transaction \(t) (the history ends at t \(store.current.basis))")
+                    throw CommandFailure.usage(
+                        "\(common.path): no transaction \(t) (the history ends at t \(store.current.basis))"
+                    )
                 }
                 id = found.id
             }
@@ -135,7 +139,11 @@ struct SnapshotCommand: AsyncParsableCommand {
             return written
         }
         if common.json {
-            console.json(.object([("file", .string(written.name)), ("bytes", .int(written.size)), ("t", .int(store.current.basis))]))
+            console.json(
+                .object([
+                    ("file", .string(written.name)), ("bytes", .int(written.size)), ("t", .int(store.current.basis)),
+                ])
+            )
         } else {
             console.line("wrote \(written.name) (\(Text.bytes(written.size))) at t \(Text.count(store.current.basis))")
         }
@@ -161,9 +169,13 @@ struct CompactCommand: AsyncParsableCommand {
         let after = StoreFiles(path: common.path).blocks
         let bytes = after.reduce(0) { $0 + $1.bytes }
         if common.json {
-            console.json(.object([("blocksBefore", .int(before.count)), ("blocks", .int(after.count)), ("bytes", .int(bytes))]))
+            console.json(
+                .object([("blocksBefore", .int(before.count)), ("blocks", .int(after.count)), ("bytes", .int(bytes))])
+            )
         } else {
-            console.line("compaction blocks: \(Text.count(before.count)) before, \(Text.count(after.count)) now (\(Text.bytes(bytes)))")
+            console.line(
+                "compaction blocks: \(Text.count(before.count)) before, \(Text.count(after.count)) now (\(Text.bytes(bytes)))"
+            )
         }
     }
 }

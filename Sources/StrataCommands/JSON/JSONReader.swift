@@ -222,17 +222,21 @@ struct JSONReader {
     private mutating func string() throws(Failure) -> String {
         index += 1
         let start = index
-        // The common case: no escapes, one copy of the bytes.
+        // The common case: no escapes, one copy of the bytes; ASCII needs
+        // no validation.
+        var ascii = true
         while index < bytes.count {
             let unit = bytes[index]
             if unit == UInt8(ascii: "\"") {
                 let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                if ascii { return String(decoding: text, as: UTF8.self) }
                 guard let string = String(validating: text, as: UTF8.self) else {
                     throw Failure(offset: start, reason: "a string is not valid UTF-8")
                 }
-                index += 1
                 return string
             }
+            if unit >= 0x80 { ascii = false }
             if unit == UInt8(ascii: "\\") { break }
             guard unit >= 0x20 else { throw failure("a control character in a string must be escaped") }
             index += 1
@@ -340,7 +344,8 @@ struct JSONReader {
             default: throw failure("$double must be nan, inf or -inf")
             }
         case ("$ref", 1, 1):
-            guard case .map(let reference) = first.1, reference.count == 2, case .string(let table)? = reference["table"],
+            guard case .map(let reference) = first.1, reference.count == 2,
+                case .string(let table)? = reference["table"],
                 let idValue = reference["id"], let id = Self.recordID(idValue)
             else { throw failure("$ref must be {\"table\": name, \"id\": id}") }
             return .reference(RecordReference(table: Key(table), id: id))

@@ -1,0 +1,225 @@
+import Foundation
+import Strata
+import Testing
+
+/// What `strata` does with stores that are damaged, locked, empty, not
+/// stores, or of a newer format: one line on standard error with the path
+/// and what to do, and the documented exit status.
+@Suite("strata: damaged, locked and foreign stores")
+struct CLIDamageTests {
+    /// Flips one byte of `file` at `offset`.
+    static func flip(_ file: String, at offset: Int) throws {
+        let handle = try #require(FileHandle(forUpdatingAtPath: file))
+        defer { try? handle.close() }
+        try handle.seek(toOffset: UInt64(offset))
+        let byte = try #require(try handle.read(upToCount: 1)?.first)
+        try handle.seek(toOffset: UInt64(offset))
+        try handle.write(contentsOf: Data([byte ^ 0x5A]))
+    }
+
+    static func bytes(of directory: String) -> [String: Data] {
+        var contents: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let name = enumerator?.nextObject() as? String {
+            if let data = FileManager.default.contents(atPath: directory + "/" + name) { contents[name] = data }
+        }
+        return contents
+    }
+
+    @Test("a healthy store verifies sound, with every file counted")
+    func healthy() async throws {
+        let path = temporaryStorePath("cli-verify")
+        defer { removeStore(path) }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let outcome = try StrataRunner.run(["verify", path])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.output.contains("sound: \(value.basis) transactions"), "\(outcome)")
+        let json = try StrataRunner.run(["verify", path, "--json"]).object()
+        #expect(json["sound"] as? Bool == true)
+        #expect(json["segments"] as? Int == logSegments(path).count)
+        #expect(json["snapshots"] as? Int == snapshotFiles(path).count)
+        #expect((json["problems"] as? [Any])?.isEmpty == true)
+    }
+
+    @Test("a flipped byte in a sealed segment: verify names the file and offset; repair copies the sound prefix")
+    func flippedByteInTheLog() async throws {
+        let path = temporaryStorePath("cli-flip")
+        let repaired = temporaryStorePath("cli-repaired") + "/new"
+        defer {
+            removeStore(path)
+            removeStore(repaired)
+        }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let segments = logSegments(path)
+        try #require(segments.count > 4)
+        let damaged = segments[segments.count / 2]
+        try Self.flip(damaged, at: 40)
+        let before = Self.bytes(of: path)
+
+        let verify = try StrataRunner.run(["verify", path, "--json"])
+        #expect(verify.status == 1, "\(verify)")
+        let problems = try #require(try verify.object()["problems"] as? [[String: Any]])
+        #expect(problems.contains { ($0["file"] as? String) == damaged }, "\(problems)")
+        let text = try StrataRunner.run(["verify", path])
+        #expect(text.output.contains("damage  \(damaged) at offset"), "\(text)")
+        #expect(text.error.contains("strata repair"), "\(text)")
+
+        let repair = try StrataRunner.run(["repair", path, "--into", repaired, "--json"])
+        #expect(repair.status == 0, "\(repair)")
+        let report = try repair.object()
+        let copied = try #require(report["transactions"] as? Int)
+        #expect(copied > 0 && copied < Int(value.basis), "\(report)")
+        #expect((report["dropped"] as? [String])?.isEmpty == false, "\(report)")
+        #expect(Self.bytes(of: path) == before, "repair never modifies the original")
+
+        var options = StoreOptions()
+        options.readOnly = true
+        let original = try await Store.open(
+            at: path,
+            options: {
+                var o = options
+                o.recovery = .truncateAtDamage
+                return o
+            }()
+        )
+        let copy = try await Store.open(at: repaired, options: options)
+        #expect(copy.current.basis == Int64(copied))
+        var expected = Database()
+        for t in 1...Int64(copied) {
+            expected = try apply(expected, try #require(try await original.transaction(at: t)))
+        }
+        #expect(copy.current == expected, "the original's history replayed to where it is sound")
+        let firstCopied = try await copy.transaction(at: 1)
+        #expect(firstCopied?.id == (try await original.transaction(at: 1))?.id, "IDs kept")
+        try await copy.close()
+        try await original.close()
+        #expect(try StrataRunner.run(["verify", repaired]).status == 0)
+        let again = try StrataRunner.run(["repair", path, "--into", repaired])
+        #expect(again.status == 2, "never into a store that holds something: \(again)")
+    }
+
+    @Test("a truncated segment and a damaged snapshot are found; a missing snapshot is not damage")
+    func truncatedAndMissing() async throws {
+        let path = temporaryStorePath("cli-cut")
+        defer { removeStore(path) }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let snapshots = snapshotFiles(path)
+        try #require(snapshots.count >= 2)
+        try FileManager.default.removeItem(atPath: snapshots[0])
+        let missing = try StrataRunner.run(["verify", path])
+        #expect(missing.status == 0, "the log is whole: \(missing)")
+        let info = try StrataRunner.run(["info", path, "--json"]).object()
+        #expect(info["t"] as? Int == Int(value.basis))
+
+        let newest = try #require(snapshots.last)
+        try Self.flip(newest, at: 100)
+        let snapshot = try StrataRunner.run(["verify", path, "--json"])
+        #expect(snapshot.status == 1)
+        let problems = try #require(try snapshot.object()["problems"] as? [[String: Any]])
+        #expect(problems.map { $0["file"] as? String } == [newest], "\(problems)")
+        let reading = try StrataRunner.run(["get", path, "songs", "1"])
+        #expect(reading.status == 0, "reads fall back on the log: \(reading)")
+        #expect(reading.error.contains("warning") && reading.error.contains("skipped snapshot"), "\(reading)")
+
+        let segments = logSegments(path)
+        let cut = segments[1]
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: cut)[.size] as? Int)
+        let handle = try #require(FileHandle(forUpdatingAtPath: cut))
+        try handle.truncate(atOffset: UInt64(size - 10))
+        try handle.close()
+        let verify = try StrataRunner.run(["verify", path, "--json"])
+        #expect(verify.status == 1, "\(verify)")
+        let found = try #require(try verify.object()["problems"] as? [[String: Any]])
+        #expect(found.contains { ($0["file"] as? String) == cut }, "\(found)")
+        let log = try StrataRunner.run(["log", path])
+        #expect(log.status == 1, "\(log)")
+        #expect(log.error.hasPrefix("strata: \(path): "), "\(log)")
+        #expect(log.error.contains("strata verify"), "what to do: \(log)")
+    }
+
+    @Test("reading commands work while another process holds the store; writing ones exit 3")
+    func lockedByAnotherProcess() async throws {
+        let path = temporaryStorePath("cli-locked")
+        defer { removeStore(path) }
+        let child = try ChildProcess(path: StoreCrashTests.writerPath, arguments: [path, "grouped"])
+        defer {
+            child.kill()
+            _ = child.finish()
+        }
+        // Let it commit a while: segments of 4 KB roll over, snapshots are written.
+        var t: Int64 = 0
+        for _ in 0..<200 where t < 60 {
+            try await Task.sleep(for: .milliseconds(10))
+            if let log = try? await StoreLog.open(at: path) { t = log.count }
+        }
+        #expect(t >= 60, "the writer committed")
+        for arguments in [["log", path, "--limit", "5"], ["info", path], ["export", path], ["show", path, "1"]] {
+            let outcome = try StrataRunner.run(arguments)
+            #expect(outcome.status == 0, "\(arguments): \(outcome)")
+        }
+        let verify = try StrataRunner.run(["verify", path])
+        #expect(verify.status == 0, "a store being written verifies sound: \(verify)")
+        for arguments in [
+            ["snapshot", path], ["compact", path], ["revert", path, "1"], ["truncate", path, "--after", "1", "--yes"],
+        ] {
+            let outcome = try StrataRunner.run(arguments)
+            #expect(outcome.status == 3, "\(arguments): \(outcome)")
+            #expect(outcome.error.contains("open for writing by another process"), "\(outcome)")
+            #expect(outcome.error.split(separator: "\n").count == 1, "\(outcome)")
+        }
+    }
+
+    @Test("not a store: a missing path, an empty directory, a file, another directory, a newer format (exit 4)")
+    func notAStore() async throws {
+        let directory = temporaryStorePath("cli-foreign")
+        defer { removeStore(directory) }
+        let file = directory + "/file.txt"
+        try "hello".write(toFile: file, atomically: true, encoding: .utf8)
+        let other = directory + "/other"
+        try FileManager.default.createDirectory(atPath: other + "/stuff", withIntermediateDirectories: true)
+        let empty = directory + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        for (path, words) in [
+            (directory + "/missing", "no such store"), (empty, "empty"), (file, "is a file"), (other, "other files"),
+        ] {
+            for command in [["info"], ["log"], ["verify"], ["export"], ["snapshot"], ["repair"]] {
+                let arguments = command + [path] + (command == ["repair"] ? ["--into", directory + "/x"] : [])
+                let outcome = try StrataRunner.run(arguments)
+                #expect(outcome.status == 4, "\(arguments): \(outcome)")
+                #expect(outcome.error.contains(words) && outcome.error.contains(path), "\(arguments): \(outcome)")
+            }
+        }
+        let newer = directory + "/newer"
+        _ = try await CLIFixtures.makeLibrary(at: newer)
+        // The manifest of a later format: its version field (after the
+        // 8-byte magic) raised, its checksum (the last 4 of 60 bytes) made good.
+        let manifest = newer + "/manifest"
+        var bytes = try #require(FileManager.default.contents(atPath: manifest).map { Array($0) })
+        try #require(bytes.count == 60)
+        bytes.replaceSubrange(8..<12, with: [99, 0, 0, 0])
+        let checksum = CRC32C.checksum(Array(bytes[0..<56]))
+        bytes.replaceSubrange(56..<60, with: withUnsafeBytes(of: checksum.littleEndian) { Array($0) })
+        try Data(bytes).write(to: URL(fileURLWithPath: manifest))
+        for command in [["info"], ["log"], ["verify"]] {
+            let outcome = try StrataRunner.run(command + [newer])
+            #expect(outcome.status == 4, "\(command): \(outcome)")
+            #expect(outcome.error.contains("newer"), "\(outcome)")
+        }
+    }
+
+    @Test("usage errors exit 2 with the usage; help exits 0")
+    func usage() throws {
+        for arguments in [
+            ["frobnicate"], ["log"], ["log", "/x", "--limit", "-1"], ["get", "/x", "songs"],
+            ["log", "/x", "--record", "1"],
+        ] {
+            let outcome = try StrataRunner.run(arguments)
+            #expect(outcome.status == 2, "\(arguments): \(outcome)")
+            #expect(!outcome.error.isEmpty)
+        }
+        let help = try StrataRunner.run(["--help"])
+        #expect(help.status == 0)
+        #expect(help.output.contains("verify") && help.output.contains("Exit status"), "\(help)")
+        #expect(try StrataRunner.run(["log", "--help"]).status == 0)
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import Strata
+import Testing
+
+/// Export, import and the writing commands, run as a user runs them.
+@Suite("strata: export, import and writing commands")
+struct CLIWritingTests {
+    static func readOnly() -> StoreOptions {
+        var options = StoreOptions()
+        options.readOnly = true
+        return options
+    }
+
+    /// The tables of `value` as plain dictionaries, for equality.
+    static func records(_ value: Database) -> [Key: [RecordID: Record]] {
+        var tables: [Key: [RecordID: Record]] = [:]
+        for name in value.tableNames {
+            tables[name] = Dictionary(uniqueKeysWithValues: value[table: name].records.map { ($0.key, $0.value) })
+        }
+        return tables
+    }
+
+    @Test("export then import copies every record exactly: every kind of value, every kind of ID")
+    func roundTrip() async throws {
+        let path = temporaryStorePath("cli-export")
+        let copy = temporaryStorePath("cli-import") + "/copy"
+        defer {
+            removeStore(path)
+            removeStore(copy)
+        }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let exported = try StrataRunner.run(["export", path])
+        #expect(exported.status == 0, "\(exported)")
+        #expect(exported.output.split(separator: "\n").count == value.recordCount)
+        let file = copy + ".jsonl"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try StrataRunner.run(["import", copy, file, "--create", "--batch", "7", "--json"])
+        #expect(imported.status == 0, "\(imported)")
+        let summary = try imported.object()
+        #expect(summary["records"] as? Int == value.recordCount)
+        #expect(summary["transactions"] as? Int == (value.recordCount + 6) / 7)
+
+        let store = try await Store.open(at: copy, options: Self.readOnly())
+        let copied = store.current
+        try await store.close()
+        #expect(Self.records(copied) == Self.records(value))
+        // Exports of equal values are equal bytes (records by ID, whatever the hash seed).
+        #expect(try StrataRunner.run(["export", copy]).output == exported.output)
+
+        // One table, with the ID in a field of the user's choosing; and the json format.
+        let songs = try StrataRunner.run(["export", path, "--table", "songs", "--id-field", "id"])
+        #expect(songs.output.split(separator: "\n").allSatisfy { $0.hasPrefix("{\"id\":") && !$0.contains("$table") })
+        let json = try StrataRunner.run(["export", path, "--format", "json"]).object()
+        #expect((json["songs"] as? [Any])?.count == value[table: "songs"].count)
+        #expect(Set(json.keys) == Set(value.tableNames.map(\.string)))
+    }
+
+    @Test("export --as-of writes the past value")
+    func exportAsOf() async throws {
+        let path = temporaryStorePath("cli-export-asof")
+        defer { removeStore(path) }
+        _ = try await CLIFixtures.makeLibrary(at: path)
+        let first = try StrataRunner.run(["export", path, "--as-of", "1", "--table", "songs"])
+        #expect(first.status == 0, "\(first)")
+        #expect(first.output.split(separator: "\n").count == 40)
+        #expect(first.output.contains("\"plays\":2,"))
+        #expect(try StrataRunner.run(["export", path, "--as-of", "999"]).status == 2)
+        let missing = try StrataRunner.run(["export", path, "--table", "nope"])
+        #expect(missing.status == 1)
+        #expect(missing.error.contains("no table nope"))
+    }
+
+    @Test("import: a malformed line is named by its number and nothing of its batch is committed")
+    func malformedLine() async throws {
+        let path = temporaryStorePath("cli-import-bad")
+        defer { removeStore(path) }
+        let file = path + ".jsonl"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let lines = [
+            #"{"$id": 1, "title": "one"}"#, #"{"$id": 2, "title": "two"}"#, "", #"{"$id": 3, "title": "three"}"#,
+            #"{"$id": 4, "title": "four""#, #"{"$id": 5}"#,
+        ]
+        try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let outcome = try StrataRunner.run(["import", path, file, "--table", "songs", "--batch", "3", "--create"])
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.error.contains("line 5"), "\(outcome)")
+        #expect(outcome.error.contains("lines 4–6"), "\(outcome)")
+        let store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current[table: "songs"].count == 2, "the first batch (lines 1–3) only")
+        #expect(store.current.basis == 1)
+        try await store.close()
+
+        for (line, reason) in [
+            (#"{"title": "no id"}"#, "no $id member"), (#"[1, 2]"#, "expected an object"),
+            (#"{"$id": 1.5}"#, "$id must be"), ("{\"$id\": 1, \"bad\": \"\u{1}\"}", "control character"),
+            (#"{"$id": 1, "$table": 3}"#, "$table must be"), (#"{"$id": 1}"#, "no $table member"),
+        ] {
+            try line.write(toFile: file, atomically: true, encoding: .utf8)
+            let failed = try StrataRunner.run(["import", path, file])
+            #expect(failed.status == 1, "\(line): \(failed)")
+            #expect(failed.error.contains("line 1: ") && failed.error.contains(reason), "\(line): \(failed)")
+        }
+        let after = try await Store.open(at: path, options: Self.readOnly())
+        #expect(after.current.basis == 1, "nothing committed by the failed imports")
+        try await after.close()
+    }
+
+    @Test("import reads standard input, replaces records with the same ID, and needs --create for a new store")
+    func importFromStandardInput() async throws {
+        let path = temporaryStorePath("cli-import-stdin")
+        defer { removeStore(path) }
+        let missing = try StrataRunner.run(["import", path + "/new", "-", "--table", "t"], input: "")
+        #expect(missing.status == 4, "\(missing)")
+        let input = (1...2_500).map { #"{"$id": \#($0 % 1_000), "n": \#($0)}"# }.joined(separator: "\n") + "\n"
+        let outcome = try StrataRunner.run(["import", path, "-", "--table", "t", "--create"], input: input)
+        #expect(outcome.status == 0, "\(outcome)")
+        let store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current[table: "t"].count == 1_000)
+        #expect(store.current.record(RecordID(0), in: "t")?["n"] == .int(2_000), "the last line of an ID wins")
+        #expect(store.current.record(RecordID(500), in: "t")?["n"] == .int(2_500))
+        try await store.close()
+    }
+
+    @Test("revert a transaction, revert --to a past t; truncate asks first; snapshot and compact")
+    func writingCommands() async throws {
+        let path = temporaryStorePath("cli-write")
+        defer { removeStore(path) }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let deleteT = CLIFixtures.removal
+        let revert = try StrataRunner.run(["revert", path, "\(deleteT)", "--json"])
+        #expect(revert.status == 0, "\(revert)")
+        var store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current.record(RecordID(40), in: "songs") != nil, "the delete undone")
+        let t = store.current.basis
+        try await store.close()
+
+        let back = try StrataRunner.run(["revert", path, "--to", "1"])
+        #expect(back.status == 0, "\(back)")
+        store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(Self.records(store.current) == Self.records(try await store.database(asOf: 1)))
+        #expect(store.current.basis == t + 1, "recorded, nothing lost")
+        try await store.close()
+        #expect(try StrataRunner.run(["revert", path]).status == 2, "needs a transaction or --to")
+        #expect(try StrataRunner.run(["revert", path, "1", "--to", "2"]).status == 2)
+
+        let refused = try StrataRunner.run(["truncate", path, "--after", "5"], input: "no\n")
+        #expect(refused.status == 1, "\(refused)")
+        #expect(refused.error.contains("Type yes"), "\(refused)")
+        let noInput = try StrataRunner.run(["truncate", path, "--after", "5"])
+        #expect(noInput.status == 1, "no answer is no: \(noInput)")
+        store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current.basis == t + 1, "nothing changed")
+        try await store.close()
+        let confirmed = try StrataRunner.run(["truncate", path, "--after", "5"], input: "yes\n")
+        #expect(confirmed.status == 0, "\(confirmed)")
+        store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current.basis == 5)
+        try await store.close()
+        #expect(try StrataRunner.run(["truncate", path, "--after", "3", "--yes"]).status == 0)
+        #expect(try StrataRunner.run(["truncate", path, "--after", "9", "--yes"]).status == 2, "past the end")
+
+        let snapshot = try StrataRunner.run(["snapshot", path, "--json"]).object()
+        #expect(snapshot["t"] as? Int == 3)
+        #expect(FileManager.default.fileExists(atPath: path + "/snapshots/" + (snapshot["file"] as? String ?? "?")))
+        let compact = try StrataRunner.run(["compact", path])
+        #expect(compact.status == 0, "\(compact)")
+        #expect(try StrataRunner.run(["verify", path]).status == 0)
+    }
+}

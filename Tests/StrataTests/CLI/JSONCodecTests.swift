@@ -1,0 +1,150 @@
+import Foundation
+import PersistentCollections
+import Strata
+import Testing
+
+@testable import StrataCommands
+
+/// The JSON the `strata` command writes and reads: every value round-trips
+/// exactly; hostile and mutated input is refused with a position, never a crash.
+@Suite("strata: JSON reader and writer")
+struct JSONCodecTests {
+    static func randomString(_ random: inout SeededRandom) -> String {
+        let pieces = [
+            "a", "Z", " ", "\"", "\\", "\n", "\t", "\u{1}", "\u{1F}", "é", "日本", "🎵", "$", "/", "\u{7F}", "e\u{301}",
+        ]
+        return (0..<random.int(below: 8)).map { _ in pieces[random.int(below: pieces.count)] }.joined()
+    }
+
+    static func randomID(_ random: inout SeededRandom) -> RecordID {
+        switch random.int(below: 3) {
+        case 0: return RecordID(Int64(bitPattern: random.next()) >> Int64(random.int(below: 63)))
+        case 1: return RecordID(randomString(&random))
+        default: return RecordID(UUID())
+        }
+    }
+
+    static func randomValue(_ random: inout SeededRandom, depth: Int = 0) -> Value {
+        switch random.int(below: depth > 3 ? 9 : 11) {
+        case 0: return .null
+        case 1: return .bool(random.chance(50))
+        case 2: return .int(Int64(bitPattern: random.next()) >> Int64(random.int(below: 64)))
+        case 3:
+            let specials: [Double] = [
+                0, -0.0, 3, .nan, .infinity, -.infinity, 5e-324, .greatestFiniteMagnitude, 1e21, 0.1,
+            ]
+            return .double(
+                random.chance(50) ? specials[random.int(below: specials.count)] : Double(bitPattern: random.next())
+            )
+        case 4: return .string(randomString(&random))
+        case 5: return .bytes(random.bytes(random.int(below: 10)))
+        case 6:
+            return .date(Date(timeIntervalSinceReferenceDate: Double(Int64(bitPattern: random.next()) >> 30) / 1_000))
+        case 7: return .reference(RecordReference(table: Key(randomString(&random)), id: randomID(&random)))
+        case 8: return .string("")
+        case 9:
+            return .list(
+                PersistentVector((0..<random.int(below: 4)).map { _ in randomValue(&random, depth: depth + 1) })
+            )
+        default:
+            var map = PersistentMap<Key, Value>()
+            for _ in 0..<random.int(below: 4) {
+                map[Key(randomString(&random))] = randomValue(&random, depth: depth + 1)
+            }
+            return .map(map)
+        }
+    }
+
+    static func write(_ value: Value) -> [UInt8] {
+        var writer = JSONWriter()
+        writer.value(value)
+        return writer.bytes
+    }
+
+    static func read(_ bytes: [UInt8]) throws -> Value {
+        try bytes.withUnsafeBufferPointer { try JSONReader.value($0) }
+    }
+
+    @Test("every value reads back equal (doubles and dates bit for bit), over 5,000 random values", arguments: [1, 2])
+    func roundTrip(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        for n in 0..<5_000 {
+            let value = Self.randomValue(&random)
+            let bytes = Self.write(value)
+            let back = try Self.read(bytes)
+            #expect(back == value, "seed \(seed), value \(n): \(String(decoding: bytes, as: UTF8.self))")
+            // Foundation reads it as JSON too.
+            #expect(
+                (try? JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])) != nil,
+                "seed \(seed), value \(n): not JSON: \(String(decoding: bytes, as: UTF8.self))"
+            )
+        }
+    }
+
+    @Test("record IDs of every kind round-trip through a line's id member")
+    func recordIDs() throws {
+        var random = SeededRandom(seed: 3)
+        for _ in 0..<1_000 {
+            let id = Self.randomID(&random)
+            var writer = JSONWriter()
+            writer.record(Record(["x": 1]), id: id, idField: "$id", table: "t")
+            let members = try writer.bytes.withUnsafeBufferPointer { try JSONReader.object($0) }
+            #expect(members.first?.1 == .string("t"))
+            #expect(members.dropFirst().first.flatMap { JSONReader.recordID($0.1) } == id)
+        }
+    }
+
+    @Test("what JSON allows and Strata reads: escapes, surrogate pairs, big numbers, whitespace")
+    func accepted() throws {
+        let cases: [(String, Value)] = [
+            (#" "\u00e9\ud83c\udfb5\/" "#, .string("é🎵/")), ("12345678901234567890", .double(12345678901234567890)),
+            ("-9223372036854775808", .int(.min)), ("1E2", .double(100)), ("-0", .int(0)), ("[ ]", .list([])),
+            (#"{"a":1,"a":2}"#, .map(["a": 2])),
+            (#"{"$date":"2026-11-24T06:00:00Z"}"#, .date(try #require(JSONDates.parse("2026-11-24T06:00:00Z")))),
+            (#"{"$bytes":"","x":1}"#, .map(["$bytes": "", "x": 1])),
+        ]
+        for (text, expected) in cases {
+            #expect(try Self.read(Array(text.utf8)) == expected, "\(text)")
+        }
+    }
+
+    @Test(
+        "malformed JSON is refused with its position",
+        arguments: [
+            "", "{", "[1,]", "{\"a\" 1}", "\"open", "01", "1.", "1e", "-", "tru", "nul", "\"\\x\"", "\"\\ud800\"",
+            "\"\\udc00\"", "\"\\u12\"", "1 2", "{\"$bytes\": 5}", "{\"$ref\": {\"table\": 1, \"id\": 2}}",
+            "{\"$double\": \"big\"}",
+            "\"\u{0}\"", "[" + String(repeating: "[", count: 100) + "]",
+        ]
+    )
+    func refused(text: String) {
+        #expect(throws: JSONReader.Failure.self) { try Self.read(Array(text.utf8)) }
+    }
+
+    @Test("invalid UTF-8 inside a string is refused")
+    func invalidUTF8() {
+        for bytes: [UInt8] in [[0x22, 0xC3, 0x22], [0x22, 0xFF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
+            #expect(throws: JSONReader.Failure.self) { try Self.read(bytes) }
+        }
+    }
+
+    @Test("random and mutated input never crashes the reader", arguments: [7, 8])
+    func fuzz(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var bytes = Self.write(Self.randomValue(&random))
+            switch random.int(below: 4) {
+            case 0: bytes = random.bytes(random.int(below: 40))
+            case 1 where !bytes.isEmpty:
+                bytes[random.int(below: bytes.count)] = UInt8(truncatingIfNeeded: random.next())
+            case 2 where !bytes.isEmpty: bytes.removeLast(random.int(below: bytes.count))
+            default:
+                bytes.insert(Array("{}[]\",:\\".utf8)[random.int(below: 8)], at: random.int(below: bytes.count + 1))
+            }
+            if (try? Self.read(bytes)) != nil { accepted += 1 }
+            _ = try? bytes.withUnsafeBufferPointer { try JSONReader.object($0) }
+        }
+        #expect(accepted > 0 && accepted < 20_000, "seed \(seed): some inputs parse, some do not")
+    }
+}
