@@ -49,6 +49,15 @@ enum BlockFile {
     /// Decodes a block file, or nil when it is damaged, from another format
     /// or version, or not the block expected (level, run, last ID).
     static func decode(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> Transaction? {
+        payload(bytes, level: level, first: first, last: last, lastID: lastID).flatMap {
+            try? BinaryCodec.decodeTransaction($0)
+        }
+    }
+
+    /// A block file's encoded transaction, when its header names the block
+    /// expected and every checksum holds (the header's, the payload's, the
+    /// zstd frame's content checksum); nil otherwise.
+    static func payload(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> [UInt8]? {
         // A block of a newer version reads as absent too: it is rebuilt.
         guard let header = try? FileHeader.decode(bytes, kind: .block, size: { _ in headerSize }, supported: version),
             header.version == version,
@@ -59,12 +68,8 @@ enum BlockFile {
             header.read(UInt64.self, at: 48) == UInt64(bytes.count - headerSize)
         else { return nil }
         let payload = bytes[headerSize...]
-        guard CRC32C.checksum(payload) == header.read(UInt32.self, at: 56),
-            let encoded = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(payload.count))
-                .decompress(payload),
-            let block = try? BinaryCodec.decodeTransaction(encoded)
-        else { return nil }
-        return block
+        guard CRC32C.checksum(payload) == header.read(UInt32.self, at: 56) else { return nil }
+        return try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(payload.count)).decompress(payload)
     }
 }
 

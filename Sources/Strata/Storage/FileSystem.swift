@@ -199,18 +199,23 @@ final class PosixFile: StorageFile {
     }
 
     func read(at offset: Int, count: Int) throws -> [UInt8] {
-        var result = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let n = result.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+        // Uninitialized: zeroing a segment's megabytes first costs as much as reading them.
+        var failure: Int32?
+        let result = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            var done = 0
+            while done < count {
+                let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 && errno == EINTR { continue }
+                guard n >= 0 else {
+                    failure = errno
+                    break
+                }
+                if n == 0 { break }
+                done += n
             }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
-            if n == 0 { break }
-            done += n
+            initialized = done
         }
-        result.removeLast(count - done)
+        if let failure { throw FileSystemError(operation: "read", path: path, code: failure) }
         return result
     }
 

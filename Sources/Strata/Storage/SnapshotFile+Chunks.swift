@@ -200,6 +200,37 @@ extension SnapshotFile {
 
     /// Decodes the chunks of a version 3 snapshot whose header is checked.
     static func decodeChunked(_ bytes: [UInt8], header: Header, file: String) throws(FormatError) -> Database {
+        let opened = try openChunked(bytes, header: header, file: file)
+        do {
+            let database = try decodeChunks(
+                bytes,
+                layout: opened.layout,
+                mapping: opened.mapping,
+                ranks: opened.ranks,
+                damaged: opened.damaged
+            )
+            FieldNames.commit(opened.held)
+            return database
+        } catch {
+            FieldNames.release(opened.held)
+            throw error
+        }
+    }
+
+    /// A version 3 snapshot's directory, checked, with its chunks placed
+    /// and its names numbered in this process.
+    struct OpenedChunks {
+        var layout: Layout
+        /// Local name ID → this process's ID; nil when they agree.
+        var mapping: [UInt32]?
+        /// Local name ID → rank of the name in byte order.
+        var ranks: [Int32]
+        /// Name IDs reserved for the decode: committed with the value, or released.
+        var held: [UInt32]
+        var damaged: @Sendable (String, Int) -> FormatError
+    }
+
+    static func openChunked(_ bytes: [UInt8], header: Header, file: String) throws(FormatError) -> OpenedChunks {
         @Sendable func damaged(_ reason: String, at offset: Int = header.size) -> FormatError {
             FormatError(.snapshot, file: file, offset: offset, .damaged(reason))
         }
@@ -240,20 +271,13 @@ extension SnapshotFile {
         var ranks = [Int32](repeating: 0, count: layout.names.count)
         for (rank, id) in sorted.enumerated() { ranks[id] = Int32(rank) }
         let isIdentity = mapping.enumerated().allSatisfy { UInt32($0.offset) == $0.element }
-        do {
-            let database = try decodeChunks(
-                bytes,
-                layout: layout,
-                mapping: isIdentity ? nil : mapping,
-                ranks: ranks,
-                damaged: { damaged($0, at: $1) }
-            )
-            FieldNames.commit(held)
-            return database
-        } catch {
-            FieldNames.release(held)
-            throw error
-        }
+        return OpenedChunks(
+            layout: layout,
+            mapping: isIdentity ? nil : mapping,
+            ranks: ranks,
+            held: held,
+            damaged: { damaged($0, at: $1) }
+        )
     }
 
     /// Reserves the names the version 3 snapshot `name` lists, in its
@@ -278,9 +302,63 @@ extension SnapshotFile {
         }
     }
 
-    private enum Decoded {
+    enum Decoded {
         case records([(RecordID, Record)])
         case entries([IndexEntry])
+    }
+
+    /// Chunk `i`: its checksum checked, decompressed into `raw`, decoded.
+    static func decodeChunk(
+        _ i: Int,
+        of bytes: [UInt8],
+        layout: Layout,
+        mapping: [UInt32]?,
+        ranks: [Int32],
+        raw: inout [UInt8],
+        used: inout [Bool],
+        damaged: @Sendable (String, Int) -> FormatError
+    ) throws(FormatError) -> Decoded {
+        let chunk = layout.chunks[i]
+        let what =
+            "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
+        do {
+            let stored = chunk.offset..<(chunk.offset + chunk.storedSize)
+            guard CRC32C.checksum(bytes[stored]) == chunk.checksum else {
+                throw damaged("\(what): checksum mismatch", chunk.offset)
+            }
+            // Bounded by the directory's size for this chunk: a frame
+            // declaring more is refused before anything is allocated.
+            let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
+            try bytes[stored].withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
+            guard raw.count == chunk.rawSize else {
+                throw damaged("\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)", chunk.offset)
+            }
+            switch chunk.kind {
+            case .records:
+                return try records(
+                    raw,
+                    count: chunk.count,
+                    ranks: ranks,
+                    names: layout.names,
+                    mapping: mapping,
+                    used: &used
+                )
+            case .entries:
+                let table = layout.tables[chunk.table]
+                let (entries, _) = try ByteReader.indexEntries(
+                    raw,
+                    in: 0..<raw.count,
+                    count: chunk.count,
+                    definition: table.definitions[chunk.index],
+                    table: table.name
+                )
+                return .entries(entries)
+            }
+        } catch let error as FormatError {
+            throw error
+        } catch {
+            throw damaged("\(what): \(error)", chunk.offset)
+        }
     }
 
     private static func decodeChunks(
@@ -300,51 +378,22 @@ extension SnapshotFile {
             var used = [Bool](repeating: false, count: layout.names.count)
             var raw: [UInt8] = []
             while let i = next(), failure.withLock({ $0 == nil }) {
-                let chunk = chunks[i]
-                let what =
-                    "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
                 do {
-                    let stored = chunk.offset..<(chunk.offset + chunk.storedSize)
-                    guard CRC32C.checksum(bytes[stored]) == chunk.checksum else {
-                        throw damaged("\(what): checksum mismatch", chunk.offset)
-                    }
-                    // Bounded by the directory's size for this chunk: a frame
-                    // declaring more is refused before anything is allocated.
-                    let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
-                    try bytes[stored].withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
-                    guard raw.count == chunk.rawSize else {
-                        throw damaged(
-                            "\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)",
-                            chunk.offset
-                        )
-                    }
-                    let decoded: Decoded
-                    switch chunk.kind {
-                    case .records:
-                        decoded = try records(
-                            raw,
-                            count: chunk.count,
-                            ranks: ranks,
-                            names: layout.names,
-                            mapping: mapping,
-                            used: &used
-                        )
-                    case .entries:
-                        let table = layout.tables[chunk.table]
-                        let (entries, _) = try ByteReader.indexEntries(
-                            raw,
-                            in: 0..<raw.count,
-                            count: chunk.count,
-                            definition: table.definitions[chunk.index],
-                            table: table.name
-                        )
-                        decoded = .entries(entries)
-                    }
+                    let decoded = try decodeChunk(
+                        i,
+                        of: bytes,
+                        layout: layout,
+                        mapping: mapping,
+                        ranks: ranks,
+                        raw: &raw,
+                        used: &used,
+                        damaged: damaged
+                    )
                     results.withLock { $0[i] = decoded }
                 } catch let error as FormatError {
                     failure.withLock { $0 = $0 ?? error }
                 } catch {
-                    failure.withLock { $0 = $0 ?? damaged("\(what): \(error)", chunk.offset) }
+                    preconditionFailure("decoding a chunk throws only FormatError")
                 }
             }
             usedNames.withLock { total in

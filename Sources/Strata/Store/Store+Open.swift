@@ -354,7 +354,8 @@ extension Store {
                     tail.append(try BinaryCodec.decodeTransaction(Array(payload)))
                 }
                 history.append(summary, at: position)
-                return BinaryCodec.digest(summary)
+                // Digests make the segments' summaries, which a read-only open never writes.
+                return readOnly ? [] : BinaryCodec.digest(summary)
             } catch {
                 damage = (position, error)
                 return nil

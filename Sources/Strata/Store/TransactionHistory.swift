@@ -19,6 +19,10 @@ struct TransactionHistory {
     /// every ID at once, which the commit that crosses the threshold waits
     /// for (milliseconds at 100k transactions).
     private var tByID: PersistentMap<UUID, Int64> = [:]
+    /// How many summaries `tByID` indexes: the rest are indexed by the
+    /// next ``t(of:)``, so that an open (or a history read for `strata log`)
+    /// that never looks up an ID does not build the index.
+    private var indexed = 0
     private var cache: TransactionCache
 
     /// The decoded transactions held in memory.
@@ -50,7 +54,6 @@ struct TransactionHistory {
         summaries.append(summary)
         positions.append(position)
         logByteSums.append(logByteSums[logByteSums.count - 1] + position.size)
-        tByID[summary.id] = summary.t
     }
 
     /// Adds a transaction just appended to the log, keeping it decoded;
@@ -63,7 +66,8 @@ struct TransactionHistory {
     /// Drops every transaction after `t`.
     mutating func removeAll(after t: Int64) {
         let keep = max(0, min(Int(t), summaries.count))
-        for summary in summaries[keep...] { tByID[summary.id] = nil }
+        for summary in summaries[keep..<max(keep, indexed)] { tByID[summary.id] = nil }
+        indexed = min(indexed, keep)
         summaries.removeSubrange(keep...)
         positions.removeSubrange(keep...)
         logByteSums.removeSubrange((keep + 1)...)
@@ -77,7 +81,13 @@ struct TransactionHistory {
     }
 
     /// The number of the transaction with `id`, if present. O(1).
-    func t(of id: UUID) -> Int64? { tByID[id] }
+    mutating func t(of id: UUID) -> Int64? {
+        while indexed < summaries.count {
+            tByID[summaries[indexed].id] = summaries[indexed].t
+            indexed += 1
+        }
+        return tByID[id]
+    }
 
     /// The summary of transaction `t` (1...count).
     func summary(_ t: Int64) -> TransactionSummary { summaries[Int(t - 1)] }

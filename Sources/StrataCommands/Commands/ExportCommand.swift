@@ -84,7 +84,9 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     /// Every record of a table by ID, encoded on every core in chunks
-    /// written in order.
+    /// written in order: the IDs are sorted first (the same value exports
+    /// the same bytes in every run; a map's order follows a per-process
+    /// hash seed), each chunk's records looked up by the core encoding it.
     static func write(
         _ records: PersistentMap<RecordID, Record>,
         table: String?,
@@ -92,45 +94,31 @@ struct ExportCommand: AsyncParsableCommand {
         json: Bool,
         to console: Console
     ) {
+        let ids = Array(records.keys).sorted()
         let chunkSize = 16_384
-        var chunk: [(RecordID, Record)] = []
-        chunk.reserveCapacity(chunkSize)
-        var first = true
-        var pending: [[(RecordID, Record)]] = []
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        func drain() {
-            let outputs = LaneResults<[UInt8]>(count: pending.count)
-            let batches = pending
-            DispatchQueue.concurrentPerform(iterations: batches.count) { index in
-                var writer = JSONWriter(capacity: batches[index].count * 200)
-                for (offset, (id, record)) in batches[index].enumerated() {
-                    if json, offset > 0 { writer.byte(UInt8(ascii: ",")) }
-                    writer.record(record, id: id, idField: idField, table: table)
+        let chunkCount = (ids.count + chunkSize - 1) / chunkSize
+        var first = true
+        // A few chunks per core at a time, written as soon as they are encoded.
+        for batchStart in stride(from: 0, to: chunkCount, by: lanes * 2) {
+            let batch = batchStart..<min(chunkCount, batchStart + lanes * 2)
+            let outputs = LaneResults<[UInt8]>(count: batch.count)
+            DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
+                let chunk = batch.lowerBound + offset
+                let range = (chunk * chunkSize)..<min(ids.count, (chunk + 1) * chunkSize)
+                var writer = JSONWriter(capacity: range.count * 256)
+                for index in range {
+                    if json, index > range.lowerBound { writer.byte(UInt8(ascii: ",")) }
+                    writer.record(records[ids[index]]!, id: ids[index], idField: idField, table: table)
                     if !json { writer.byte(0x0A) }
                 }
-                outputs.set(index, writer.bytes)
+                outputs.set(offset, writer.bytes)
             }
-            for index in 0..<batches.count {
-                let output = outputs[index]
+            for offset in 0..<batch.count {
                 if json, !first { console.write([UInt8(ascii: ",")]) }
                 first = false
-                console.write(output)
-            }
-            pending.removeAll(keepingCapacity: true)
-        }
-        // By ID: the same value exports the same bytes in every run (a
-        // map's order follows a per-process hash seed).
-        var sorted = Array(records)
-        sorted.sort { $0.0 < $1.0 }
-        for (id, record) in sorted {
-            chunk.append((id, record))
-            if chunk.count == chunkSize {
-                pending.append(chunk)
-                chunk.removeAll(keepingCapacity: true)
-                if pending.count == lanes * 2 { drain() }
+                console.write(outputs[offset])
             }
         }
-        if !chunk.isEmpty { pending.append(chunk) }
-        if !pending.isEmpty { drain() }
     }
 }
