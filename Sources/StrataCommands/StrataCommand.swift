@@ -29,17 +29,9 @@ public struct StrataCommand: AsyncParsableCommand {
     /// returns the exit status; errors are one line on standard error.
     public static func run(_ arguments: [String]) async -> Int32 {
         let console = Console()
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot(arguments)
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
-            return ExitStatus.ok.rawValue
-        } catch let failure as CommandFailure {
-            console.error("strata: " + failure.message)
-            return failure.status.rawValue
+            command = try parseAsRoot(arguments)
         } catch {
             // Help and version requests, and the parser's usage errors.
             if exitCode(for: error) == .success {
@@ -49,6 +41,34 @@ public struct StrataCommand: AsyncParsableCommand {
             console.error(fullMessage(for: error))
             return ExitStatus.usage.rawValue
         }
+        do {
+            if var runnable = command as? any AsyncParsableCommand {
+                try await runnable.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CommandFailure {
+            console.error("strata: " + failure.message)
+            return failure.status.rawValue
+        } catch {
+            switch exitCode(for: error) {
+            case .success:
+                // `--help` and `help <command>` run as commands that exit cleanly.
+                console.line(fullMessage(for: error))
+                return ExitStatus.ok.rawValue
+            case .validationFailure:
+                console.error(fullMessage(for: error))
+                return ExitStatus.usage.rawValue
+            default:
+                console.error("strata: \(error)")
+                return ExitStatus.failed.rawValue
+            }
+        }
+        if let code = Console.writeFailure {
+            console.error("strata: cannot write the output: \(String(cString: strerror(code)))")
+            return ExitStatus.failed.rawValue
+        }
+        return ExitStatus.ok.rawValue
     }
 }
 

@@ -12,8 +12,12 @@ if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
     let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
     _ = mallopt(-1, 1 << 30)
     _ = mallopt(-2, 64 << 20)
-    _ = mallopt(-3, 1 << 30)
+    _ = mallopt(-3, 32 << 20)  // glibc's largest
 }
 #endif
+
+// A reader that goes away (`strata export | head`) is an EPIPE for the
+// output to handle, not a signal that kills the process.
+signal(SIGPIPE, SIG_IGN)
 
 exit(await StrataCommand.run(Array(CommandLine.arguments.dropFirst())))

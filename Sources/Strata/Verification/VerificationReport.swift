@@ -21,12 +21,16 @@ public struct VerificationReport: Sendable {
     /// write in progress, or cut short by a crash), files the next open
     /// removes (a temporary, a snapshot or block of a history since cut).
     public var notes: [String] = []
-    /// Transactions in the log that read back, check and replay.
+    /// Transactions that read back, check and replay, from t 1 up to the
+    /// first damage (all of them in a sound store).
     public var transactions: Int64 = 0
-    /// Files read, by kind.
+    /// Log segments read.
     public var segments = 0
+    /// Segment summaries read.
     public var summaries = 0
+    /// Snapshots read and compared.
     public var snapshots = 0
+    /// Compaction blocks read.
     public var blocks = 0
     /// Bytes of the files read.
     public var bytes = 0

@@ -70,7 +70,7 @@ struct ExportCommand: AsyncParsableCommand {
                 console.write(writer.bytes)
             }
             let records = value[table: name].records
-            Self.write(
+            try Self.write(
                 records,
                 table: named && format == .jsonl ? name.string : nil,
                 idField: idField,
@@ -93,7 +93,9 @@ struct ExportCommand: AsyncParsableCommand {
         idField: String,
         json: Bool,
         to console: Console
-    ) {
+    ) throws {
+        // A field named like the ID (or table) member would be read back as it.
+        let reserved = [Key(idField)] + (table == nil ? [] : [RecordLineParser.tableField])
         let ids = Array(records.keys).sorted()
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -103,16 +105,29 @@ struct ExportCommand: AsyncParsableCommand {
         for batchStart in stride(from: 0, to: chunkCount, by: lanes * 2) {
             let batch = batchStart..<min(chunkCount, batchStart + lanes * 2)
             let outputs = LaneResults<[UInt8]>(count: batch.count)
+            let clashes = LaneResults<RecordID?>(count: batch.count)
             DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
                 let chunk = batch.lowerBound + offset
                 let range = (chunk * chunkSize)..<min(ids.count, (chunk + 1) * chunkSize)
                 var writer = JSONWriter(capacity: range.count * 256)
+                var clash: RecordID?
                 for index in range {
+                    let record = records[ids[index]]!
+                    if clash == nil, reserved.contains(where: { record[$0] != nil }) { clash = ids[index] }
                     if json, index > range.lowerBound { writer.byte(UInt8(ascii: ",")) }
-                    writer.record(records[ids[index]]!, id: ids[index], idField: idField, table: table)
+                    writer.record(record, id: ids[index], idField: idField, table: table)
                     if !json { writer.byte(0x0A) }
                 }
                 outputs.set(offset, writer.bytes)
+                clashes.set(offset, clash)
+            }
+            if let clash = (0..<batch.count).lazy.compactMap({ clashes[$0] }).first {
+                throw CommandFailure(
+                    .failed,
+                    "record \(Text.recordID(clash))\(table.map { " of \(Text.safe($0))" } ?? "") has a field named "
+                        + "\(reserved.map { Text.safe($0.string) }.joined(separator: " or ")), which the export uses: "
+                        + "choose another --id-field (or export one --table at a time)"
+                )
             }
             for offset in 0..<batch.count {
                 if json, !first { console.write([UInt8(ascii: ",")]) }

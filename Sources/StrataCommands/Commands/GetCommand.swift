@@ -6,8 +6,11 @@ struct GetCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "get",
         abstract: "A record, now or as of a past t.",
-        discussion:
-            "IDs: digits are an integer ID, a UUID a UUID ID, anything else a string; prefix int:, str: or uuid: to say which."
+        discussion: """
+            IDs: digits are an integer ID, a UUID a UUID ID, anything else a string; \
+            prefix int:, str: or uuid: to say which. A negative integer ID: int:-1 \
+            (or put -- before the arguments).
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -85,7 +88,7 @@ struct HistoryCommand: AsyncParsableCommand {
                         .object([
                             ("t", .int(version.transaction.t)),
                             ("id", .string(version.transaction.id.uuidString)),
-                            ("time", .string(JSONDates.iso8601(version.transaction.timestamp))),
+                            ("time", JSON.time(version.transaction.timestamp)),
                             ("message", .string(version.transaction.message)),
                             ("record", version.record.map(TransactionJSON.record) ?? .null),
                         ])

@@ -38,19 +38,26 @@ struct ImportCommand: AsyncParsableCommand {
 
     func validate() throws {
         if batch < 1 { throw ValidationError("--batch must be at least 1") }
+        if table?.isEmpty == true { throw ValidationError("--table must name a table") }
+        if idField.isEmpty { throw ValidationError("--id-field must name a member") }
     }
 
     func run() async throws {
         let console = Console()
-        let input: FileHandle
+        let input: Int32
         if file == "-" {
-            input = FileHandle.standardInput
+            input = STDIN_FILENO
         } else {
-            guard let handle = FileHandle(forReadingAtPath: file) else {
+            var info = stat()
+            input = open(file, O_RDONLY | O_CLOEXEC)
+            guard input >= 0, fstat(input, &info) == 0 else {
                 throw CommandFailure(.failed, "\(file): cannot be read (\(String(cString: strerror(errno))))")
             }
-            input = handle
+            guard (info.st_mode & S_IFMT) != S_IFDIR else {
+                throw CommandFailure(.failed, "\(file): is a directory, not a file of JSON lines")
+            }
         }
+        defer { if input != STDIN_FILENO { close(input) } }
         let totalBytes =
             file == "-" ? nil : (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue
         let store = try await common.openWriting(console, create: create, bulk: true)
@@ -63,6 +70,7 @@ struct ImportCommand: AsyncParsableCommand {
         let message =
             self.message ?? "Import from \(file == "-" ? "standard input" : (file as NSString).lastPathComponent)"
         var imported = 0
+        var changed = 0
         var committed: [Int64] = []
         var failure: CommandFailure?
         // The next batch is read and parsed while this one commits.
@@ -86,10 +94,15 @@ struct ImportCommand: AsyncParsableCommand {
                     for (table, records) in ParsedRecord.byTable(parsed.records) {
                         try builder.upsert(contentsOf: records, into: table)
                     }
+                    // Records equal to the stored ones: no empty transaction.
+                    if builder.transaction().changes.isEmpty { throw NothingChanged() }
                 }
                 committed.append(report.transaction.t)
+                changed += report.transaction.changeCount
                 imported += parsed.records.count
                 progress.update(bytes: parsed.bytesRead, records: imported)
+            } catch is NothingChanged {
+                imported += parsed.records.count
             } catch {
                 failure = CommandFailure(
                     .failed,
@@ -98,8 +111,9 @@ struct ImportCommand: AsyncParsableCommand {
                 break reading
             }
         }
-        // A batch read ahead is not committed; its task ends on its own.
-        _ = await next.value
+        // A batch read ahead after a failure is not committed; its task is
+        // not waited for (on a pipe it may wait for input).
+        next.cancel()
         progress.finish()
         do {
             // The records are durable once closed; the snapshot makes the
@@ -116,7 +130,7 @@ struct ImportCommand: AsyncParsableCommand {
         if common.json {
             console.json(
                 .object([
-                    ("records", .int(imported)), ("transactions", .int(committed.count)),
+                    ("records", .int(imported)), ("changed", .int(changed)), ("transactions", .int(committed.count)),
                     ("first", committed.first.map { .int($0) } ?? .null),
                     ("last", committed.last.map { .int($0) } ?? .null),
                     ("error", failure.map { .string($0.message) } ?? .null),
@@ -124,7 +138,8 @@ struct ImportCommand: AsyncParsableCommand {
             )
         } else {
             console.line(
-                "imported \(Text.count(imported)) records in \(Text.count(committed.count)) transaction(s) (\(range))"
+                "imported \(Text.count(imported, "record")) (\(Text.count(changed)) new or changed) in "
+                    + "\(Text.count(committed.count, "transaction")) (\(range))"
             )
         }
         console.flush()
@@ -136,6 +151,9 @@ struct ImportCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// A batch whose records are all equal to the stored ones.
+private struct NothingChanged: Error {}
 
 /// The records of one batch of lines.
 struct ParsedBatch: Sendable {
@@ -149,7 +167,7 @@ struct ParsedBatch: Sendable {
 /// Reads and parses batch after batch: used by one task at a time (each
 /// batch's task starts after the previous one's result was taken).
 final class BatchSource: @unchecked Sendable {
-    /// A malformed line, with its batch's line numbers.
+    /// A malformed line (or the input failing), with its batch's line numbers.
     struct Failure: Error {
         var line: Int
         var reason: String
@@ -168,7 +186,14 @@ final class BatchSource: @unchecked Sendable {
 
     /// The next batch; nil at the end of the input.
     func next() -> Result<ParsedBatch?, Failure> {
-        let batch = lines.next(size)
+        let batch: LineReader.Batch
+        do {
+            batch = try lines.next(size)
+        } catch {
+            return .failure(
+                Failure(line: lines.nextLine, reason: "the input cannot be read: \(error)", lines: "\(lines.nextLine)–")
+            )
+        }
         if batch.lines.isEmpty { return .success(nil) }
         let range = "\(batch.firstLine)–\(batch.firstLine + batch.lines.count - 1)"
         do {
@@ -231,9 +256,11 @@ struct RecordLineParser: Sendable {
         var records: [ParsedRecord] = []
         records.reserveCapacity(range.count)
         for index in range {
-            let line = batch.lines[index]
+            var line = batch.lines[index]
             let number = batch.firstLine + index
-            guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
+            // A CRLF file's lines end in a carriage return; blank lines are skipped.
+            if line.upperBound > line.lowerBound, batch.bytes[line.upperBound - 1] == 0x0D { line = line.dropLast() }
+            guard !batch.bytes[line].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
             let members: [(Key, Value)]
             do {
                 members = try batch.bytes.withUnsafeBufferPointer { buffer throws(JSONReader.Failure) in
@@ -252,7 +279,10 @@ struct RecordLineParser: Sendable {
                         throw Failure(line: number, reason: "\(idField) must be an integer, a string or {\"$uuid\": …}")
                     }
                     id = recordID
-                } else if table == nil, name == Self.tableField {
+                } else if name == Self.tableField {
+                    guard table == nil else {
+                        throw Failure(line: number, reason: "a $table member, and --table was given: which table?")
+                    }
                     guard case .string(let text) = value, !text.isEmpty else {
                         throw Failure(line: number, reason: "$table must be a table name")
                     }
@@ -271,7 +301,8 @@ struct RecordLineParser: Sendable {
     }
 }
 
-/// Lines of a file read in large blocks.
+/// Lines of a file descriptor, read in large blocks: a pipe's lines come
+/// as they are written (a read returns what is there).
 struct LineReader {
     /// Lines of one batch: byte ranges into `bytes`, and the first line's number (1-based).
     struct Batch: Sendable {
@@ -280,34 +311,48 @@ struct LineReader {
         var firstLine: Int
     }
 
-    private let handle: FileHandle
+    struct ReadError: Error, CustomStringConvertible {
+        var code: Int32
+        var description: String { String(cString: strerror(code)) }
+    }
+
+    private let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// Where the unread lines start in `buffer`.
     private var start = 0
     private var ended = false
     private(set) var bytesRead = 0
-    private var nextLine = 1
+    private(set) var nextLine = 1
 
-    init(_ handle: FileHandle) { self.handle = handle }
+    init(_ descriptor: Int32) { self.descriptor = descriptor }
 
-    /// Up to `count` lines (fewer at the end of the input), their bytes
-    /// copied out of the read buffer.
-    mutating func next(_ count: Int) -> Batch {
+    /// Up to `count` lines (fewer at the end of the input, or when a pipe
+    /// has no more for now and some are ready), their bytes copied out.
+    mutating func next(_ count: Int) throws -> Batch {
         var lines: [Range<Int>] = []
         var scan = start
         while lines.count < count {
             if let newline = buffer[scan...].firstIndex(of: 0x0A) {
                 lines.append(scan..<newline)
                 scan = newline + 1
-            } else if ended {
+                continue
+            }
+            if ended {
                 if scan < buffer.count { lines.append(scan..<buffer.count) }
                 scan = buffer.count
                 break
-            } else if let chunk = try? handle.read(upToCount: 4 << 20), !chunk.isEmpty {
-                bytesRead += chunk.count
-                buffer.append(contentsOf: chunk)
-            } else {
-                ended = true
             }
+            // Lines ready and a pipe that would make us wait: commit them first.
+            if !lines.isEmpty, !hasInput() { break }
+            // Moved down only when most of the buffer is read: O(input) in all.
+            if start > buffer.count / 2 {
+                buffer.removeFirst(start)
+                lines = lines.map { ($0.lowerBound - start)..<($0.upperBound - start) }
+                scan -= start
+                start = 0
+            }
+            let read = try readChunk()
+            if read == 0 { ended = true }
         }
         let base = lines.first?.lowerBound ?? scan
         let batch = Batch(
@@ -316,9 +361,32 @@ struct LineReader {
             firstLine: nextLine
         )
         nextLine += lines.count
-        buffer.removeFirst(scan)
-        start = 0
+        start = scan
         return batch
+    }
+
+    private mutating func readChunk() throws -> Int {
+        let chunk = 4 << 20
+        let old = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + old, chunk) }
+            if n < 0, errno == EINTR { continue }
+            guard n >= 0 else {
+                let code = errno
+                buffer.removeLast(chunk)
+                throw ReadError(code: code)
+            }
+            buffer.removeLast(chunk - n)
+            bytesRead += n
+            return n
+        }
+    }
+
+    /// Whether a read would return without waiting.
+    private func hasInput() -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&poller, 1, 0) > 0
     }
 }
 

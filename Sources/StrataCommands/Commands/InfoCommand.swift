@@ -43,14 +43,14 @@ struct InfoCommand: AsyncParsableCommand {
                 .object([
                     ("path", .string(common.path)),
                     ("t", .int(value.basis)),
-                    ("lastCommit", last.map { .string(JSONDates.iso8601($0.timestamp)) } ?? .null),
+                    ("lastCommit", last.map { JSON.time($0.timestamp) } ?? .null),
                     ("records", .int(value.recordCount)),
                     ("tables", .array(tables)),
                     ("log", files.json(files.segments)),
                     ("summaries", files.json(files.summaries)),
                     ("snapshots", files.json(files.snapshots)),
                     ("blocks", files.json(files.blocks)),
-                    ("snapshotBases", .array(statistics.snapshotBases.map { .int($0) })),
+                    ("snapshotBases", .array(files.snapshotBases.map { .int($0) })),
                     (
                         "estimatedOpenMilliseconds",
                         .double(
@@ -66,7 +66,7 @@ struct InfoCommand: AsyncParsableCommand {
         let lastText = last.map { " (last commit \(Text.time($0.timestamp)) UTC)" } ?? " (empty)"
         console.line("\(console.styled("store", .bold))  \(common.path)")
         console.line("t          \(Text.count(value.basis))\(lastText)")
-        console.line("records    \(Text.count(value.recordCount)) in \(value.tableNames.count) table(s)")
+        console.line("records    \(Text.count(value.recordCount)) in \(Text.count(value.tableNames.count, "table"))")
         if !value.tableNames.isEmpty {
             var table = TextTable([("table", .left), ("records", .right), ("indexes", .left)])
             for name in value.tableNames {
@@ -89,7 +89,7 @@ struct InfoCommand: AsyncParsableCommand {
             filesTable.add([label, Text.count(list.count), Text.bytes(list.reduce(0) { $0 + $1.bytes })])
         }
         for line in filesTable.lines(console) { console.line("  " + line) }
-        let bases = statistics.snapshotBases.map { Text.count($0) }.joined(separator: ", ")
+        let bases = files.snapshotBases.map { Text.count($0) }.joined(separator: ", ")
         if !bases.isEmpty { console.line("snapshots at t  \(bases)") }
         console.line("open       ~\(Text.duration(statistics.estimatedOpen)) estimated")
     }
@@ -115,6 +115,11 @@ struct StoreFiles {
         summaries = list(path + "/log") { $0.hasSuffix(".summary") }
         snapshots = list(path + "/snapshots") { $0.hasPrefix("snapshot-") && $0.hasSuffix(".strata") }
         blocks = list(path + "/blocks") { $0.hasPrefix("block-") && $0.hasSuffix(".strata") }
+    }
+
+    /// The t of each snapshot file, oldest first.
+    var snapshotBases: [Int64] {
+        snapshots.compactMap { Int64($0.name.dropFirst("snapshot-".count).dropLast(".strata".count)) }
     }
 
     func json(_ files: [File]) -> JSON {

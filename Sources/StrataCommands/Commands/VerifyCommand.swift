@@ -55,8 +55,10 @@ struct VerifyCommand: AsyncParsableCommand {
             let rate = seconds > 0 ? Double(report.bytes) / seconds : 0
             let verdict = report.isSound ? console.styled("sound", .green) : console.styled("damaged", .red)
             console.line(
-                "\(verdict): \(Text.count(report.transactions)) transactions; \(report.segments) log segment(s), "
-                    + "\(report.summaries) summary(ies), \(report.snapshots) snapshot(s), \(report.blocks) block(s); "
+                "\(verdict): \(Text.count(report.transactions, "transaction")); "
+                    + "\(Text.count(report.segments, "log segment")), "
+                    + "\(Text.count(report.summaries, "segment summary", plural: "segment summaries")), "
+                    + "\(Text.count(report.snapshots, "snapshot")), \(Text.count(report.blocks, "block")); "
                     + "\(Text.bytes(report.bytes)) in \(Text.duration(elapsed)) (\(Text.bytes(Int(rate)))/s)"
             )
         }
@@ -64,7 +66,7 @@ struct VerifyCommand: AsyncParsableCommand {
         if !report.isSound {
             throw CommandFailure(
                 .failed,
-                "\(common.path): \(report.problems.count) damaged place(s) found; "
+                "\(common.path): damage found in \(Text.count(report.problems.count, "place")); "
                     + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store"
             )
         }
@@ -92,6 +94,15 @@ struct RepairCommand: AsyncParsableCommand {
         let console = Console()
         let log: StoreLog = try await common.failing {
             try await StoreLog.open(at: common.path, recovery: .truncateAtDamage)
+        }
+        let source = URL(fileURLWithPath: common.path).standardizedFileURL.resolvingSymlinksInPath().path
+        let destination = URL(fileURLWithPath: into).standardizedFileURL.resolvingSymlinksInPath().path
+        if destination == source || destination.hasPrefix(source + "/") {
+            throw CommandFailure.usage("\(into) is inside \(common.path); repair never writes into the store it reads")
+        }
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: into, isDirectory: &isDirectory), !isDirectory.boolValue {
+            throw CommandFailure.usage("\(into) is a file; repair writes a new store into a new directory")
         }
         if let names = try? FileManager.default.contentsOfDirectory(atPath: into), !names.isEmpty {
             throw CommandFailure.usage("\(into) is not empty; repair writes only into a new store")
@@ -143,12 +154,20 @@ struct RepairCommand: AsyncParsableCommand {
                 ])
             )
         } else {
-            console.line("copied \(Text.count(copied)) transaction(s) (t 1…\(Text.count(copied))) into \(into)")
+            console.line("copied \(Text.count(copied, "transaction")) (t 1…\(Text.count(copied))) into \(into)")
             if dropped.isEmpty {
                 console.line("dropped nothing: the history read back whole")
             } else {
                 for line in dropped { console.line(console.styled("dropped", .yellow) + "  \(Text.safe(line))") }
             }
+        }
+        console.flush()
+        if !dropped.isEmpty {
+            // Repaired, but not whole: scripts must not take it for a full copy.
+            throw CommandFailure(
+                .failed,
+                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)"
+            )
         }
     }
 }

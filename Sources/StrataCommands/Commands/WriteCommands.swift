@@ -117,7 +117,7 @@ struct TruncateCommand: AsyncParsableCommand {
         if common.json {
             console.json(.object([("t", .int(after)), ("dropped", .int(dropped))]))
         } else {
-            console.line("truncated after t \(Text.count(after)): dropped \(Text.count(dropped)) transaction(s)")
+            console.line("truncated after t \(Text.count(after)): dropped \(Text.count(dropped, "transaction"))")
         }
     }
 }

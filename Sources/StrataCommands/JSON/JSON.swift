@@ -1,3 +1,4 @@
+import Foundation
 import Strata
 
 /// A JSON document the commands print for `--json`: object members keep
@@ -17,4 +18,8 @@ enum JSON {
 
     static func int(_ value: Int) -> JSON { .int(Int64(value)) }
     static func optional(_ text: String?) -> JSON { text.map(JSON.string) ?? .null }
+    /// A time as ISO 8601, or its seconds since 2001 when ISO 8601 cannot say it.
+    static func time(_ date: Foundation.Date) -> JSON {
+        JSONDates.iso8601(date).map(JSON.string) ?? .double(date.timeIntervalSinceReferenceDate)
+    }
 }

@@ -32,6 +32,8 @@ struct JSONReader {
         var reader = JSONReader(text)
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
+        // The record itself is no level of its fields' nesting.
+        reader.depth = -1
         let members = try reader.members()
         reader.skipSpace()
         guard reader.index == text.count else { throw reader.failure("unexpected text after the object") }
@@ -119,14 +121,21 @@ struct JSONReader {
         }
     }
 
+    /// JSON levels allowed: a value's lists and maps, each possibly inside
+    /// a special form's object. What the store accepts is checked when the
+    /// record is committed (``Value/maximumNesting``); this bounds the stack.
+    static let maximumDepth = 2 * Value.maximumNesting + 2
+
     private mutating func enter() throws(Failure) {
         depth += 1
-        guard depth <= Value.maximumNesting else {
-            throw failure("nested deeper than \(Value.maximumNesting) levels")
+        guard depth <= Self.maximumDepth else {
+            throw failure("nested deeper than \(Self.maximumDepth) levels")
         }
     }
 
-    private mutating func members() throws(Failure) -> [(Key, Value)] {
+    /// - Parameter wrapper: whether a first member `$map` wraps a map (not
+    /// inside that map's own object, whose members are its keys).
+    private mutating func members(wrapper: Bool = true) throws(Failure) -> [(Key, Value)] {
         try enter()
         defer { depth -= 1 }
         index += 1
@@ -143,7 +152,15 @@ struct JSONReader {
             skipSpace()
             guard peek == UInt8(ascii: ":") else { throw failure("expected : after a member name") }
             index += 1
-            members.append((Key(name), try value()))
+            if wrapper, members.isEmpty, name == "$map" {
+                // The wrapper of a map whose keys start with `$`: its object
+                // is that map, never a special form.
+                skipSpace()
+                guard peek == UInt8(ascii: "{") else { throw failure("$map must be an object") }
+                members.append((Key(name), .map(Self.map(try self.members(wrapper: false)))))
+            } else {
+                members.append((Key(name), try value()))
+            }
             skipSpace()
             switch peek {
             case UInt8(ascii: ",")?: index += 1
@@ -188,9 +205,23 @@ struct JSONReader {
             guard skipDigits() > 0 else { throw failure("expected a digit in the exponent") }
         }
         let text = UnsafeBufferPointer(rebasing: bytes[start..<index])
-        if integral, let number = Self.integer(text) { return .int(number) }
+        if integral {
+            guard let number = Self.integer(text) else {
+                throw Failure(
+                    offset: start,
+                    reason: "\(String(decoding: text, as: UTF8.self)) does not fit a 64-bit integer "
+                        + "(write it as a string, or as a double with a point to accept rounding)"
+                )
+            }
+            return .int(number)
+        }
         let string = String(decoding: text, as: UTF8.self)
-        guard let double = Double(string) else { throw Failure(offset: start, reason: "not a number: \(string)") }
+        guard let double = Double(string), double.isFinite else {
+            throw Failure(
+                offset: start,
+                reason: "\(string) is not a finite double (write {\"$double\": \"inf\"} for infinity)"
+            )
+        }
         return .double(double)
     }
 

@@ -145,9 +145,15 @@ struct JSONWriter {
             bytes.append(contentsOf: Data(data).base64EncodedString().utf8)
             raw(#""}"#)
         case .date(let date):
-            raw(#"{"$date":""#)
-            bytes.append(contentsOf: JSONDates.iso8601(date).utf8)
-            raw(#"","$seconds":"#)
+            byte(UInt8(ascii: "{"))
+            // Text only for dates ISO 8601 writes the way every reader
+            // reads (years 1583 to 9999, Gregorian); the seconds always.
+            if let text = JSONDates.iso8601(date) {
+                raw(#""$date":""#)
+                bytes.append(contentsOf: text.utf8)
+                raw(#"","#)
+            }
+            raw(#""$seconds":"#)
             double(date.timeIntervalSinceReferenceDate)
             byte(UInt8(ascii: "}"))
         case .reference(let reference):
@@ -217,8 +223,15 @@ struct JSONWriter {
 
 /// Dates as the commands write them: ISO 8601 in UTC, milliseconds.
 enum JSONDates {
-    static func iso8601(_ date: Date) -> String {
+    /// Seconds since 1970 of 1583-01-01 and 10000-01-01: ISO 8601 with
+    /// four-digit years in the Gregorian calendar every reader agrees on.
+    private static let writable: Range<Double> = -12_212_553_600..<253_402_300_800
+
+    /// `2026-11-24T06:00:00.123Z`; nil for a date outside 1583...9999 (or
+    /// not a number), which JSON then carries as seconds alone.
+    static func iso8601(_ date: Date) -> String? {
         let seconds = date.timeIntervalSince1970
+        guard writable.contains(seconds) else { return nil }
         var whole = time_t(seconds.rounded(.down))
         var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
         if millis >= 1000 {

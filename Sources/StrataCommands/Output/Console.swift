@@ -51,16 +51,27 @@ final class Console {
         buffer.append(0x0A)
     }
 
+    /// The first failure to write standard output (a full disk, a closed
+    /// file): the command then fails, whatever it computed. A reader that
+    /// went away (`strata log | head`) is no failure: output stops.
+    nonisolated(unsafe) static var writeFailure: Int32?
+    private var closed = false
+
     func flush() {
+        defer { buffer.removeAll(keepingCapacity: true) }
+        guard !closed else { return }
         var written = 0
         while written < buffer.count {
             let n = buffer.withUnsafeBytes { systemWrite(STDOUT_FILENO, $0.baseAddress! + written, $0.count - written) }
             if n < 0, errno == EINTR { continue }
-            // A closed pipe (`strata log | head`): what is left has no reader.
-            guard n > 0 else { break }
+            guard n > 0 else {
+                let code = n < 0 ? errno : EIO
+                closed = true
+                if code != EPIPE, Self.writeFailure == nil { Self.writeFailure = code }
+                return
+            }
             written += n
         }
-        buffer.removeAll(keepingCapacity: true)
     }
 
     /// Writes a line to standard error at once.

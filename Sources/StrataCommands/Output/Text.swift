@@ -14,6 +14,11 @@ enum Text {
         return (number < 0 ? "-" : "") + result
     }
 
+    /// `1 record`, `2 records`, `1,000 records`.
+    static func count(_ number: some BinaryInteger, _ noun: String, plural: String? = nil) -> String {
+        "\(count(number)) \(number == 1 ? noun : plural ?? noun + "s")"
+    }
+
     /// `512 B`, `12.3 KB`, `1.5 GB` (powers of 1,000).
     static func bytes(_ count: Int) -> String {
         let units = ["B", "KB", "MB", "GB", "TB"]
@@ -28,7 +33,7 @@ enum Text {
 
     /// `2026-11-24 06:00:00` (UTC).
     static func time(_ date: Date) -> String {
-        let iso = JSONDates.iso8601(date)
+        guard let iso = JSONDates.iso8601(date) else { return "\(date.timeIntervalSinceReferenceDate) s after 2001" }
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(8))
     }
 
@@ -41,10 +46,18 @@ enum Text {
     /// `text` with control characters escaped: a message or a name cannot
     /// move the cursor or recolour the terminal.
     static func safe(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        // C0 and C1 controls, and the bidirectional overrides and isolates
+        // (which can make a name read as another).
+        func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
+            switch scalar.value {
+            case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: return true
+            default: return false
+            }
+        }
+        guard text.unicodeScalars.contains(where: isUnsafe) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if scalar.value < 0x20 || scalar.value == 0x7F {
+            if isUnsafe(scalar) {
                 result += scalar == "\n" ? "\\n" : scalar == "\t" ? "\\t" : String(format: "\\u{%02X}", scalar.value)
             } else {
                 result.unicodeScalars.append(scalar)
@@ -89,4 +102,10 @@ enum Text {
     }
 
     static func recordID(_ id: RecordID) -> String { safe("\(id)") }
+
+    /// `text` padded with spaces to `width` characters (grapheme clusters,
+    /// as the widths are measured).
+    static func padded(_ text: String, to width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - text.count))
+    }
 }

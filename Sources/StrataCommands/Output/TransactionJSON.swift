@@ -9,7 +9,7 @@ enum TransactionJSON {
         return [
             ("t", .int(transaction.t)),
             ("id", .string(transaction.id.uuidString)),
-            ("time", .string(JSONDates.iso8601(transaction.timestamp))),
+            ("time", JSON.time(transaction.timestamp)),
             ("significance", .string(Text.significance(transaction.significance))),
             ("message", .string(transaction.message)),
             ("inserts", .int(counts.inserts)),
@@ -106,7 +106,7 @@ enum TransactionText {
             var lines = [console.styled("~ \(name)", .yellow)]
             let width = fields.keys.map { Text.safe($0.string).count }.max() ?? 0
             for (field, change) in fields.sorted(by: { $0.key < $1.key }) {
-                let label = Text.safe(field.string).padding(toLength: width, withPad: " ", startingAt: 0)
+                let label = Text.padded(Text.safe(field.string), to: width)
                 let before = change.old.map { Text.safe($0.description) } ?? "(absent)"
                 let after = change.new.map { Text.safe($0.description) } ?? "(absent)"
                 lines.append("    \(label)  \(before) → \(after)")
@@ -118,7 +118,7 @@ enum TransactionText {
     static func fields(_ record: Record, marker: String) -> [String] {
         let width = record.map { Text.safe($0.name.string).count }.max() ?? 0
         return record.map { field in
-            let label = Text.safe(field.name.string).padding(toLength: width, withPad: " ", startingAt: 0)
+            let label = Text.padded(Text.safe(field.name.string), to: width)
             return "    \(label)  \(Text.safe(field.value.description))"
         }
     }

@@ -65,7 +65,8 @@ struct CLIDamageTests {
         #expect(text.error.contains("strata repair"), "\(text)")
 
         let repair = try StrataRunner.run(["repair", path, "--into", repaired, "--json"])
-        #expect(repair.status == 0, "\(repair)")
+        #expect(repair.status == 1, "repaired, but not whole: \(repair)")
+        #expect(repair.error.contains("the rest was dropped"), "\(repair)")
         let report = try repair.object()
         let copied = try #require(report["transactions"] as? Int)
         #expect(copied > 0 && copied < Int(value.basis), "\(report)")
@@ -96,6 +97,9 @@ struct CLIDamageTests {
         #expect(try StrataRunner.run(["verify", repaired]).status == 0)
         let again = try StrataRunner.run(["repair", path, "--into", repaired])
         #expect(again.status == 2, "never into a store that holds something: \(again)")
+        let inside = try StrataRunner.run(["repair", path, "--into", path + "/copy"])
+        #expect(inside.status == 2, "never into the store it reads: \(inside)")
+        #expect(!FileManager.default.fileExists(atPath: path + "/copy"))
     }
 
     @Test("a truncated segment and a damaged snapshot are found; a missing snapshot is not damage")

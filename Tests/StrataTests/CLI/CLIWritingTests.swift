@@ -106,6 +106,30 @@ struct CLIWritingTests {
         try await after.close()
     }
 
+    @Test("import skips blank lines (spaces, CRLF), refuses a $table member beside --table and a directory as input")
+    func awkwardInput() async throws {
+        let path = temporaryStorePath("cli-import-awkward")
+        defer { removeStore(path) }
+        let input = "{\"$id\": 1, \"a\": 1}\r\n   \r\n\r\n\t\n{\"$id\": 2, \"a\": 2}\r\n{\"$id\": 3}"
+        let outcome = try StrataRunner.run(["import", path, "-", "--table", "t", "--create", "--json"], input: input)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(try outcome.object()["records"] as? Int == 3)
+        let again = try StrataRunner.run(["import", path, "-", "--table", "t", "--json"], input: input)
+        #expect(try again.object()["transactions"] as? Int == 0, "nothing changed, nothing committed: \(again)")
+        let clash = try StrataRunner.run(["import", path, "-", "--table", "t"], input: #"{"$id": 4, "$table": "u"}"#)
+        #expect(clash.status == 1 && clash.error.contains("line 1"), "\(clash)")
+        let directory = try StrataRunner.run([
+            "import", path, FileManager.default.temporaryDirectory.path, "--table", "t",
+        ])
+        #expect(directory.status == 1, "\(directory)")
+        let exportClash = try StrataRunner.run(["export", path, "--id-field", "a"])
+        #expect(exportClash.status == 1 && exportClash.error.contains("choose another --id-field"), "\(exportClash)")
+        let store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current.basis == 1)
+        #expect(store.current[table: "t"].count == 3)
+        try await store.close()
+    }
+
     @Test("import reads standard input, replaces records with the same ID, and needs --create for a new store")
     func importFromStandardInput() async throws {
         let path = temporaryStorePath("cli-import-stdin")

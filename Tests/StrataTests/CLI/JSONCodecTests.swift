@@ -97,7 +97,7 @@ struct JSONCodecTests {
     @Test("what JSON allows and Strata reads: escapes, surrogate pairs, big numbers, whitespace")
     func accepted() throws {
         let cases: [(String, Value)] = [
-            (#" "\u00e9\ud83c\udfb5\/" "#, .string("é🎵/")), ("12345678901234567890", .double(12345678901234567890)),
+            (#" "\u00e9\ud83c\udfb5\/" "#, .string("é🎵/")), ("12345678901234567890.0", .double(12345678901234567890)),
             ("-9223372036854775808", .int(.min)), ("1E2", .double(100)), ("-0", .int(0)), ("[ ]", .list([])),
             (#"{"a":1,"a":2}"#, .map(["a": 2])),
             (#"{"$date":"2026-11-24T06:00:00Z"}"#, .date(try #require(JSONDates.parse("2026-11-24T06:00:00Z")))),
@@ -114,11 +114,32 @@ struct JSONCodecTests {
             "", "{", "[1,]", "{\"a\" 1}", "\"open", "01", "1.", "1e", "-", "tru", "nul", "\"\\x\"", "\"\\ud800\"",
             "\"\\udc00\"", "\"\\u12\"", "1 2", "{\"$bytes\": 5}", "{\"$ref\": {\"table\": 1, \"id\": 2}}",
             "{\"$double\": \"big\"}",
-            "\"\u{0}\"", "[" + String(repeating: "[", count: 100) + "]",
+            "\"\u{0}\"", "[" + String(repeating: "[", count: 200) + "]", "12345678901234567890", "1e400", "-1e400",
+            "{\"$map\": 1}",
         ]
     )
     func refused(text: String) {
         #expect(throws: JSONReader.Failure.self) { try Self.read(Array(text.utf8)) }
+    }
+
+    @Test("maps with keys that look like special forms round-trip, however deep")
+    func dollarMaps() throws {
+        let inner: Value = .map(["$bytes": "AA==", "$map": .map(["$map": .map(["b": 2])]), "$date": 1])
+        for value: Value in [
+            .map(["$map": .map(["a": 1])]), .map(["$bytes": "AA=="]), .map(["$seconds": 5]), .map(["$ref": "x"]),
+            .map(["$map": inner]), .list([inner, .map(["$double": "nan"])]),
+        ] {
+            #expect(try Self.read(Self.write(value)) == value, "\(String(decoding: Self.write(value), as: UTF8.self))")
+        }
+    }
+
+    @Test("dates outside what ISO 8601 says are carried as seconds alone, never trap")
+    func extremeDates() throws {
+        for seconds in [1e300, -1e300, Double.nan, .infinity, -62_135_596_800, 0.5] {
+            let value = Value.date(Date(timeIntervalSinceReferenceDate: seconds))
+            let back = try Self.read(Self.write(value))
+            #expect(back == value || seconds.isNaN, "\(seconds)")
+        }
     }
 
     @Test("invalid UTF-8 inside a string is refused")

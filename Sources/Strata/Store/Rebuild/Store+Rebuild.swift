@@ -160,7 +160,6 @@ extension Store {
         }
     }
 
-    /// Waits until no compaction round runs (none starts once closing).
     /// Builds every compaction block the history completes that is not
     /// built yet, and waits for it. Blocks completed while the store is
     /// open are built as commits complete them; those completed before it
@@ -168,15 +167,19 @@ extension Store {
     /// this, an as-of anywhere in the history starts from built blocks.
     /// O(history) the first time; little more than a check of each block
     /// once they are built.
+    /// Block files that no longer check (damage on disk) are removed first,
+    /// so that they are built again.
     /// - Throws: ``StoreError/closed``, ``StoreError/readOnly(path:)``.
     public func compact() async throws {
         try checkWritable()
+        removeDamagedBlocks()
         compactedThrough = 0
         compactionDue = true
         startCompaction()
         await compactionSettled()
     }
 
+    /// Waits until no compaction round runs (none starts once closing).
     func compactionSettled() async {
         while compacting {
             await withCheckedContinuation { compactionSettledWaiters.append($0) }
@@ -272,6 +275,29 @@ extension Store {
             return value
         case .snapshot(let basis):
             return try database(inSnapshot: basis)
+        }
+    }
+}
+
+extension Store {
+    /// Removes every block file whose header or checksums do not hold.
+    private func removeDamagedBlocks() {
+        let directory = path + "/" + Self.blockDirectoryName
+        let fileSystem = options.fileSystem
+        guard let names = try? fileSystem.contents(ofDirectory: directory) else { return }
+        for name in names {
+            guard let (level, first) = BlockFile.parse(name) else { continue }
+            let last = first + RunIndex.blockSize(level) - 1
+            guard first >= 1, last <= current.basis else { continue }
+            let file = directory + "/" + name
+            let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
+                defer { handle.close() }
+                return try? handle.read(at: 0, count: handle.size())
+            }
+            let lastID = history.summary(last).id
+            if bytes.flatMap({ BlockFile.payload($0, level: level, first: first, last: last, lastID: lastID) }) == nil {
+                try? fileSystem.remove(file)
+            }
         }
     }
 }
