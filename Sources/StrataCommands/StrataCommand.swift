@@ -126,6 +126,8 @@ extension CommonOptions {
             options.durability = .none
             options.rebuildBudget = nil
             options.snapshotEveryLogBytes = nil
+            // No past values kept for as-of: the command ends with the import.
+            options.checkpointsKept = 0
         }
         do {
             let store = try await Store.open(at: path, options: options)

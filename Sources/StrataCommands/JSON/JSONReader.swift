@@ -346,15 +346,18 @@ struct JSONReader {
         guard let first = members.first, first.0.string.utf8.first == UInt8(ascii: "$") else {
             return .map(Self.map(members))
         }
-        let names = Set(members.map(\.0.string))
-        switch (first.0.string, names.count, members.count) {
-        case ("$bytes", 1, 1):
+        switch (first.0.string, members.count) {
+        case ("$bytes", 1):
             guard case .string(let text) = first.1, let data = Data(base64Encoded: text) else {
                 throw failure("$bytes must be a base64 string")
             }
             return .bytes(Array(data))
-        case ("$date", _, _), ("$seconds", _, _):
-            guard names.isSubset(of: ["$date", "$seconds"]), names.count == members.count else { break }
+        case ("$date", 1), ("$seconds", 1), ("$date", 2), ("$seconds", 2):
+            // `$date`, `$seconds` or both, each once.
+            if members.count == 2 {
+                let second = members[1].0
+                guard second != first.0, second == "$date" || second == "$seconds" else { break }
+            }
             if let seconds = members.first(where: { $0.0 == "$seconds" })?.1 {
                 switch seconds {
                 case .double(let value): return .date(Date(timeIntervalSinceReferenceDate: value))
@@ -366,7 +369,7 @@ struct JSONReader {
                 throw failure("$date must be an ISO 8601 date")
             }
             return .date(date)
-        case ("$double", 1, 1):
+        case ("$double", 1):
             guard case .string(let text) = first.1 else { throw failure("$double must be nan, inf or -inf") }
             switch text {
             case "nan": return .double(.nan)
@@ -374,13 +377,13 @@ struct JSONReader {
             case "-inf": return .double(-.infinity)
             default: throw failure("$double must be nan, inf or -inf")
             }
-        case ("$ref", 1, 1):
+        case ("$ref", 1):
             guard case .map(let reference) = first.1, reference.count == 2,
                 case .string(let table)? = reference["table"],
                 let idValue = reference["id"], let id = Self.recordID(idValue)
             else { throw failure("$ref must be {\"table\": name, \"id\": id}") }
             return .reference(RecordReference(table: Key(table), id: id))
-        case ("$map", 1, 1):
+        case ("$map", 1):
             guard case .map = first.1 else { throw failure("$map must be an object") }
             return first.1
         default: break
