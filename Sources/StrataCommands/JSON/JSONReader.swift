@@ -12,12 +12,12 @@ import Strata
 /// be valid UTF-8 (escapes included: a lone surrogate is an error). Nesting
 /// deeper than ``Value/maximumNesting`` is refused, so hostile input
 /// cannot exhaust the stack.
-struct JSONReader {
+package struct JSONReader {
     /// Why a text is not JSON, or not a value: the byte offset and what.
-    struct Failure: Error, CustomStringConvertible {
-        var offset: Int
-        var reason: String
-        var description: String { "at byte \(offset + 1): \(reason)" }
+    package struct Failure: Error, CustomStringConvertible {
+        package var offset: Int
+        package var reason: String
+        package var description: String { "at byte \(offset + 1): \(reason)" }
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
@@ -28,7 +28,7 @@ struct JSONReader {
 
     /// The members of the one object `text` holds (surrounding whitespace
     /// allowed), in order, each value read as a record value.
-    static func object(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> [(Key, Value)] {
+    package static func object(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> [(Key, Value)] {
         var reader = JSONReader(text)
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
@@ -41,7 +41,7 @@ struct JSONReader {
     }
 
     /// The one value `text` holds.
-    static func value(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> Value {
+    package static func value(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> Value {
         var reader = JSONReader(text)
         let value = try reader.value()
         reader.skipSpace()
@@ -50,7 +50,7 @@ struct JSONReader {
     }
 
     /// `value` as a record ID: an integer, a string, or `{"$uuid": "…"}`.
-    static func recordID(_ value: Value) -> RecordID? {
+    package static func recordID(_ value: Value) -> RecordID? {
         switch value {
         case .int(let number): return RecordID(number)
         case .string(let text): return RecordID(text)

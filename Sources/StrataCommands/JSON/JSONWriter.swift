@@ -17,10 +17,10 @@ import Strata
 ///     {"$ref": {"table": "albums", "id": 7}}
 ///     {"$uuid": "…"}                        a UUID record ID
 ///     {"$map": {..}}                        a map with a key that starts with "$"
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
     mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
@@ -133,7 +133,7 @@ struct JSONWriter {
     // MARK: Record values
 
     /// A record value in the Strata JSON convention.
-    mutating func value(_ value: Value) {
+    package mutating func value(_ value: Value) {
         switch value {
         case .null: raw("null")
         case .bool(let flag): flag ? raw("true") : raw("false")
@@ -201,7 +201,7 @@ struct JSONWriter {
 
     /// A record as one object: `extra` members first (its ID, its table),
     /// then its fields in their stored order.
-    mutating func record(_ record: Record, id: RecordID, idField: String, table: String?) {
+    package mutating func record(_ record: Record, id: RecordID, idField: String, table: String?) {
         byte(UInt8(ascii: "{"))
         if let table {
             raw(#""$table":"#)
@@ -222,7 +222,7 @@ struct JSONWriter {
 }
 
 /// Dates as the commands write them: ISO 8601 in UTC, milliseconds.
-enum JSONDates {
+package enum JSONDates {
     /// Seconds since 1970 of 1583-01-01 and 10000-01-01: ISO 8601 with
     /// four-digit years in the Gregorian calendar every reader agrees on.
     private static let writable: Range<Double> = -12_212_553_600..<253_402_300_800
@@ -248,7 +248,7 @@ enum JSONDates {
 
     /// Parses what ``iso8601(_:)`` writes, and the forms without
     /// milliseconds or with an offset (`+02:00`); nil for anything else.
-    static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let styles: [Date.ISO8601FormatStyle] = [
             .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted),
             .iso8601,

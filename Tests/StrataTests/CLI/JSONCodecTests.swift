@@ -1,9 +1,8 @@
 import Foundation
 import PersistentCollections
 import Strata
+import StrataCommands
 import Testing
-
-@testable import StrataCommands
 
 /// The JSON the `strata` command writes and reads: every value round-trips
 /// exactly; hostile and mutated input is refused with a position, never a crash.
