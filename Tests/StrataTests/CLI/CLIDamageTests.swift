@@ -17,11 +17,11 @@ struct CLIDamageTests {
         try handle.write(contentsOf: Data([byte ^ 0x5A]))
     }
 
-    static func bytes(of directory: String) -> [String: Data] {
-        var contents: [String: Data] = [:]
+    static func bytes(of directory: String) -> [String: [UInt8]] {
+        var contents: [String: [UInt8]] = [:]
         let enumerator = FileManager.default.enumerator(atPath: directory)
         while let name = enumerator?.nextObject() as? String {
-            if let data = FileManager.default.contents(atPath: directory + "/" + name) { contents[name] = data }
+            if let data = readFile(directory + "/" + name) { contents[name] = data }
         }
         return contents
     }
@@ -198,7 +198,7 @@ struct CLIDamageTests {
         // The manifest of a later format: its version field (after the
         // 8-byte magic) raised, its checksum (the last 4 of 60 bytes) made good.
         let manifest = newer + "/manifest"
-        var bytes = try #require(FileManager.default.contents(atPath: manifest).map { Array($0) })
+        var bytes = try #require(readFile(manifest))
         try #require(bytes.count == 60)
         bytes.replaceSubrange(8..<12, with: [99, 0, 0, 0])
         let checksum = CRC32C.checksum(Array(bytes[0..<56]))
