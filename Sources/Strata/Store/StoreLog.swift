@@ -38,10 +38,11 @@ public final class StoreLog {
     /// segment + segments): no value is built, no transaction decoded whole.
     ///
     /// - Parameters:
+    ///   - path: the store's directory.
     ///   - recovery: `.strict` (the default) refuses damage before the log's
     ///     last record; `.truncateAtDamage` keeps the history before it.
     ///   - fileSystem: the files underneath.
-    /// - Throws: the errors of ``Store/open(at:options:)`` for a missing
+    /// - Throws: the errors opening a ``Store`` throws for a missing
     ///   path, a directory that is not a store, damage, missing history or
     ///   a newer format; never ``StoreError/locked(path:)``.
     public static func open(
