@@ -138,6 +138,21 @@ extension CommonOptions {
         }
     }
 
+    /// The value after `asOf` (the current one when nil).
+    func value(of store: Store, asOf: TransactionReference?) async throws -> Database {
+        try await failing {
+            switch asOf?.kind {
+            case nil: return store.current
+            case .t(let t)?:
+                guard t <= store.current.basis else {
+                    throw CommandFailure.usage("\(path): no t \(t) (the history ends at t \(store.current.basis))")
+                }
+                return try await store.database(asOf: t)
+            case .id(let id)?: return try await store.database(after: id)
+            }
+        }
+    }
+
     /// Runs `body`, reporting what the engine throws as this store's failure.
     func failing<T>(_ body: () async throws -> T) async throws -> T {
         do {

@@ -27,20 +27,8 @@ struct GetCommand: AsyncParsableCommand {
     func run() async throws {
         let console = Console()
         let store = try await common.openReading(console)
-        let value: Database = try await common.failing {
-            defer { Task { try? await store.close() } }
-            switch asOf?.kind {
-            case nil: return store.current
-            case .t(let t)?:
-                guard t <= store.current.basis else {
-                    throw CommandFailure.usage(
-                        "\(common.path): no t \(t) (the history ends at t \(store.current.basis))"
-                    )
-                }
-                return try await store.database(asOf: t)
-            case .id(let id)?: return try await store.database(after: id)
-            }
-        }
+        let value = try await common.value(of: store, asOf: asOf)
+        try? await store.close()
         guard let record = value.record(id.id, in: Key(table)) else {
             throw CommandFailure(
                 .failed,
