@@ -72,7 +72,19 @@ extension PersistentVector {
             let (child, consumed) = node._withUnsafeGuaranteedRef { node -> (Unmanaged<_Node>, Int) in
                 if node.isRelaxed {
                     let sizes = node._sizes
+                    // The answer lies at or past the radix guess, usually
+                    // within two slots of it (the concatenation plan's
+                    // bound). The three candidates are compared at once,
+                    // without a branch to mispredict or a chain of
+                    // dependent loads; reads past the last slot are clamped
+                    // to it, and the last cumulative size exceeds every
+                    // `relative` in the node, so a clamped read adds 0.
+                    let last = node.count &- 1
                     var slot = relative &>> shift
+                    slot &+=
+                        (sizes[slot] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 1, last)] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 2, last)] <= relative ? 1 : 0)
                     while sizes[slot] <= relative { slot &+= 1 }
                     return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
                 }
