@@ -1,4 +1,5 @@
 import Foundation
+import PersistentCollections
 import Synchronization
 
 extension StoredRecord {
@@ -31,18 +32,16 @@ extension Database {
         guard workers > 1, table.count >= Self.parallelDecodeMinimum else {
             return try Self.decode(type, table.records)
         }
-        // The records in table order, cut into a few chunks per core: each
-        // decodes with its own context, and the chunks join in order.
-        let rows = Array(table.records)
-        let chunkCount = min(workers * 4, rows.count / (Self.parallelDecodeMinimum / 4))
-        let results = Mutex([Result<[R], any Error>?](repeating: nil, count: chunkCount))
-        DispatchQueue.concurrentPerform(iterations: chunkCount) { chunk in
-            let range = (rows.count * chunk / chunkCount)..<(rows.count * (chunk + 1) / chunkCount)
-            let result = Result { try Self.decode(type, rows[range]) }
-            results.withLock { $0[chunk] = result }
+        // The table cut into a few runs of its order per core: each decodes
+        // with its own context, and the runs join in order.
+        let parts = table.records.parts(maximumCount: workers * 4)
+        let results = Mutex([Result<[R], any Error>?](repeating: nil, count: parts.count))
+        DispatchQueue.concurrentPerform(iterations: parts.count) { k in
+            let result = Result { try Self.decode(type, parts[k]) }
+            results.withLock { $0[k] = result }
         }
         var all: [R] = []
-        all.reserveCapacity(rows.count)
+        all.reserveCapacity(table.count)
         for result in results.withLock({ $0 }) { all += try result!.get() }
         return all
     }
@@ -61,6 +60,20 @@ extension Database {
         var result: [R] = []
         result.reserveCapacity(rows.count)
         for (id, record) in rows {
+            result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
+        }
+        return result
+    }
+
+    /// The records of `part` decoded as `R`, in order, with one context.
+    /// O(part.count · record size).
+    static func decode<R: StoredRecord>(_ type: R.Type, _ part: PersistentMap<RecordID, Record>.Part) throws -> [R] {
+        let decoder = R.decoder
+        let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+        defer { context.endBatch() }
+        var result: [R] = []
+        result.reserveCapacity(part.count)
+        try part.forEach { id, record in
             result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
         }
         return result
