@@ -72,9 +72,10 @@ struct ExportCommand: AsyncParsableCommand {
     }
 
     /// Every record of a table by ID, encoded on every core in chunks
-    /// written in order: the IDs are sorted first (the same value exports
-    /// the same bytes in every run; a map's order follows a per-process
-    /// hash seed), each chunk's records looked up by the core encoding it.
+    /// written in order: the records are sorted by ID first (the same
+    /// value exports the same bytes in every run; a map's order follows a
+    /// per-process hash seed). They are taken out of the map in one walk
+    /// and sorted as pairs: a lookup per record costs a walk down the trie.
     static func write(
         _ records: PersistentMap<RecordID, Record>,
         table: String?,
@@ -82,39 +83,43 @@ struct ExportCommand: AsyncParsableCommand {
         json: Bool,
         to console: Console
     ) throws {
-        // A field named like the ID (or table) member would be read back as it.
-        let reserved = [Key(idField)] + (table == nil ? [] : [RecordLineParser.tableField])
-        let ids = Array(records.keys).sorted()
+        // A field named like the ID member, or (in JSON lines, with or
+        // without --table) like the table member, would be read back as it.
+        let reserved = [Key(idField)] + (json ? [] : [RecordLineParser.tableField])
+        let sorted = Self.sortedByID(records)
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        let chunkCount = (ids.count + chunkSize - 1) / chunkSize
+        let chunkCount = (sorted.count + chunkSize - 1) / chunkSize
         var first = true
         // A few chunks per core at a time, written as soon as they are encoded.
         for batchStart in stride(from: 0, to: chunkCount, by: lanes * 2) {
             let batch = batchStart..<min(chunkCount, batchStart + lanes * 2)
             let outputs = LaneResults<[UInt8]>(count: batch.count)
-            let clashes = LaneResults<RecordID?>(count: batch.count)
+            let clashes = LaneResults<(id: RecordID, field: Key)?>(count: batch.count)
             DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
                 let chunk = batch.lowerBound + offset
-                let range = (chunk * chunkSize)..<min(ids.count, (chunk + 1) * chunkSize)
+                let range = (chunk * chunkSize)..<min(sorted.count, (chunk + 1) * chunkSize)
                 var writer = JSONWriter(capacity: range.count * 256)
-                var clash: RecordID?
+                var clash: (id: RecordID, field: Key)?
                 for index in range {
-                    let record = records[ids[index]]!
-                    if clash == nil, reserved.contains(where: { record[$0] != nil }) { clash = ids[index] }
+                    let (id, record) = sorted[index]
+                    if clash == nil, let field = reserved.first(where: { record[$0] != nil }) { clash = (id, field) }
                     if json, index > range.lowerBound { writer.byte(UInt8(ascii: ",")) }
-                    writer.record(record, id: ids[index], idField: idField, table: table)
+                    writer.record(record, id: id, idField: idField, table: table)
                     if !json { writer.byte(0x0A) }
                 }
                 outputs.set(offset, writer.bytes)
                 clashes.set(offset, clash)
             }
             if let clash = (0..<batch.count).lazy.compactMap({ clashes[$0] }).first {
+                let advice =
+                    clash.field == Key(idField)
+                    ? "which the export uses for IDs: choose another --id-field"
+                    : "which JSON lines cannot carry (import reads it as the record's table); --format json keeps it"
                 throw CommandFailure(
                     .failed,
-                    "record \(Text.recordID(clash))\(table.map { " of \(Text.safe($0))" } ?? "") has a field named "
-                        + "\(reserved.map { Text.safe($0.string) }.joined(separator: " or ")), which the export uses: "
-                        + "choose another --id-field (or export one --table at a time)"
+                    "record \(Text.recordID(clash.id))\(table.map { " of \(Text.safe($0))" } ?? "") has a field named "
+                        + "\(Text.safe(clash.field.string)), \(advice)"
                 )
             }
             for offset in 0..<batch.count {
@@ -123,5 +128,27 @@ struct ExportCommand: AsyncParsableCommand {
                 console.write(outputs[offset])
             }
         }
+    }
+
+    /// The map's entries in ID order. Integer IDs (the common case) are
+    /// sorted as plain integers beside their positions, then gathered.
+    /// O(n log n).
+    static func sortedByID(_ records: PersistentMap<RecordID, Record>) -> [(id: RecordID, record: Record)] {
+        var entries: [(id: RecordID, record: Record)] = []
+        entries.reserveCapacity(records.count)
+        var integers: [(key: Int64, position: Int32)] = []
+        integers.reserveCapacity(records.count)
+        records.forEach { id, record in
+            if case .integer(let key) = id.kind, integers.count == entries.count {
+                integers.append((key, Int32(truncatingIfNeeded: entries.count)))
+            }
+            entries.append((id, record))
+        }
+        guard integers.count == entries.count, entries.count <= Int(Int32.max) else {
+            entries.sort { $0.id < $1.id }
+            return entries
+        }
+        integers.sort { $0.key < $1.key }
+        return integers.map { entries[Int($0.position)] }
     }
 }

@@ -291,6 +291,15 @@ struct RecordLineParser: Sendable {
                     fields.append((name, value))
                 }
             }
+            // Too deep for the store: refused here, where the line is known,
+            // not when the batch commits.
+            for (name, value) in fields where value.nestingDepth > Value.maximumNesting {
+                throw Failure(
+                    line: number,
+                    reason: "field \(Text.safe(name.string)) nests \(value.nestingDepth) levels of lists and maps; "
+                        + "the most a value may is \(Value.maximumNesting)"
+                )
+            }
             guard let id else { throw Failure(line: number, reason: "no \(idField) member (the record's ID)") }
             guard let lineTable else {
                 throw Failure(line: number, reason: "no $table member (or give --table)")
@@ -303,12 +312,12 @@ struct RecordLineParser: Sendable {
 
 /// Lines of a file descriptor, read in large blocks: a pipe's lines come
 /// as they are written (a read returns what is there).
-struct LineReader {
+package struct LineReader {
     /// Lines of one batch: byte ranges into `bytes`, and the first line's number (1-based).
-    struct Batch: Sendable {
-        var bytes: [UInt8]
-        var lines: [Range<Int>]
-        var firstLine: Int
+    package struct Batch: Sendable {
+        package var bytes: [UInt8]
+        package var lines: [Range<Int>]
+        package var firstLine: Int
     }
 
     struct ReadError: Error, CustomStringConvertible {
@@ -324,19 +333,34 @@ struct LineReader {
     private(set) var bytesRead = 0
     private(set) var nextLine = 1
 
-    init(_ descriptor: Int32) { self.descriptor = descriptor }
+    /// Bytes of lines after which a batch ends early.
+    private let batchBytes: Int
 
-    /// Up to `count` lines (fewer at the end of the input, or when a pipe
-    /// has no more for now and some are ready), their bytes copied out.
-    mutating func next(_ count: Int) throws -> Batch {
+    /// Lines of `descriptor` (not closed here). A batch ends early once its
+    /// lines hold `batchBytes`: a batch is one transaction, and a store
+    /// refuses one over 1 GiB (large records).
+    package init(_ descriptor: Int32, batchBytes: Int = 256 << 20) {
+        self.descriptor = descriptor
+        self.batchBytes = batchBytes
+    }
+
+    /// Up to `count` lines (fewer at the end of the input, when a pipe has
+    /// no more for now and some are ready, or past the byte budget; at
+    /// least one), their bytes copied out.
+    package mutating func next(_ count: Int) throws -> Batch {
         var lines: [Range<Int>] = []
         var scan = start
+        // Where the search for the next newline goes on: a long line is
+        // scanned once, not again after every read.
+        var searched = start
         while lines.count < count {
-            if let newline = buffer[scan...].firstIndex(of: 0x0A) {
+            if let first = lines.first, scan - first.lowerBound >= batchBytes { break }
+            if let newline = buffer[Swift.max(scan, searched)...].firstIndex(of: 0x0A) {
                 lines.append(scan..<newline)
                 scan = newline + 1
                 continue
             }
+            searched = buffer.count
             if ended {
                 if scan < buffer.count { lines.append(scan..<buffer.count) }
                 scan = buffer.count
@@ -349,6 +373,7 @@ struct LineReader {
                 buffer.removeFirst(start)
                 lines = lines.map { ($0.lowerBound - start)..<($0.upperBound - start) }
                 scan -= start
+                searched -= start
                 start = 0
             }
             let read = try readChunk()

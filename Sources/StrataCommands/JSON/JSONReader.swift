@@ -30,6 +30,8 @@ package struct JSONReader {
     /// allowed), in order, each value read as a record value.
     package static func object(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> [(Key, Value)] {
         var reader = JSONReader(text)
+        // A byte order mark (some editors start a UTF-8 file with one).
+        if text.count >= 3, text[0] == 0xEF, text[1] == 0xBB, text[2] == 0xBF { reader.index = 3 }
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
         // The record itself is no level of its fields' nesting.
@@ -117,14 +119,21 @@ package struct JSONReader {
             try literal("null")
             return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw failure("unexpected character '\(Unicode.Scalar(first))'")
+        default:
+            // A printable ASCII character as itself, any other byte in hex
+            // (never raw bytes on the terminal).
+            let shown =
+                (0x21...0x7E).contains(first) ? "'\(Unicode.Scalar(first))'" : "byte 0x" + String(first, radix: 16)
+            throw failure("unexpected \(shown)")
         }
     }
 
     /// JSON levels allowed: a value's lists and maps, each possibly inside
-    /// a special form's object. What the store accepts is checked when the
-    /// record is committed (``Value/maximumNesting``); this bounds the stack.
-    static let maximumDepth = 2 * Value.maximumNesting + 2
+    /// a special form's object (a `$map` wrapper), and at the bottom a
+    /// reference's `{"$ref": {"id": {"$uuid": …}}}`, three levels that count
+    /// none in the store. What the store accepts is checked when the record
+    /// is read (``Value/maximumNesting``); this bounds the stack.
+    static let maximumDepth = 2 * Value.maximumNesting + 4
 
     private mutating func enter() throws(Failure) {
         depth += 1
@@ -370,12 +379,18 @@ package struct JSONReader {
             }
             return .date(date)
         case ("$double", 1):
-            guard case .string(let text) = first.1 else { throw failure("$double must be nan, inf or -inf") }
+            let expected = "$double must be nan, nan:<bits in hex>, inf or -inf"
+            guard case .string(let text) = first.1 else { throw failure(expected) }
             switch text {
             case "nan": return .double(.nan)
             case "inf": return .double(.infinity)
             case "-inf": return .double(-.infinity)
-            default: throw failure("$double must be nan, inf or -inf")
+            default:
+                // A NaN with its exact bits (a sign or a payload).
+                guard text.hasPrefix("nan:"), text.utf8.count <= 20,
+                    let bits = UInt64(text.dropFirst(4), radix: 16), Double(bitPattern: bits).isNaN
+                else { throw failure(expected) }
+                return .double(Double(bitPattern: bits))
             }
         case ("$ref", 1):
             guard case .map(let reference) = first.1, reference.count == 2,

@@ -83,7 +83,19 @@ package struct JSONWriter {
     mutating func double(_ number: Double) {
         guard number.isFinite else {
             raw(#"{"$double":""#)
-            number.isNaN ? raw("nan") : number < 0 ? raw("-inf") : raw("inf")
+            if number.isNaN {
+                // Values compare doubles bit for bit: a NaN other than the
+                // standard one (a sign, a payload) keeps its bits.
+                let bits = number.bitPattern
+                if bits == Double.nan.bitPattern {
+                    raw("nan")
+                } else {
+                    raw("nan:")
+                    bytes.append(contentsOf: String(bits, radix: 16).utf8)
+                }
+            } else {
+                number < 0 ? raw("-inf") : raw("inf")
+            }
             raw(#""}"#)
             return
         }

@@ -95,6 +95,11 @@ struct CLIWritingTests {
             (#"{"title": "no id"}"#, "no $id member"), (#"[1, 2]"#, "expected an object"),
             (#"{"$id": 1.5}"#, "$id must be"), ("{\"$id\": 1, \"bad\": \"\u{1}\"}", "control character"),
             (#"{"$id": 1, "$table": 3}"#, "$table must be"), (#"{"$id": 1}"#, "no $table member"),
+            (
+                #"{"$id": 1, "$table": "t", "deep": "# + String(repeating: "[", count: 65)
+                    + String(repeating: "]", count: 65)
+                    + "}", "field deep nests 65 levels"
+            ),
         ] {
             try line.write(toFile: file, atomically: true, encoding: .utf8)
             let failed = try StrataRunner.run(["import", path, file])
@@ -124,8 +129,21 @@ struct CLIWritingTests {
         #expect(directory.status == 1, "\(directory)")
         let exportClash = try StrataRunner.run(["export", path, "--id-field", "a"])
         #expect(exportClash.status == 1 && exportClash.error.contains("choose another --id-field"), "\(exportClash)")
+        // A field named $table cannot be carried by JSON lines, --table or
+        // not (import would read it as the table); JSON keeps it.
+        let named = try StrataRunner.run(["import", path, "-", "--json"], input: #"{"$id": 9, "$table": "u"}"#)
+        #expect(named.status == 0, "\(named)")
+        let writer = try await Store.open(at: path, options: StoreOptions())
+        try await writer.transact { try $0.upsert(["$table": "mine"], id: 9, into: "u") }
+        try await writer.close()
+        for arguments in [["export", path], ["export", path, "--table", "u"]] {
+            let refused = try StrataRunner.run(arguments)
+            #expect(refused.status == 1 && refused.error.contains("JSON lines cannot carry"), "\(refused)")
+        }
+        let json = try StrataRunner.run(["export", path, "--table", "u", "--format", "json"])
+        #expect(json.status == 0 && json.output.contains(#""$table":"mine""#), "\(json)")
         let store = try await Store.open(at: path, options: Self.readOnly())
-        #expect(store.current.basis == 1)
+        #expect(store.current.basis == 3)
         #expect(store.current[table: "t"].count == 3)
         try await store.close()
     }

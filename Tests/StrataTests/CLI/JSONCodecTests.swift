@@ -114,7 +114,8 @@ struct JSONCodecTests {
             "\"\\udc00\"", "\"\\u12\"", "1 2", "{\"$bytes\": 5}", "{\"$ref\": {\"table\": 1, \"id\": 2}}",
             "{\"$double\": \"big\"}",
             "\"\u{0}\"", "[" + String(repeating: "[", count: 200) + "]", "12345678901234567890", "1e400", "-1e400",
-            "{\"$map\": 1}",
+            "{\"$map\": 1}", "{\"$double\": \"nan:7ff8\"}", "{\"$double\": \"nan:zz\"}",
+            "{\"$double\": \"nan:-1\"}", "{\"$double\": \"nan:fff80000000000000\"}",
         ]
     )
     func refused(text: String) {
@@ -137,7 +138,56 @@ struct JSONCodecTests {
         for seconds in [1e300, -1e300, Double.nan, .infinity, -62_135_596_800, 0.5] {
             let value = Value.date(Date(timeIntervalSinceReferenceDate: seconds))
             let back = try Self.read(Self.write(value))
-            #expect(back == value || seconds.isNaN, "\(seconds)")
+            #expect(back == value, "\(seconds)")
+        }
+    }
+
+    @Test("a NaN keeps its sign and payload; the standard one is written plainly")
+    func nanBits() throws {
+        let patterns: [UInt64] = [
+            Double.nan.bitPattern, (-Double.nan).bitPattern, 0xFFF8_0000_0000_0000, 0x7FF0_0000_0000_0001,
+            Double.signalingNaN.bitPattern, 0x7FFF_FFFF_FFFF_FFFF, 0xFFFF_FFFF_FFFF_FFFF,
+        ]
+        for bits in patterns {
+            let value = Value.double(Double(bitPattern: bits))
+            let back = try Self.read(Self.write(value))
+            guard case .double(let number) = back else {
+                Issue.record("\(String(bits, radix: 16)) read back as \(back)")
+                continue
+            }
+            #expect(
+                number.bitPattern == bits,
+                "\(String(bits, radix: 16)) read back as \(String(number.bitPattern, radix: 16))"
+            )
+            let date = Value.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: bits)))
+            #expect(try Self.read(Self.write(date)) == date)
+        }
+        #expect(String(decoding: Self.write(.double(.nan)), as: UTF8.self) == #"{"$double":"nan"}"#)
+    }
+
+    @Test("the deepest value the store holds reads back: 64 maps of $ keys around a reference by UUID")
+    func deepestValue() throws {
+        var value = Value.reference(RecordReference(table: "t", id: RecordID(UUID())))
+        for level in 0..<Value.maximumNesting { value = .map(["$k\(level)": value]) }
+        #expect(value.nestingDepth == Value.maximumNesting)
+        var writer = JSONWriter()
+        writer.record(Record(["deep": value]), id: 1, idField: "$id", table: nil)
+        let members = try writer.bytes.withUnsafeBufferPointer { try JSONReader.object($0) }
+        #expect(members.last?.1 == value)
+    }
+
+    @Test("a line may start with a byte order mark; a control byte is named in hex, never echoed")
+    func byteOrderMarkAndControlBytes() throws {
+        let line: [UInt8] = [0xEF, 0xBB, 0xBF] + Array(#"{"$id": 1}"#.utf8)
+        let members = try line.withUnsafeBufferPointer { try JSONReader.object($0) }
+        #expect(members.count == 1)
+        let hostile: [UInt8] = Array(#"{"a": "#.utf8) + [0x1B] + Array("}".utf8)
+        do {
+            _ = try hostile.withUnsafeBufferPointer { try JSONReader.object($0) }
+            Issue.record("a control byte was read as JSON")
+        } catch {
+            #expect("\(error)".contains("byte 0x1b"), "\(error)")
+            #expect(!"\(error)".utf8.contains(0x1B))
         }
     }
 
