@@ -199,7 +199,7 @@ struct CLIScenario {
         let pipe = Pipe()
         var handle: FileHandle?
         if let file {
-            FileManager.default.createFile(atPath: file, contents: nil)
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
             handle = FileHandle(forWritingAtPath: file)
             process.standardOutput = handle
         } else {

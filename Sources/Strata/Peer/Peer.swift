@@ -1,0 +1,149 @@
+import Foundation
+import Synchronization
+
+/// One participant in a history that several processes or hosts share: it
+/// keeps the values in memory and reads and appends transactions through a
+/// ``HistoryStorage``, which alone orders the commits.
+///
+/// A commit is built on the peer's newest value and appended at the next
+/// number by compare-and-set. When another writer took that number first,
+/// the peer reads what is new and applies its transaction again on the
+/// newer value: `apply(_:_:)` checks what every change replaced, so a
+/// real conflict throws ``ApplyError`` and anything else is retried at the
+/// next number (a bounded number of times). Writers anywhere are therefore
+/// strictly serializable through the storage's own ordering.
+///
+///     let storage = MemoryHistoryStorage()
+///     let peer = try await Peer.open(storage)
+///     try await peer.transact(message: "Add") { try $0.insert(["title": "Blue"], id: 1, into: "songs") }
+///     peer.startFollowing()        // apply what other writers append, as they do
+///
+/// Readers call ``current`` from any thread without awaiting.
+public actor Peer {
+    /// Where the history lives.
+    public nonisolated let storage: any HistoryStorage
+    private nonisolated let published: Mutex<Database>
+
+    /// The newest value this peer has applied. Synchronous, from any
+    /// thread. O(1).
+    public nonisolated var current: Database { published.withLock { $0 } }
+
+    /// The newest value applied (the actor's copy of ``current``).
+    var head: Database
+    /// The transactions applied since open, oldest first.
+    public internal(set) var summaries: [TransactionSummary] = []
+    var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
+    var following: Task<Void, Never>?
+    var closed = false
+
+    /// Transactions read per request while catching up.
+    static let catchUpBatch = 1_024
+
+    init(storage: any HistoryStorage, start: Database) {
+        self.storage = storage
+        self.published = Mutex(start)
+        self.head = start
+    }
+
+    /// A peer on `storage`: its newest snapshot, then every transaction
+    /// after it. O(snapshot + transactions after it).
+    /// - Throws: what the storage throws; ``PeerError/divergentHistory(t:reason:)``
+    ///   when a stored transaction does not follow the one before it.
+    public static func open(_ storage: any HistoryStorage) async throws -> Peer {
+        var start = Database()
+        if let newest = try await storage.snapshotBases().last, let snapshot = try await storage.snapshot(at: newest) {
+            guard snapshot.basis == newest else {
+                throw PeerError.divergentHistory(
+                    t: newest,
+                    reason: "the snapshot stored at \(newest) holds the value at \(snapshot.basis)"
+                )
+            }
+            start = snapshot
+        }
+        let peer = Peer(storage: storage, start: start)
+        try await peer.catchUp()
+        return peer
+    }
+
+    /// Reads and applies every transaction stored after ``current``, then
+    /// publishes the newest value. O(new transactions' changes).
+    /// - Returns: the newest value.
+    /// - Throws: what the storage throws (what was applied before stays);
+    ///   ``PeerError/divergentHistory(t:reason:)`` when a transaction does
+    ///   not follow the one before it or does not apply.
+    @discardableResult
+    public func catchUp() async throws -> Database {
+        while true {
+            let batch = try await storage.transactions(from: head.basis + 1, limit: Self.catchUpBatch)
+            // Another catch-up may have run while this one waited (the
+            // actor is reentrant): what it applied is skipped.
+            for transaction in batch where transaction.t > head.basis {
+                try applyStored(transaction)
+            }
+            publish()
+            if batch.count < Self.catchUpBatch { return head }
+        }
+    }
+
+    /// Applies the stored `transaction`, the one after ``head``.
+    func applyStored(_ transaction: Transaction) throws {
+        guard transaction.t == head.basis + 1, transaction.basis == head.basis else {
+            throw PeerError.divergentHistory(
+                t: transaction.t,
+                reason: "expected transaction \(head.basis + 1) on basis \(head.basis), "
+                    + "read \(transaction.t) on basis \(transaction.basis)"
+            )
+        }
+        do {
+            head = try apply(head, transaction)
+        } catch {
+            throw PeerError.divergentHistory(t: transaction.t, reason: "it does not apply: \(error)")
+        }
+        summaries.append(transaction.summary)
+    }
+
+    /// Makes ``head`` the published value and tells the feeds.
+    func publish() {
+        let value = head
+        let changed = published.withLock { current in
+            defer { current = value }
+            return current.basis != value.basis
+        }
+        guard changed else { return }
+        for feed in valueFeeds.values { feed.yield(value) }
+    }
+
+    /// Stores a snapshot of ``current`` so that peers opened later start
+    /// from it. O(value size).
+    public func snapshot() async throws {
+        try await storage.putSnapshot(head)
+    }
+
+    /// The values this peer publishes from now on, newest last (a slow
+    /// reader sees the newest, not every one). Ends when the peer closes.
+    public func values() -> AsyncStream<Database> {
+        let (stream, continuation) = AsyncStream<Database>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        if closed {
+            continuation.finish()
+            return stream
+        }
+        let key = UUID()
+        valueFeeds[key] = continuation
+        continuation.onTermination = { [weak self] _ in
+            Task { await self?.removeFeed(key) }
+        }
+        return stream
+    }
+
+    private func removeFeed(_ key: UUID) { valueFeeds[key] = nil }
+
+    /// Stops following and ends the feeds; commits then throw
+    /// ``PeerError/closed``. Idempotent.
+    public func close() {
+        closed = true
+        following?.cancel()
+        following = nil
+        for feed in valueFeeds.values { feed.finish() }
+        valueFeeds = [:]
+    }
+}

@@ -1,0 +1,23 @@
+/// Why a ``Peer`` could not go on.
+public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The storage holds a transaction that does not follow the one before
+    /// it (a gap, a wrong basis, changes that do not apply): the history is
+    /// damaged or was written by something that did not check.
+    case divergentHistory(t: Int64, reason: String)
+    /// Other writers took every number this commit tried; it was not stored.
+    case tooManyAttempts(t: Int64, attempts: Int)
+    /// The peer was closed.
+    case closed
+
+    /// One line: what happened and what to do.
+    public var description: String {
+        switch self {
+        case let .divergentHistory(t, reason):
+            return "the shared history is damaged at transaction \(t): \(reason); verify the storage"
+        case let .tooManyAttempts(t, attempts):
+            return "commit not stored: other writers took every number up to \(t) in \(attempts) attempts; try again"
+        case .closed:
+            return "the peer is closed: open a new one"
+        }
+    }
+}

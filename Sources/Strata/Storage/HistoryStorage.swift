@@ -1,0 +1,57 @@
+/// Where a shared history lives: the numbered transactions of one store,
+/// appended by compare-and-set, and snapshots of its values.
+///
+/// A ``Peer`` keeps its values in memory and talks to its storage only
+/// through this protocol, so that a history can live anywhere that can order
+/// appends: a server several hosts reach (PostgreSQL), or memory
+/// (``MemoryHistoryStorage``, for tests and single-process use).
+///
+/// What an implementation promises:
+/// - transactions are numbered 1, 2, 3… with no gap; ``append(_:)`` stores a
+///   transaction only at the next free number and never overwrites one, so
+///   writers anywhere are serialized by the storage alone;
+/// - what ``append(_:)`` acknowledged is durable, and every later read sees it;
+/// - ``transactions(from:limit:)`` returns the stored transactions exactly as
+///   appended.
+public protocol HistoryStorage: Sendable {
+    /// The number of the newest transaction stored; 0 when there is none.
+    func latestT() async throws -> Int64
+
+    /// Stores `transaction` as number `transaction.t` when that is the next
+    /// free number (compare-and-set). Its `basis` is `t - 1`.
+    /// - Returns: ``HistoryAppend/appended``, or ``HistoryAppend/taken``
+    ///   when another writer stored a transaction at `t` first (this one is
+    ///   not stored).
+    /// - Throws: when the storage cannot be reached or refuses: the append
+    ///   may or may not have happened (a caller that must know looks for the
+    ///   transaction's ID).
+    func append(_ transaction: Transaction) async throws -> HistoryAppend
+
+    /// The stored transactions numbered `t` and above, ascending, at most
+    /// `limit` of them; fewer (or none) when the history ends sooner.
+    func transactions(from t: Int64, limit: Int) async throws -> [Transaction]
+
+    /// The newest number each time transactions are stored, starting with
+    /// the current one: a hint to read them. Numbers may be skipped or
+    /// repeated; a stream may end when the storage loses its notifications
+    /// (a caller then reads what is new and asks again).
+    func newTransactions() async -> AsyncStream<Int64>
+
+    /// Stores a snapshot of `value` under its basis (replacing one with the
+    /// same basis).
+    func putSnapshot(_ value: Database) async throws
+
+    /// The bases of the stored snapshots, ascending.
+    func snapshotBases() async throws -> [Int64]
+
+    /// The snapshot with basis `basis`, or nil when there is none.
+    func snapshot(at basis: Int64) async throws -> Database?
+}
+
+/// What a compare-and-set ``HistoryStorage/append(_:)`` did.
+public enum HistoryAppend: Sendable, Equatable {
+    /// The transaction is stored at its `t`.
+    case appended
+    /// Another transaction holds that `t`: nothing was stored.
+    case taken
+}

@@ -1,0 +1,217 @@
+import Foundation
+import Strata
+import Testing
+
+/// A storage that forwards to a memory history, with faults on demand.
+actor FaultyStorage: HistoryStorage {
+    enum Fault: Sendable {
+        /// Stores the append, then throws (a lost acknowledgement).
+        case storeThenThrow
+        /// Throws without storing.
+        case throwOnly
+        /// Answers every append `.taken`.
+        case alwaysTaken
+        /// Reads give transactions with their basis off by one.
+        case wrongBasis
+    }
+
+    struct Unreachable: Error {}
+
+    let inner = MemoryHistoryStorage()
+    var fault: Fault?
+
+    func setFault(_ fault: Fault?) { self.fault = fault }
+
+    func latestT() async throws -> Int64 { await inner.latestT() }
+
+    func append(_ transaction: Transaction) async throws -> HistoryAppend {
+        switch fault {
+        case .storeThenThrow?:
+            fault = nil
+            _ = try await inner.append(transaction)
+            throw Unreachable()
+        case .throwOnly?:
+            fault = nil
+            throw Unreachable()
+        case .alwaysTaken?: return .taken
+        default: return try await inner.append(transaction)
+        }
+    }
+
+    func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
+        let read = await inner.transactions(from: t, limit: limit)
+        guard fault == .wrongBasis else { return read }
+        return read.map {
+            var changed = $0; changed.basis += 1; return changed
+        }
+    }
+
+    func newTransactions() async -> AsyncStream<Int64> { await inner.newTransactions() }
+    func putSnapshot(_ value: Database) async throws { await inner.putSnapshot(value) }
+    func snapshotBases() async throws -> [Int64] { await inner.snapshotBases() }
+    func snapshot(at basis: Int64) async throws -> Database? { await inner.snapshot(at: basis) }
+}
+
+@Suite("Peers sharing one history")
+struct PeerTests {
+    /// Every stored transaction, applied from empty.
+    static func replay(_ storage: some HistoryStorage) async throws -> (Database, [Transaction]) {
+        let all = try await storage.transactions(from: 1, limit: .max)
+        var value = Database()
+        for transaction in all { value = try apply(value, transaction) }
+        return (value, all)
+    }
+
+    @Test("concurrent writers on three peers: every commit stored once, numbered 1…n, every peer at the replayed value")
+    func concurrentWriters() async throws {
+        let storage = MemoryHistoryStorage()
+        let peers = [try await Peer.open(storage), try await Peer.open(storage), try await Peer.open(storage)]
+        let perPeer = 60
+        let reports = try await withThrowingTaskGroup(of: [CommitReport].self) { group in
+            for (p, peer) in peers.enumerated() {
+                group.addTask {
+                    var reports: [CommitReport] = []
+                    for n in 0..<perPeer {
+                        reports.append(
+                            try await peer.transact(message: "peer \(p) #\(n)") {
+                                try $0.insert(
+                                    ["peer": .int(Int64(p)), "n": .int(Int64(n))],
+                                    id: RecordID(p * 1_000 + n),
+                                    into: "rows"
+                                )
+                            }
+                        )
+                    }
+                    return reports
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let (replayed, stored) = try await Self.replay(storage)
+        #expect(stored.map(\.t) == Array(1...Int64(3 * perPeer)), "numbered without gaps")
+        #expect(Set(stored.map(\.id)).count == stored.count, "no transaction stored twice")
+        #expect(Set(reports.map(\.transaction.id)) == Set(stored.map(\.id)), "every acknowledged commit stored")
+        for report in reports {
+            #expect(stored[Int(report.transaction.t) - 1].id == report.transaction.id, "report and storage agree on t")
+            #expect(report.after.basis == report.transaction.t && report.before.basis == report.transaction.t - 1)
+        }
+        #expect(replayed[table: "rows"].count == 3 * perPeer)
+        for peer in peers {
+            let value = try await peer.catchUp()
+            #expect(value == replayed)
+            #expect(peer.current == replayed)
+            #expect(await peer.summaries.map(\.id) == stored.map(\.id))
+        }
+    }
+
+    @Test("a stale commit is rebased when it touches other fields, refused with ApplyError when it conflicts")
+    func rebaseAndConflict() async throws {
+        let storage = MemoryHistoryStorage()
+        let a = try await Peer.open(storage)
+        try await a.transact { try $0.insert(["x": 0, "y": 0], id: 1, into: "t") }
+        let stale = try await Peer.open(storage)
+        let other = try await Peer.open(storage)
+        try await a.transact { try $0.update(1, in: "t", [.set("x", 1)]) }
+
+        // Built on t 1, stored at t 3 after reading t 2: its field was untouched.
+        let rebased = try await stale.transact { try $0.update(1, in: "t", [.set("y", 2)]) }
+        #expect(rebased.transaction.t == 3 && rebased.transaction.basis == 2)
+        #expect(stale.current.record(1, in: "t") == ["x": 1, "y": 2])
+
+        // Built on t 1 too, but x changed at t 2: a real conflict, nothing stored.
+        await #expect(throws: ApplyError.self) {
+            try await other.transact { try $0.update(1, in: "t", [.set("x", 5)]) }
+        }
+        #expect(try await storage.latestT() == 3)
+        #expect(other.current.basis == 3, "the refused commit caught the peer up")
+        let (replayed, _) = try await Self.replay(storage)
+        #expect(replayed.record(1, in: "t") == ["x": 1, "y": 2])
+    }
+
+    @Test("a following peer sees other writers' commits without asking", .timeLimit(.minutes(1)))
+    func following() async throws {
+        let storage = MemoryHistoryStorage()
+        let writer = try await Peer.open(storage)
+        let follower = try await Peer.open(storage)
+        let values = await follower.values()
+        await follower.startFollowing()
+        await follower.startFollowing()
+        for n in 1...20 {
+            try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        for await value in values where value.basis == 20 { break }
+        #expect(follower.current == writer.current)
+        await follower.close()
+        await #expect(throws: PeerError.closed) { try await follower.transact { _ in } }
+        for await _ in await follower.values() { Issue.record("a closed peer's feed yields") }
+    }
+
+    @Test("a peer opened later starts from the newest snapshot and reads only the tail")
+    func lateStart() async throws {
+        let storage = MemoryHistoryStorage()
+        let writer = try await Peer.open(storage)
+        for n in 1...10 {
+            try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        try await writer.snapshot()
+        for n in 11...15 {
+            try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        let late = try await Peer.open(storage)
+        #expect(late.current == writer.current)
+        #expect(await late.summaries.map(\.t) == Array(11...15))
+        #expect(try await storage.snapshotBases() == [10])
+    }
+
+    @Test("an append whose acknowledgement is lost is found stored, once; one that failed is not stored")
+    func lostAcknowledgement() async throws {
+        let storage = FaultyStorage()
+        let peer = try await Peer.open(storage)
+        try await peer.transact { try $0.insert(["a": 1], id: 1, into: "t") }
+        await storage.setFault(.storeThenThrow)
+        let report = try await peer.transact(message: "lost ack") { try $0.insert(["a": 2], id: 2, into: "t") }
+        #expect(report.transaction.t == 2 && report.after.record(2, in: "t") == ["a": 2])
+        #expect(report.before.basis == 1 && report.before.record(2, in: "t") == nil)
+        await storage.setFault(.throwOnly)
+        await #expect(throws: FaultyStorage.Unreachable.self) {
+            try await peer.transact { try $0.insert(["a": 3], id: 3, into: "t") }
+        }
+        let (replayed, stored) = try await Self.replay(storage)
+        #expect(stored.map(\.message) == ["", "lost ack"])
+        #expect(peer.current == replayed)
+    }
+
+    @Test("a storage that never lets a commit in, or serves a broken history, is reported")
+    func hostileStorage() async throws {
+        let storage = FaultyStorage()
+        let peer = try await Peer.open(storage)
+        try await peer.transact { try $0.insert(["a": 1], id: 1, into: "t") }
+        await storage.setFault(.alwaysTaken)
+        await #expect(throws: PeerError.tooManyAttempts(t: 2, attempts: 4)) {
+            try await peer.transact(maximumAttempts: 4) { try $0.insert(["a": 2], id: 2, into: "t") }
+        }
+        await storage.setFault(.wrongBasis)
+        do {
+            _ = try await Peer.open(storage)
+            Issue.record("a history whose bases do not follow opened")
+        } catch let error as PeerError {
+            guard case .divergentHistory(let t, _) = error else {
+                Issue.record("\(error)")
+                return
+            }
+            #expect(t == 1)
+        }
+    }
+
+    @Test("the memory storage refuses a transaction past the next number or on another basis")
+    func memoryStorageChecks() async throws {
+        let storage = MemoryHistoryStorage()
+        await #expect(throws: HistoryStorageError.self) { try await storage.append(Transaction(t: 2, basis: 1)) }
+        await #expect(throws: HistoryStorageError.self) { try await storage.append(Transaction(t: 1, basis: 5)) }
+        #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .appended)
+        #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .taken)
+        #expect(await storage.transactions(from: 0, limit: 10).count == 1)
+        #expect(await storage.transactions(from: 2, limit: 10).isEmpty)
+        #expect(await storage.transactions(from: 1, limit: 0).isEmpty)
+    }
+}
