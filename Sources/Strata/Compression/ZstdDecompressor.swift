@@ -76,6 +76,15 @@ public final class ZstdDecompressor {
         guard declared <= UInt64(maximumOutputSize) else {
             throw CompressionError.tooLarge(size: declared, limit: maximumOutputSize)
         }
+        // Every block of a frame takes at least 4 bytes (a 3-byte header and
+        // one byte of a run) and gives at most 128 KiB: a frame declaring
+        // more than that ratio lies, and is refused before its declared
+        // size is allocated.
+        guard declared / 32_768 <= UInt64(frameSize) else {
+            throw CompressionError.corrupted(
+                reason: "a frame of \(frameSize) bytes declares \(declared) bytes of content, more than it can hold"
+            )
+        }
         ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
         output.resize(to: Int(declared))
         let result = output.withUnsafeMutableBytes { buffer in

@@ -22,13 +22,23 @@ enum BlockFile {
 
     static func name(level: Int, first: Int64) -> String { FileName.numbered("block-L\(level)-", first, suffix) }
 
-    /// The level and first t a block file name encodes, or nil for other files.
+    /// Levels a block file can have: a block of level k covers 16^(k+1)
+    /// transactions, so level 13 already covers more than a log can number
+    /// (2^62); a higher one is no block this engine writes.
+    static let maximumLevel = 13
+
+    /// The level and first t a block file name encodes, or nil for other
+    /// files, and for a name no block of this engine has: a level above
+    /// ``maximumLevel``, or a first t not at the start of a block of its
+    /// level (so `first - 1 + 16^(level+1)` never overflows).
     static func parse(_ name: String) -> (level: Int, first: Int64)? {
         guard name.hasPrefix("block-L") else { return nil }
         let rest = name.dropFirst(7)
-        guard let dash = rest.firstIndex(of: "-"), let level = Int(rest[..<dash]), level >= 0,
+        guard let dash = rest.firstIndex(of: "-"), let level = Int(rest[..<dash]), (0...maximumLevel).contains(level),
             let first = FileName.number(in: name, prefix: "block-L\(level)-", suffix: suffix)
         else { return nil }
+        let size = Int64(1) << (4 * (level + 1))
+        guard first >= 1, (first - 1) % size == 0, first - 1 <= Int64.max - size else { return nil }
         return (level, first)
     }
 

@@ -97,9 +97,12 @@ struct LogScanner {
     /// there (a lower bound, for reporting).
     static func intactFrames(in bytes: [UInt8], from offset: Int = LogFormat.headerSize) -> Int {
         var position = max(offset, 0)
+        var budget = searchBudget(bytes.count)
         while position + LogFormat.frameHeaderSize <= bytes.count,
-            LogFormat.frameSize(in: bytes, at: position) == nil
+            candidateFrameSize(in: bytes, at: position, budget: &budget) == nil
         {
+            // Past the budget the count is unknown: 0 is a lower bound.
+            if budget < 0 { return 0 }
             position += 1
         }
         var count = 0
@@ -125,14 +128,39 @@ struct LogScanner {
         return "frame checksum mismatch"
     }
 
-    /// Whether any later offset starts an intact frame.
+    /// Whether any later offset starts an intact frame. When the search
+    /// costs more than its budget (a hostile tail made of candidate frames),
+    /// answers true: the tail is then treated as damage, never cut silently.
     func hasIntactFrame(after offset: Int) -> Bool {
         var candidate = offset + 1
+        var budget = Self.searchBudget(bytes.count)
         while candidate + LogFormat.frameHeaderSize <= bytes.count {
-            if frameSize(at: candidate) != nil { return true }
+            if Self.candidateFrameSize(in: bytes, at: candidate, budget: &budget) != nil || budget < 0 { return true }
             candidate += 1
         }
         return false
+    }
+
+    /// What every frame's payload starts with: an encoded transaction's
+    /// magic and kind. Checked before a candidate's checksum, so that a
+    /// search through a torn tail of random-looking bytes (a large commit
+    /// cut by a crash) computes almost no checksums: without it, every
+    /// offset whose length fits would checksum up to the rest of the tail.
+    static let payloadPrefix = BinaryCodec.magic + [BinaryCodec.Kind.transaction.rawValue]
+
+    /// Bytes of checksums a search for an intact frame may compute.
+    static func searchBudget(_ size: Int) -> Int { 16 * size + (64 << 20) }
+
+    /// ``LogFormat/frameSize(in:at:)`` for a frame that starts with
+    /// ``payloadPrefix``, charging the bytes it checksums to `budget`.
+    static func candidateFrameSize(in bytes: [UInt8], at offset: Int, budget: inout Int) -> Int? {
+        let payload = offset + LogFormat.frameHeaderSize
+        guard payload + payloadPrefix.count <= bytes.count else { return nil }
+        for (i, byte) in payloadPrefix.enumerated() where bytes[payload + i] != byte { return nil }
+        let length = Int(LittleEndian.read(UInt32.self, bytes, at: offset))
+        guard length <= bytes.count - payload else { return nil }
+        budget -= length
+        return LogFormat.frameSize(in: bytes, at: offset)
     }
 
     func damage(at offset: Int, _ reason: String, header: Int64?) throws -> Result {

@@ -290,8 +290,11 @@ extension SnapshotFile {
     static func reserveNames(of name: String, in directory: String, fileSystem: any FileSystem) -> [UInt32] {
         guard let file = try? fileSystem.open(directory + "/" + name, create: false) else { return [] }
         defer { file.close() }
+        // The directory's size is the file's word: it is read only when the
+        // file holds that many bytes (a hostile size allocates nothing).
         guard let head = try? file.read(at: 0, count: headerSize), let header = try? header(head, file: name),
-            header.version >= 3, header.directorySize > 0,
+            header.version >= 3, header.directorySize > 0, let fileSize = try? file.size(),
+            header.directorySize <= fileSize - header.size,
             let bytes = try? file.read(at: header.size, count: header.directorySize),
             bytes.count == header.directorySize, CRC32C.checksum(bytes) == header.payloadChecksum,
             let layout = try? Layout(bytes)

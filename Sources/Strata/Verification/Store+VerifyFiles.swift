@@ -43,6 +43,8 @@ private struct FileCheck {
     var value: Database? = Database()
     /// The IDs of the transactions read, by t - 1.
     var ids: [UUID] = []
+    /// The most transactions a gap between segments is taken to hide.
+    static let largestGap: Int64 = 1 << 26
     /// Snapshots not yet compared, by basis.
     var pendingSnapshots: [Int64: String] = [:]
     /// The last record number the log reaches, and the first that is
@@ -177,6 +179,13 @@ private struct FileCheck {
                     damagedFrom = expected
                 }
                 value = nil
+                // A header numbered past any gap missing segments could
+                // leave (more transactions than 64 Mi) is not followed:
+                // the IDs of the gap would not fit in memory.
+                if first - expected > Self.largestGap {
+                    problem(file, at: 12, "its first record number \(first) is implausibly far past \(expected)")
+                    break
+                }
                 // Later segments are still checked, numbered from this one
                 // (the missing transactions' IDs are unknown).
                 if first > expected {
