@@ -186,8 +186,17 @@ extension Store {
         message: String,
         metadata: [Key: Value]
     ) async throws -> CommitReport {
-        // Transactions that applied in order always combine.
-        let combined = try flatten(members)
+        // Members that applied in order combine, unless a transaction
+        // between them (a minor one the group skips) changed what they
+        // changed: a conflict, named as such.
+        let combined: Transaction
+        do {
+            combined = try flatten(members)
+        } catch FlattenError.incompatibleChanges(let table, let id, _) {
+            throw UndoError.conflict(action: name, records: [UndoConflict(table: table, id: id, fields: [])])
+        } catch FlattenError.incompatibleIndexChanges(let table, let index, _) {
+            throw UndoError.indexChanged(action: name, table: table, index: index)
+        }
         var revert = inverse(combined)
         revert.id = UUID()
         revert.timestamp = Date()

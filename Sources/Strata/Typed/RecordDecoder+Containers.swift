@@ -376,7 +376,12 @@ final class _KeyedStorage {
         try reader(key).integer(type, required(key, type))
     }
     func decode<T: Decodable>(_ type: T.Type, forKey key: any CodingKey) throws -> T {
-        try reader(key).decode(type, required(key, type))
+        if let slot = try slot(key) { return try reader(key).decode(type, slot) }
+        // A record keeps no nulls: a nil written through `encode(_:forKey:)`
+        // (an optional behind a generic parameter or a property wrapper) is
+        // an absent field, and reads back as the nil it was.
+        if let value = try? reader(key).decode(type, _Slot(.null)) { return value }
+        return try reader(key).decode(type, required(key, type))
     }
 
     /// A missing field or a null reads as nil; any other value must decode.

@@ -9,7 +9,7 @@
 /// | add an optional field | nothing | `nil` |
 /// | add a field with a default | ``defaults`` | the default |
 /// | remove a field | nothing | the field is ignored (saving the record removes it) |
-/// | rename a field | ``renamedFields`` (old → new) | the old field's value |
+/// | rename a field | ``renamedFields`` (old → new; renames chain) | the old field's value |
 /// | change a field's type | ``upcasters`` | the upcaster's value |
 /// | add a required field without a default | – | a ``RecordDecodingError`` naming it |
 ///
@@ -56,8 +56,21 @@ public struct RecordSchema: Sendable {
     /// Whether nothing is declared: reads take the direct path.
     var isEmpty: Bool { renamedFields.isEmpty && defaults.isEmpty && upcasters.isEmpty }
 
-    /// The old names of coding key `key`, from ``renamedFields``.
+    /// The old names of coding key `key`, from ``renamedFields``, nearest
+    /// first: renames chain across versions (`title` → `name` in one,
+    /// `name` → `heading` in the next), so a record of the oldest version
+    /// still reads into the newest.
     func oldNames(of key: String) -> [String] {
-        renamedFields.compactMap { $0.value == key ? $0.key : nil }.sorted()
+        var names: [String] = []
+        var seen: Set<String> = [key]
+        var level = [key]
+        while !level.isEmpty {
+            let older = renamedFields.compactMap { level.contains($0.value) && !seen.contains($0.key) ? $0.key : nil }
+                .sorted()
+            names += older
+            seen.formUnion(older)
+            level = older
+        }
+        return names
     }
 }

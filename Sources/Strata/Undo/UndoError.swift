@@ -32,6 +32,9 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
     /// an index declaration changed since, or a unique index now holds a
     /// value the revert would restore.
     case cannotApply(action: String, ApplyError)
+    /// An index declaration the action changed was changed again between
+    /// its transactions (by a minor one the action skips).
+    case indexChanged(action: String, table: Key, index: Key)
 
     /// A one-line explanation.
     public var description: String {
@@ -42,6 +45,8 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
             return "cannot undo or redo “\(action)”: later edits changed \(shown)\(more)"
         case let .cannotApply(action, error):
             return "cannot undo or redo “\(action)”: \(error)"
+        case let .indexChanged(action, table, index):
+            return "cannot undo or redo “\(action)”: later edits changed index \(index) of \(table)"
         }
     }
 }
