@@ -40,9 +40,12 @@ deps:
 build: deps
 	$(SWIFT) build
 
+# The suites of StrataPostgres need a server: Tests/postgres/with-server.sh
+# installs PostgreSQL when missing, starts a throwaway cluster for the run
+# and removes it afterwards, also when a test fails.
 test: deps
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	./Tests/postgres/with-server.sh $(SWIFT) test --skip-build
 	$(MAKE) test-optimized
 
 # Every test again as the code ships: optimized, under AddressSanitizer. The

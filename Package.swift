@@ -4,7 +4,8 @@
 // immutable value. Layers import downward only:
 //
 //   strata (executable) ──► StrataCommands ──┐
-//   bench (executable) ──────────────────────┴──► Strata ──► PersistentCollections
+//   bench (executable) ──────────────────────┤
+//   StrataPostgres (PostgresNIO) ────────────┴──► Strata ──► PersistentCollections
 //                                                   │
 //                                                   └──► CZstd, CChecksum (C)
 //
@@ -21,12 +22,15 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "bench", targets: ["bench"]),
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // The SQLite baseline of the bench's `store` scenario.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // StrataPostgres: a shared history on PostgreSQL.
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // `make docs`: the DocC catalogs of Strata and PersistentCollections.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -54,6 +58,13 @@ let package = Package(
         .target(
             name: "Strata",
             dependencies: ["PersistentCollections", "CZstd", "CChecksum"]
+        ),
+
+        // A HistoryStorage on PostgreSQL: peers on many hosts share one
+        // history. The core does not depend on it.
+        .target(
+            name: "StrataPostgres",
+            dependencies: ["Strata", .product(name: "PostgresNIO", package: "postgres-nio")]
         ),
 
         // The `strata` command's subcommands (a library, so that tests
@@ -94,6 +105,10 @@ let package = Package(
         .testTarget(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
+        ),
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: ["Strata", "StrataPostgres"]
         ),
         .testTarget(
             name: "StrataTests",

@@ -14,7 +14,8 @@ extension Peer {
     ///   - significance: How much the transaction matters in the history.
     ///   - metadata: The transaction's metadata.
     ///   - maximumAttempts: Appends tried before giving up (each one lost
-    ///     to another writer's commit).
+    ///     to another writer's commit; after the second, the peer waits a
+    ///     random while, up to 32 ms, before it tries again).
     ///   - body: Edits the newest value through a builder.
     /// - Returns: the stored transaction (numbered) and the values before
     ///   and after it.
@@ -40,7 +41,7 @@ extension Peer {
         // transaction that makes it.
         var after = builder.database
         after.basis = transaction.t
-        for _ in 0..<max(1, maximumAttempts) {
+        for attempt in 0..<max(1, maximumAttempts) {
             let outcome: HistoryAppend
             do {
                 outcome = try await storage.append(transaction)
@@ -60,6 +61,12 @@ extension Peer {
                 // Else a catch-up that ran meanwhile applied it already.
                 return CommitReport(transaction: transaction, before: before, after: after)
             case .taken:
+                // A writer that keeps losing to faster ones waits a random
+                // while, longer each time, so that it gets a turn.
+                if attempt >= 1 {
+                    let ceiling = 250 << min(attempt, 7)
+                    try? await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
+                }
                 try await catchUp()
                 guard !closed else { throw PeerError.closed }
                 before = head

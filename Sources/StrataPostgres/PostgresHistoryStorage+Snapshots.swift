@@ -1,0 +1,89 @@
+import Foundation
+import PostgresNIO
+import Strata
+
+extension PostgresHistoryStorage {
+    /// Bytes of compressed snapshot per row.
+    static let snapshotChunkSize = 1 << 20
+
+    /// Stores `value` (zstd-compressed binary encoding) in chunks of 1 MiB,
+    /// each with its CRC32C, replacing a snapshot with the same basis.
+    public func putSnapshot(_ value: Database) async throws {
+        let compressed = try ZstdCompressor(level: 3).compress(BinaryCodec.encode(value))
+        let size = Self.snapshotChunkSize
+        let chunks = stride(from: 0, to: max(compressed.count, 1), by: size).map {
+            Array(compressed[$0..<min(compressed.count, $0 + size)])
+        }
+        let basis = value.basis
+        try await withConnection { connection, logger in
+            try await connection.withTransaction(logger: logger) { connection in
+                try await connection.query(
+                    "DELETE FROM strata_snapshots WHERE store = \(self.store) AND basis = \(basis)",
+                    logger: logger
+                )
+                for (index, chunk) in chunks.enumerated() {
+                    try await connection.query(
+                        """
+                        INSERT INTO strata_snapshots (store, basis, chunk, chunks, payload, checksum)
+                        VALUES (\(self.store), \(basis), \(Int32(index)), \(Int32(chunks.count)),
+                                \(ByteBuffer(bytes: chunk)), \(Int64(CRC32C.checksum(chunk))))
+                        """,
+                        logger: logger
+                    )
+                }
+            }
+        }
+    }
+
+    /// The bases of the stored snapshots, ascending.
+    public func snapshotBases() async throws -> [Int64] {
+        try await withConnection { connection, logger in
+            let rows = try await connection.query(
+                "SELECT DISTINCT basis FROM strata_snapshots WHERE store = \(self.store) ORDER BY basis",
+                logger: logger
+            )
+            var bases: [Int64] = []
+            for try await (basis) in rows.decode(Int64.self) { bases.append(basis) }
+            return bases
+        }
+    }
+
+    /// The snapshot at `basis`, its chunks checked (all present, each
+    /// checksum, the zstd frame, the encoding, the basis).
+    public func snapshot(at basis: Int64) async throws -> Database? {
+        let rows: [(Int32, Int32, ByteBuffer, Int64)] = try await withConnection { connection, logger in
+            let result = try await connection.query(
+                """
+                SELECT chunk, chunks, payload, checksum FROM strata_snapshots
+                WHERE store = \(self.store) AND basis = \(basis) ORDER BY chunk
+                """,
+                logger: logger
+            )
+            var rows: [(Int32, Int32, ByteBuffer, Int64)] = []
+            for try await row in result.decode((Int32, Int32, ByteBuffer, Int64).self) { rows.append(row) }
+            return rows
+        }
+        guard !rows.isEmpty else { return nil }
+        func damaged(_ what: String) -> PostgresStorageError {
+            .damaged(store: store, what: "snapshot at \(basis): \(what)")
+        }
+        var compressed: [UInt8] = []
+        for (position, row) in rows.enumerated() {
+            let (chunk, chunks, buffer, checksum) = row
+            guard chunk == position, chunks == rows.count else {
+                throw damaged("chunk \(position) of \(rows.count) is missing or out of place")
+            }
+            let bytes = Array(buffer.readableBytesView)
+            guard Int64(CRC32C.checksum(bytes)) == checksum else { throw damaged("chunk \(chunk): checksum mismatch") }
+            compressed += bytes
+        }
+        let value: Database
+        do {
+            value = try BinaryCodec.decodeDatabase(ZstdDecompressor().decompress(compressed))
+        } catch {
+            throw damaged("does not decode: \(error)")
+        }
+        guard value.basis == basis else { throw damaged("holds the value at \(value.basis)") }
+        return value
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import NIOSSL
+import PostgresNIO
+
+/// Where a PostgreSQL server is and how to log in: from a URL
+/// (`postgres://user:password@host:port/database?sslmode=prefer`) or from
+/// the standard `PG*` environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
+/// `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`), as `psql` reads them.
+public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
+    /// Whether to use TLS.
+    public enum TLSMode: String, Sendable, Equatable {
+        /// Never.
+        case disable
+        /// When the server offers it (the default).
+        case prefer
+        /// Always: refuse a server that does not offer it.
+        case require
+    }
+
+    /// A host name or address, or the directory of a Unix socket (a path
+    /// starting with `/`).
+    public var host: String
+    /// The TCP port (or the number in the socket's name).
+    public var port: Int
+    /// The role to log in as.
+    public var user: String
+    /// Its password, if the server asks for one.
+    public var password: String?
+    /// The database; nil for the server's default (the user's name).
+    public var database: String?
+    /// TLS use.
+    public var tls: TLSMode
+
+    /// Settings given field by field.
+    public init(
+        host: String = "localhost",
+        port: Int = 5432,
+        user: String = "postgres",
+        password: String? = nil,
+        database: String? = nil,
+        tls: TLSMode = .prefer
+    ) {
+        self.host = host
+        self.port = port
+        self.user = user
+        self.password = password
+        self.database = database
+        self.tls = tls
+    }
+
+    /// Settings from a `postgres://` or `postgresql://` URL. O(URL length).
+    /// - Throws: ``PostgresStorageError/badSettings(_:)`` naming what is wrong.
+    public init(url text: String) throws {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+            scheme == "postgres" || scheme == "postgresql"
+        else {
+            throw PostgresStorageError.badSettings("\(text): not a postgres:// URL")
+        }
+        var settings = PostgresSettings()
+        if let host = components.host, !host.isEmpty { settings.host = host.removingPercentEncoding ?? host }
+        if let port = components.port { settings.port = port }
+        if let user = components.user, !user.isEmpty { settings.user = user.removingPercentEncoding ?? user }
+        settings.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        let path = components.path.drop { $0 == "/" }
+        if !path.isEmpty { settings.database = String(path) }
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                settings.tls = try Self.tlsMode(item.value ?? "")
+            case "host":
+                // A socket directory given as a parameter (host part empty).
+                if let value = item.value, !value.isEmpty { settings.host = value }
+            default:
+                throw PostgresStorageError.badSettings("\(text): unknown parameter \(item.name)")
+            }
+        }
+        self = settings
+    }
+
+    /// Settings from the `PG*` variables of `environment`, each defaulting as
+    /// `psql` does (host localhost, port 5432, user `USER`, TLS preferred).
+    /// - Throws: ``PostgresStorageError/badSettings(_:)`` for a port that is
+    ///   not a number or an unknown `PGSSLMODE`.
+    public static func fromEnvironment(
+        _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> PostgresSettings {
+        var settings = PostgresSettings()
+        if let host = environment["PGHOST"], !host.isEmpty { settings.host = host }
+        if let text = environment["PGPORT"], !text.isEmpty {
+            guard let port = Int(text), (1...65_535).contains(port) else {
+                throw PostgresStorageError.badSettings("PGPORT=\(text) is not a port number")
+            }
+            settings.port = port
+        }
+        settings.user = environment["PGUSER"] ?? environment["USER"] ?? "postgres"
+        settings.password = environment["PGPASSWORD"]
+        settings.database = environment["PGDATABASE"]
+        if let mode = environment["PGSSLMODE"], !mode.isEmpty { settings.tls = try tlsMode(mode) }
+        return settings
+    }
+
+    private static func tlsMode(_ text: String) throws -> TLSMode {
+        switch text {
+        case "disable": return .disable
+        case "allow", "prefer": return .prefer
+        case "require", "verify-ca", "verify-full": return .require
+        default: throw PostgresStorageError.badSettings("sslmode \(text) is not disable, prefer or require")
+        }
+    }
+
+    /// `user@host:port/database`, without the password.
+    public var description: String { "\(user)@\(host):\(port)/\(database ?? user)" }
+
+    /// The connection's configuration.
+    var configuration: PostgresConnection.Configuration {
+        if host.hasPrefix("/") {
+            return PostgresConnection.Configuration(
+                unixSocketPath: host + "/.s.PGSQL.\(port)",
+                username: user,
+                password: password,
+                database: database
+            )
+        }
+        let tlsSetting: PostgresConnection.Configuration.TLS
+        switch tls {
+        case .disable: tlsSetting = .disable
+        case .prefer, .require:
+            var configuration = TLSConfiguration.makeClientConfiguration()
+            // As libpq's sslmode prefer and require: encrypted, the server's
+            // certificate not verified (verify-full is not offered).
+            configuration.certificateVerification = .none
+            if let context = try? NIOSSLContext(configuration: configuration) {
+                tlsSetting = tls == .prefer ? .prefer(context) : .require(context)
+            } else {
+                tlsSetting = .disable
+            }
+        }
+        return PostgresConnection.Configuration(
+            host: host,
+            port: port,
+            username: user,
+            password: password,
+            database: database,
+            tls: tlsSetting
+        )
+    }
+}

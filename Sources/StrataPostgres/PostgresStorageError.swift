@@ -1,0 +1,72 @@
+import PostgresNIO
+
+/// Why a ``PostgresHistoryStorage`` could not do what was asked. Each reads
+/// as one line naming what to do.
+public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The settings cannot be used (a malformed URL, a bad port).
+    case badSettings(String)
+    /// No server answered at that address.
+    case unreachable(server: String, reason: String)
+    /// The server refused the user's credentials.
+    case authenticationFailed(server: String)
+    /// The database named in the settings does not exist.
+    case noDatabase(server: String)
+    /// The server has no Strata tables: no store was ever created there.
+    case missingTables(server: String)
+    /// No store of this name exists on the server.
+    case noStore(name: String, server: String)
+    /// A stored transaction or snapshot does not check (its checksum, its
+    /// number, its encoding).
+    case damaged(store: String, what: String)
+    /// The server refused a statement for another reason.
+    case server(sqlState: String, message: String)
+
+    /// One line: what happened and what to do.
+    public var description: String {
+        switch self {
+        case .badSettings(let reason):
+            return "PostgreSQL settings: \(reason)"
+        case let .unreachable(server, reason):
+            return
+                "cannot reach PostgreSQL at \(server) (\(reason)): is the server running? check the URL or PGHOST/PGPORT"
+        case .authenticationFailed(let server):
+            return "PostgreSQL at \(server) refused the login: check the user and password (PGUSER/PGPASSWORD)"
+        case .noDatabase(let server):
+            return "PostgreSQL at \(server): the database does not exist: create it or name another (PGDATABASE)"
+        case .missingTables(let server):
+            return "PostgreSQL at \(server) holds no Strata tables: create a store first (open with create: true)"
+        case let .noStore(name, server):
+            return "PostgreSQL at \(server) holds no store named \(name): check the name or open with create: true"
+        case let .damaged(store, what):
+            return "store \(store) on PostgreSQL is damaged: \(what)"
+        case let .server(sqlState, message):
+            return "PostgreSQL refused: \(message) (SQLSTATE \(sqlState))"
+        }
+    }
+
+    /// `error` (from PostgresNIO) as a storage error, for `settings`.
+    static func mapping(_ error: any Error, _ settings: PostgresSettings) -> any Error {
+        if error is PostgresStorageError { return error }
+        let server = "\(settings.host):\(settings.port)"
+        guard let error = error as? PSQLError else {
+            if let transaction = error as? PostgresTransactionError {
+                return mapping(
+                    transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? error,
+                    settings
+                )
+            }
+            return error
+        }
+        if error.code == .server, let info = error.serverInfo {
+            let state = info[.sqlState] ?? ""
+            switch state {
+            case "28P01", "28000": return PostgresStorageError.authenticationFailed(server: server)
+            case "3D000": return PostgresStorageError.noDatabase(server: server)
+            case "42P01": return PostgresStorageError.missingTables(server: server)
+            default: return PostgresStorageError.server(sqlState: state, message: info[.message] ?? "\(error)")
+            }
+        }
+        let reason = error.underlying.map { "\($0)" } ?? "\(error.code)"
+        return PostgresStorageError.unreachable(server: server, reason: reason)
+    }
+}
