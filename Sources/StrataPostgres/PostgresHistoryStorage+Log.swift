@@ -95,6 +95,10 @@ extension PostgresHistoryStorage {
     /// new, then asks again) or the storage closes.
     public func newTransactions() async -> AsyncStream<Int64> {
         let (stream, continuation) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        if closed {
+            continuation.finish()
+            return stream
+        }
         let key = UUID()
         let settings = self.settings
         let channel = self.channel

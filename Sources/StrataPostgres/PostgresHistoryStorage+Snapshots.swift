@@ -17,6 +17,12 @@ extension PostgresHistoryStorage {
         let basis = value.basis
         try await withConnection { connection, logger in
             try await connection.withTransaction(logger: logger) { connection in
+                // Two peers storing the same basis take turns (the second
+                // replaces the first), never a key conflict.
+                try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext(\(self.store)), \(Int32(truncatingIfNeeded: basis)))",
+                    logger: logger
+                )
                 try await connection.query(
                     "DELETE FROM strata_snapshots WHERE store = \(self.store) AND basis = \(basis)",
                     logger: logger

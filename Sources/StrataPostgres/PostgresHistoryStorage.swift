@@ -33,6 +33,8 @@ public actor PostgresHistoryStorage: HistoryStorage {
     nonisolated let channel: String
 
     private var connection: PostgresConnection?
+    /// Set by ``close()``: every later call throws.
+    var closed = false
     /// Whether a call holds the connection, and who waits for it: one
     /// PostgreSQL transaction at a time on it.
     private var busy = false
@@ -138,6 +140,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
 
     /// Closes the connections and ends every ``newTransactions()`` stream.
     public func close() async {
+        closed = true
         for listener in listeners.values { listener.cancel() }
         listeners = [:]
         if let connection {
@@ -160,6 +163,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
             busy = false
             if !waiters.isEmpty { waiters.removeFirst().resume() }
         }
+        guard !closed else { throw PostgresStorageError.closed(store: store) }
         do {
             let connection = try await connected()
             return try await body(connection, logger)
@@ -192,7 +196,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
             return id
         }
         do {
-            return try await PostgresConnection.connect(configuration: settings.configuration, id: id, logger: logger)
+            return try await PostgresConnection.connect(configuration: settings.configuration(), id: id, logger: logger)
         } catch {
             throw PostgresStorageError.mapping(error, settings)
         }

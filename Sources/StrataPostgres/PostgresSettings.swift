@@ -57,10 +57,11 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
             throw PostgresStorageError.badSettings("\(text): not a postgres:// URL")
         }
         var settings = PostgresSettings()
-        if let host = components.host, !host.isEmpty { settings.host = host.removingPercentEncoding ?? host }
+        // URLComponents decodes host, user and password already.
+        if let host = components.host, !host.isEmpty { settings.host = host }
         if let port = components.port { settings.port = port }
-        if let user = components.user, !user.isEmpty { settings.user = user.removingPercentEncoding ?? user }
-        settings.password = components.password.map { $0.removingPercentEncoding ?? $0 }
+        if let user = components.user, !user.isEmpty { settings.user = user }
+        settings.password = components.password
         let path = components.path.drop { $0 == "/" }
         if !path.isEmpty { settings.database = String(path) }
         for item in components.queryItems ?? [] {
@@ -103,7 +104,10 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
         switch text {
         case "disable": return .disable
         case "allow", "prefer": return .prefer
-        case "require", "verify-ca", "verify-full": return .require
+        case "require": return .require
+        case "verify-ca", "verify-full":
+            // Never weakened silently to an unverified connection.
+            throw PostgresStorageError.badSettings("sslmode \(text) (certificate verification) is not supported")
         default: throw PostgresStorageError.badSettings("sslmode \(text) is not disable, prefer or require")
         }
     }
@@ -112,7 +116,9 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "\(user)@\(host):\(port)/\(database ?? user)" }
 
     /// The connection's configuration.
-    var configuration: PostgresConnection.Configuration {
+    /// - Throws: ``PostgresStorageError/badSettings(_:)`` when TLS is asked
+    ///   for and cannot be set up (never a connection without it).
+    func configuration() throws -> PostgresConnection.Configuration {
         if host.hasPrefix("/") {
             return PostgresConnection.Configuration(
                 unixSocketPath: host + "/.s.PGSQL.\(port)",
@@ -129,11 +135,13 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
             // As libpq's sslmode prefer and require: encrypted, the server's
             // certificate not verified (verify-full is not offered).
             configuration.certificateVerification = .none
-            if let context = try? NIOSSLContext(configuration: configuration) {
-                tlsSetting = tls == .prefer ? .prefer(context) : .require(context)
-            } else {
-                tlsSetting = .disable
+            let context: NIOSSLContext
+            do {
+                context = try NIOSSLContext(configuration: configuration)
+            } catch {
+                throw PostgresStorageError.badSettings("TLS cannot be set up: \(error)")
             }
+            tlsSetting = tls == .prefer ? .prefer(context) : .require(context)
         }
         return PostgresConnection.Configuration(
             host: host,

@@ -20,6 +20,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
     case damaged(store: String, what: String)
     /// The server refused a statement for another reason.
     case server(sqlState: String, message: String)
+    /// The storage was closed.
+    case closed(store: String)
 
     /// One line: what happened and what to do.
     public var description: String {
@@ -41,6 +43,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return "store \(store) on PostgreSQL is damaged: \(what)"
         case let .server(sqlState, message):
             return "PostgreSQL refused: \(message) (SQLSTATE \(sqlState))"
+        case .closed(let store):
+            return "the storage of \(store) is closed: open it again"
         }
     }
 

@@ -180,5 +180,18 @@ struct PostgresStorageTests {
         let environment = try PostgresSettings.fromEnvironment(["PGHOST": "/run/pg", "PGPORT": "5433", "PGUSER": "u"])
         #expect(environment.host == "/run/pg" && environment.port == 5433 && environment.user == "u")
         #expect(throws: PostgresStorageError.self) { try PostgresSettings.fromEnvironment(["PGPORT": "many"]) }
+        // Certificate checks are not offered: refused, never weakened.
+        #expect(throws: PostgresStorageError.self) { try PostgresSettings(url: "postgres://h/db?sslmode=verify-full") }
+        // A password's percent escapes are decoded once.
+        #expect(try PostgresSettings(url: "postgres://u:a%2541@h/db").password == "a%41")
+    }
+
+    @Test("a closed storage refuses every call; it does not reconnect")
+    func closedStorage() async throws {
+        let storage = try await TestServer.newStore("closed")
+        #expect(try await storage.latestT() == 0)
+        await storage.close()
+        await #expect(throws: PostgresStorageError.closed(store: storage.store)) { try await storage.latestT() }
+        for await _ in await storage.newTransactions() { Issue.record("a closed storage notifies") }
     }
 }

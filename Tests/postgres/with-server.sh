@@ -9,8 +9,9 @@
 #   Tests/postgres/with-server.sh swift test --skip-build
 set -euo pipefail
 
+# The newest installed server (a client-only version has no initdb).
 find_bin() {
-    ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1
+    ls -d /usr/lib/postgresql/*/bin/initdb 2>/dev/null | sort -V | tail -n 1 | xargs -r dirname
 }
 
 bin=$(find_bin || true)
@@ -33,7 +34,6 @@ fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/strata-pg.XXXXXX")
 # The server refuses to run as root: root runs it as the postgres user.
 if [ "$(id -u)" -eq 0 ]; then
-    chown postgres "$dir"
     as_server() { runuser -u postgres -- "$@"; }
 else
     as_server() { "$@"; }
@@ -43,13 +43,15 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
+if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
 
-as_server "$bin/initdb" -D "$dir/data" -A trust -U strata >/dev/null
+# No locale: a LANG naming a locale the machine lacks would stop initdb.
+as_server "$bin/initdb" -D "$dir/data" -A trust -U strata --no-locale -E UTF8 >/dev/null
 started=""
 for attempt in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 20000))
     if as_server "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \
-        -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null 2>&1; then
+        -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null 2>&1; then
         started=yes
         break
     fi

@@ -23,7 +23,9 @@ extension Peer {
     ///   ``ApplyError`` too when the transaction conflicts with one another
     ///   writer stored first; ``PeerError/tooManyAttempts(t:attempts:)``;
     ///   ``PeerError/closed``; what the storage throws, when the append
-    ///   failed and catching up did not find it stored.
+    ///   failed and catching up did not find it stored;
+    ///   ``PeerError/outcomeUnknown(id:t:reason:)`` when the append failed
+    ///   and the history could not be read to tell.
     @discardableResult
     public func transact(
         message: String = "",
@@ -47,8 +49,19 @@ extension Peer {
                 outcome = try await storage.append(transaction)
             } catch {
                 // The storage may have stored it before failing (a lost
-                // acknowledgement): it is then in the history.
-                if let report = try? await committed(transaction) { return report }
+                // acknowledgement): it is then in the history, at its t.
+                let stored: Bool
+                do {
+                    try await catchUp()
+                    stored = summary(at: transaction.t)?.id == transaction.id
+                } catch let lookup {
+                    throw PeerError.outcomeUnknown(
+                        id: transaction.id,
+                        t: transaction.t,
+                        reason: "\(error); then \(lookup)"
+                    )
+                }
+                if stored { return CommitReport(transaction: transaction, before: before, after: after) }
                 throw error
             }
             switch outcome {
@@ -68,6 +81,11 @@ extension Peer {
                     try? await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
                 }
                 try await catchUp()
+                // A storage that stored it and still answered `taken`
+                // (a retried request): it is committed.
+                if summary(at: transaction.t)?.id == transaction.id {
+                    return CommitReport(transaction: transaction, before: before, after: after)
+                }
                 guard !closed else { throw PeerError.closed }
                 before = head
                 transaction.t = head.basis + 1
@@ -78,42 +96,10 @@ extension Peer {
         throw PeerError.tooManyAttempts(t: transaction.t, attempts: max(1, maximumAttempts))
     }
 
-    /// The commit report of `transaction` when the storage holds it (found
-    /// by ID at or after its number, once caught up); nil when it does not.
-    func committed(_ transaction: Transaction) async throws -> CommitReport? {
-        try await catchUp()
-        guard let stored = summaries.last(where: { $0.id == transaction.id }), stored.t >= transaction.t else {
-            return nil
-        }
-        // The stored copy is this transaction, perhaps at a later number
-        // than `transaction` says if it was rebased; the values around it
-        // are rebuilt from the history only for the report.
-        var numbered = transaction
-        numbered.t = stored.t
-        numbered.basis = stored.t - 1
-        let after = try await value(at: stored.t)
-        let before = try await value(at: stored.t - 1)
-        return CommitReport(transaction: numbered, before: before, after: after)
-    }
-
-    /// The value at `t` (≤ the newest), replayed from the newest snapshot at
-    /// or before it. O(snapshot + transactions between).
-    func value(at t: Int64) async throws -> Database {
-        if t == head.basis { return head }
-        var value = Database()
-        if let base = try await storage.snapshotBases().last(where: { $0 <= t }),
-            let snapshot = try await storage.snapshot(at: base), snapshot.basis == base
-        {
-            value = snapshot
-        }
-        while value.basis < t {
-            let batch = try await storage.transactions(
-                from: value.basis + 1,
-                limit: Int(min(Int64(Self.catchUpBatch), t - value.basis))
-            )
-            guard !batch.isEmpty else { throw PeerError.divergentHistory(t: value.basis + 1, reason: "it is missing") }
-            for transaction in batch { value = try apply(value, transaction) }
-        }
-        return value
+    /// The summary of transaction `t` when this peer applied it since
+    /// open. O(1).
+    func summary(at t: Int64) -> TransactionSummary? {
+        guard let first = summaries.first?.t, t >= first, t - first < Int64(summaries.count) else { return nil }
+        return summaries[Int(t - first)]
     }
 }

@@ -3,33 +3,41 @@ extension Peer {
     /// to the storage's ``HistoryStorage/newTransactions()`` and catches up
     /// whenever the history passes ``current``. When the notifications end
     /// or a read fails (a lost connection), it reads what is new and
-    /// listens again, waiting a little longer each time in a row (at most
-    /// one second). Idempotent; stopped by ``close()``.
+    /// listens again, waiting a little longer each time in a row that
+    /// brought nothing (at most one second). Idempotent; stopped by
+    /// ``close()``. The task holds the peer only while it applies, so a
+    /// peer no one else holds is freed.
     public func startFollowing() {
         guard following == nil, !closed else { return }
+        let storage = self.storage
         following = Task { [weak self] in
             var failures = 0
-            while !Task.isCancelled, let peer = self {
+            while !Task.isCancelled {
+                let stream = await storage.newTransactions()
+                var delivered = false
                 do {
-                    try await peer.follow()
-                    failures = 0
+                    // `self` is held only for each call, never across the wait.
+                    try await self?.catchUp()
+                    if self == nil { return }
+                    for await newest in stream {
+                        guard let peer = self, !Task.isCancelled else { return }
+                        delivered = true
+                        try await peer.catchUp(ifBefore: newest)
+                    }
                 } catch {
-                    failures += 1
+                    delivered = false
                 }
-                // The stream ended or a read failed: read again soon.
+                // The stream ended or a read failed: listen again soon.
+                failures = delivered ? 0 : failures + 1
                 let pause = min(1_000, 10 << min(failures, 7))
                 try? await Task.sleep(for: .milliseconds(pause))
             }
         }
     }
 
-    /// Catches up on every notification until the stream ends.
-    private func follow() async throws {
-        let stream = await storage.newTransactions()
-        try await catchUp()
-        for await newest in stream {
-            if Task.isCancelled || closed { return }
-            if newest > head.basis { try await catchUp() }
-        }
+    /// Catches up when the history reaches past ``current``.
+    func catchUp(ifBefore newest: Int64) async throws {
+        if closed { return }
+        if newest > head.basis { try await catchUp() }
     }
 }

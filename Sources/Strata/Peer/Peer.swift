@@ -11,7 +11,10 @@ import Synchronization
 /// newer value: `apply(_:_:)` checks what every change replaced, so a
 /// real conflict throws ``ApplyError`` and anything else is retried at the
 /// next number (a bounded number of times). Writers anywhere are therefore
-/// strictly serializable through the storage's own ordering.
+/// serialized by the storage's own ordering, each commit applied on the
+/// value just before it. A rebased commit is checked against every field
+/// it writes, not against fields its body only read: a commit that must
+/// not move past other writers' changes passes `maximumAttempts: 1`.
 ///
 ///     let storage = MemoryHistoryStorage()
 ///     let peer = try await Peer.open(storage)
@@ -73,6 +76,8 @@ public actor Peer {
     ///   not follow the one before it or does not apply.
     @discardableResult
     public func catchUp() async throws -> Database {
+        // What was applied is published, also when a later read fails.
+        defer { publish() }
         while true {
             let batch = try await storage.transactions(from: head.basis + 1, limit: Self.catchUpBatch)
             // Another catch-up may have run while this one waited (the
@@ -136,6 +141,11 @@ public actor Peer {
     }
 
     private func removeFeed(_ key: UUID) { valueFeeds[key] = nil }
+
+    deinit {
+        following?.cancel()
+        for feed in valueFeeds.values { feed.finish() }
+    }
 
     /// Stops following and ends the feeds; commits then throw
     /// ``PeerError/closed``. Idempotent.

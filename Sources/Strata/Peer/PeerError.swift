@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a ``Peer`` could not go on.
 public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The storage holds a transaction that does not follow the one before
@@ -8,6 +10,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooManyAttempts(t: Int64, attempts: Int)
     /// The peer was closed.
     case closed
+    /// An append failed, and what the storage holds could not be read
+    /// afterwards: the transaction (by its ID) may or may not be stored.
+    case outcomeUnknown(id: UUID, t: Int64, reason: String)
 
     /// One line: what happened and what to do.
     public var description: String {
@@ -18,6 +23,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
             return "commit not stored: other writers took every number up to \(t) in \(attempts) attempts; try again"
         case .closed:
             return "the peer is closed: open a new one"
+        case let .outcomeUnknown(id, t, reason):
+            return "commit \(id) may or may not be stored as transaction \(t) (\(reason)): "
+                + "catch up and look for its ID before committing it again"
         }
     }
 }

@@ -40,7 +40,7 @@ public actor MemoryHistoryStorage: HistoryStorage {
     public func transactions(from t: Int64, limit: Int) -> [Transaction] {
         let start = Int(clamping: max(t, 1)) - 1
         guard start < log.count, limit > 0 else { return [] }
-        return Array(log[start..<min(log.count, start + limit)])
+        return Array(log[start..<(start + min(limit, log.count - start))])
     }
 
     /// The newest t now, then after every append.

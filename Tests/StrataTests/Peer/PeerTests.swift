@@ -13,6 +13,8 @@ actor FaultyStorage: HistoryStorage {
         case alwaysTaken
         /// Reads give transactions with their basis off by one.
         case wrongBasis
+        /// Stores the append, then every call throws (the server went away).
+        case storeThenDown
     }
 
     struct Unreachable: Error {}
@@ -34,11 +36,15 @@ actor FaultyStorage: HistoryStorage {
             fault = nil
             throw Unreachable()
         case .alwaysTaken?: return .taken
+        case .storeThenDown?:
+            _ = try await inner.append(transaction)
+            throw Unreachable()
         default: return try await inner.append(transaction)
         }
     }
 
     func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
+        if fault == .storeThenDown { throw Unreachable() }
         let read = await inner.transactions(from: t, limit: limit)
         guard fault == .wrongBasis else { return read }
         return read.map {
@@ -146,6 +152,29 @@ struct PeerTests {
         for await _ in await follower.values() { Issue.record("a closed peer's feed yields") }
     }
 
+    @Test("a following peer no one holds is freed", .timeLimit(.minutes(1)))
+    func followerIsFreed() async throws {
+        let storage = MemoryHistoryStorage()
+        weak var weakPeer: Peer?
+        do {
+            let peer = try await Peer.open(storage)
+            await peer.startFollowing()
+            weakPeer = peer
+            let writer = try await Peer.open(storage)
+            try await writer.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+            for await value in await peer.values() where value.basis == 1 { break }
+        }
+        // The follow task lets go between notifications.
+        let writer = try await Peer.open(storage)
+        var n = 2
+        while weakPeer != nil {
+            try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+            n += 1
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(weakPeer == nil)
+    }
+
     @Test("a peer opened later starts from the newest snapshot and reads only the tail")
     func lateStart() async throws {
         let storage = MemoryHistoryStorage()
@@ -179,6 +208,18 @@ struct PeerTests {
         let (replayed, stored) = try await Self.replay(storage)
         #expect(stored.map(\.message) == ["", "lost ack"])
         #expect(peer.current == replayed)
+
+        // Stored, then the storage went away: the outcome is unknown, said so.
+        await storage.setFault(.storeThenDown)
+        do {
+            try await peer.transact(message: "unknown") { try $0.insert(["a": 4], id: 4, into: "t") }
+            Issue.record("a commit whose outcome cannot be known was reported")
+        } catch PeerError.outcomeUnknown(_, let t, _) {
+            #expect(t == 3)
+        }
+        await storage.setFault(nil)
+        try await peer.catchUp()
+        #expect(peer.current.record(4, in: "t") == ["a": 4], "it was stored; catching up shows it")
     }
 
     @Test("a storage that never lets a commit in, or serves a broken history, is reported")
@@ -213,5 +254,7 @@ struct PeerTests {
         #expect(await storage.transactions(from: 0, limit: 10).count == 1)
         #expect(await storage.transactions(from: 2, limit: 10).isEmpty)
         #expect(await storage.transactions(from: 1, limit: 0).isEmpty)
+        #expect(try await storage.append(Transaction(t: 2, basis: 1)) == .appended)
+        #expect(await storage.transactions(from: 2, limit: .max).map(\.t) == [2])
     }
 }
