@@ -106,9 +106,15 @@ let package = Package(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
         ),
+        // The writer processes of the PostgreSQL tests, killed by them.
+        .executableTarget(
+            name: "StrataPostgresWriter",
+            dependencies: ["Strata", "StrataPostgres"],
+            path: "Tests/StrataPostgresWriter"
+        ),
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["Strata", "StrataPostgres"]
+            dependencies: ["Strata", "StrataPostgres", "StrataPostgresWriter"]
         ),
         .testTarget(
             name: "StrataTests",

@@ -13,7 +13,10 @@ struct TestServer {
 
     static func settings() throws -> PostgresSettings {
         guard let url = ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES_URL"] else { throw Missing() }
-        return try PostgresSettings(url: url)
+        var settings = try PostgresSettings(url: url)
+        // The restart test stops the server under open connections.
+        settings.operationTimeout = .seconds(5)
+        return settings
     }
 
     /// A new store of a unique name.
