@@ -106,15 +106,9 @@ let package = Package(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
         ),
-        // The writer processes of the PostgreSQL tests, killed by them.
-        .executableTarget(
-            name: "StrataPostgresWriter",
-            dependencies: ["Strata", "StrataPostgres"],
-            path: "Tests/StrataPostgresWriter"
-        ),
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["Strata", "StrataPostgres", "StrataPostgresWriter"]
+            dependencies: ["Strata", "StrataPostgres"]
         ),
         .testTarget(
             name: "StrataTests",

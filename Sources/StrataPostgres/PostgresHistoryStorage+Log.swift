@@ -5,7 +5,7 @@ import Strata
 extension PostgresHistoryStorage {
     /// The newest t stored; 0 when none. One query.
     public func latestT() async throws -> Int64 {
-        try await withConnection(reading: true) { connection, logger in
+        try await withConnection { connection, logger in
             let rows = try await connection.query(
                 "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(self.store)",
                 logger: logger
@@ -59,7 +59,7 @@ extension PostgresHistoryStorage {
     /// number, encoding).
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
         guard limit > 0 else { return [] }
-        let rows: [(Int64, ByteBuffer, Int64)] = try await withConnection(reading: true) { connection, logger in
+        let rows: [(Int64, ByteBuffer, Int64)] = try await withConnection { connection, logger in
             let result = try await connection.query(
                 """
                 SELECT t, payload, checksum FROM strata_log

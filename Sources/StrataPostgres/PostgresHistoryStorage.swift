@@ -154,13 +154,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// Runs `body` holding the connection (made anew when lost); errors
     /// come out as ``PostgresStorageError``. A failure that may have left
     /// the connection unusable drops it, so the next call reconnects.
-    ///
-    /// - Parameter reading: `body` only reads, so when the connection it
-    ///   was given turns out lost (a server restarted since), it runs once
-    ///   more on a new one. A write is never repeated here: whether it
-    ///   happened is for the caller to find out.
     func withConnection<R: Sendable>(
-        reading: Bool = false,
         _ body: (PostgresConnection, Logger) async throws -> sending R
     ) async throws -> R {
         while busy { await withCheckedContinuation { waiters.append($0) } }
@@ -169,33 +163,15 @@ public actor PostgresHistoryStorage: HistoryStorage {
             busy = false
             if !waiters.isEmpty { waiters.removeFirst().resume() }
         }
-        var attempts = reading ? 2 : 1
-        while true {
-            guard !closed else { throw PostgresStorageError.closed(store: store) }
-            let reused = connection != nil
-            attempts -= 1
-            do {
-                let connection = try await connected()
-                // A request that outlives the timeout closes its connection,
-                // which fails it: the caller sees a lost connection.
-                let timeout = settings.operationTimeout
-                let watchdog = Task {
-                    try await Task.sleep(for: timeout)
-                    try? await connection.close()
-                }
-                defer { watchdog.cancel() }
-                return try await body(connection, logger)
-            } catch {
-                let mapped = PostgresStorageError.mapping(error, settings)
-                var lost = false
-                if case PostgresStorageError.unreachable = mapped {
-                    dropConnection()
-                    lost = true
-                }
-                if connection?.isClosed == true { connection = nil }
-                if lost, reused, attempts > 0 { continue }
-                throw mapped
-            }
+        guard !closed else { throw PostgresStorageError.closed(store: store) }
+        do {
+            let connection = try await connected()
+            return try await body(connection, logger)
+        } catch {
+            let mapped = PostgresStorageError.mapping(error, settings)
+            if case PostgresStorageError.unreachable = mapped { dropConnection() }
+            if connection?.isClosed == true { connection = nil }
+            throw mapped
         }
     }
 
@@ -219,36 +195,8 @@ public actor PostgresHistoryStorage: HistoryStorage {
             id += 1
             return id
         }
-        let configuration = try settings.configuration()
         do {
-            // Connecting races the timeout: a server that accepts and then
-            // never answers is given up on.
-            return try await withThrowingTaskGroup(of: PostgresConnection?.self) { group in
-                group.addTask {
-                    let connection = try await PostgresConnection.connect(
-                        configuration: configuration,
-                        id: id,
-                        logger: logger
-                    )
-                    if Task.isCancelled {
-                        try? await connection.close()
-                        throw CancellationError()
-                    }
-                    return connection
-                }
-                group.addTask {
-                    try await Task.sleep(for: settings.operationTimeout)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let connection = first else {
-                    throw PostgresStorageError.unreachable(
-                        server: "\(settings.host):\(settings.port)",
-                        reason: "no answer in \(settings.operationTimeout)"
-                    )
-                }
-                return connection
-            }
+            return try await PostgresConnection.connect(configuration: settings.configuration(), id: id, logger: logger)
         } catch {
             throw PostgresStorageError.mapping(error, settings)
         }

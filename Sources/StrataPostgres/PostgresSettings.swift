@@ -30,10 +30,6 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     public var database: String?
     /// TLS use.
     public var tls: TLSMode
-    /// How long one request (connecting included) may take before the
-    /// connection is given up as lost: a server that stopped answering
-    /// must not stall a peer for ever.
-    public var operationTimeout: Duration = .seconds(30)
 
     /// Settings given field by field.
     public init(

@@ -13,10 +13,7 @@ struct TestServer {
 
     static func settings() throws -> PostgresSettings {
         guard let url = ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES_URL"] else { throw Missing() }
-        var settings = try PostgresSettings(url: url)
-        // The restart test stops the server under open connections.
-        settings.operationTimeout = .seconds(5)
-        return settings
+        return try PostgresSettings(url: url)
     }
 
     /// A new store of a unique name.
