@@ -96,15 +96,8 @@ struct LogScanner {
     /// frame at or after `offset`: what is lost when a segment is dropped
     /// there (a lower bound, for reporting).
     static func intactFrames(in bytes: [UInt8], from offset: Int = LogFormat.headerSize) -> Int {
-        var position = max(offset, 0)
-        var budget = searchBudget(bytes.count)
-        while position + LogFormat.frameHeaderSize <= bytes.count,
-            candidateFrameSize(in: bytes, at: position, budget: &budget) == nil
-        {
-            // Past the budget the count is unknown: 0 is a lower bound.
-            if budget < 0 { return 0 }
-            position += 1
-        }
+        // None, or past the budget (the count unknown): 0 is a lower bound.
+        guard case .found(var position) = firstIntactFrame(in: bytes, from: max(offset, 0)) else { return 0 }
         var count = 0
         while let size = LogFormat.frameSize(in: bytes, at: position) {
             count += 1
@@ -132,13 +125,31 @@ struct LogScanner {
     /// costs more than its budget (a hostile tail made of candidate frames),
     /// answers true: the tail is then treated as damage, never cut silently.
     func hasIntactFrame(after offset: Int) -> Bool {
-        var candidate = offset + 1
-        var budget = Self.searchBudget(bytes.count)
+        if case .none = Self.firstIntactFrame(in: bytes, from: offset + 1) { return false }
+        return true
+    }
+
+    /// What a search for an intact frame found.
+    enum FrameSearch {
+        /// The first intact frame starts at this offset.
+        case found(Int)
+        /// No offset starts one.
+        case none
+        /// The search spent its budget first: unknown.
+        case overBudget
+    }
+
+    /// The first offset at or after `start` where an intact frame starts,
+    /// within ``searchBudget(_:)`` bytes of checksums.
+    static func firstIntactFrame(in bytes: [UInt8], from start: Int) -> FrameSearch {
+        var candidate = start
+        var budget = searchBudget(bytes.count)
         while candidate + LogFormat.frameHeaderSize <= bytes.count {
-            if Self.candidateFrameSize(in: bytes, at: candidate, budget: &budget) != nil || budget < 0 { return true }
+            if candidateFrameSize(in: bytes, at: candidate, budget: &budget) != nil { return .found(candidate) }
+            if budget < 0 { return .overBudget }
             candidate += 1
         }
-        return false
+        return .none
     }
 
     /// What every frame's payload starts with: an encoded transaction's

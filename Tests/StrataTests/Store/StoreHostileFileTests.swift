@@ -22,6 +22,14 @@ struct StoreHostileFileTests {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
+    /// Appends `bytes` to the file at `path` (a tail after the last record).
+    static func append(_ bytes: [UInt8], to path: String) throws {
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(bytes))
+        try handle.close()
+    }
+
     @Test("block files named past every level, at the end of the numbers or off their grid are ignored")
     func hostileBlockNames() async throws {
         let path = temporaryStorePath("hostile-blocks")
@@ -81,6 +89,15 @@ struct StoreHostileFileTests {
         }
     }
 
+    @Test("the most compressible content a frame can hold (runs of one byte, MBs of them) still reads back")
+    func mostCompressibleFrame() throws {
+        for size in [0, 1, 131_072, 131_073, 8 << 20] {
+            let content = [UInt8](repeating: 0, count: size)
+            let frame = try ZstdCompressor(level: 19).compress(content)
+            #expect(try ZstdDecompressor(maximumOutputSize: 16 << 20).decompress(frame) == content, "\(size)")
+        }
+    }
+
     @Test("a torn tail of megabytes of random bytes (a large commit cut short) is found quickly and cut")
     func randomTornTail() async throws {
         let path = temporaryStorePath("hostile-tail")
@@ -88,10 +105,7 @@ struct StoreHostileFileTests {
         let value = try await Self.makeStore(path, count: 5)
         let segment = logSegments(path).last!
         var random = SeededRandom(seed: 99)
-        let handle = try #require(FileHandle(forWritingAtPath: segment))
-        handle.seekToEndOfFile()
-        handle.write(Data(random.bytes(4 << 20)))
-        try handle.close()
+        try Self.append(random.bytes(4 << 20), to: segment)
         let store = try await Store.open(at: path, options: testOptions())
         #expect(store.current == value)
         #expect(store.warnings.contains { if case .tornTail = $0 { true } else { false } })
@@ -109,10 +123,7 @@ struct StoreHostileFileTests {
         withUnsafeBytes(of: UInt32(1 << 20).littleEndian) { unit += $0 }
         unit += [1, 2, 3, 4] + Array("STRT".utf8)
         let tail = Array(repeatElement(unit, count: (8 << 20) / unit.count).joined())
-        let handle = try #require(FileHandle(forWritingAtPath: segment))
-        handle.seekToEndOfFile()
-        handle.write(Data(tail))
-        try handle.close()
+        try Self.append(tail, to: segment)
         await #expect(throws: StoreError.self) { try await Store.open(at: path, options: testOptions()) }
         var options = testOptions()
         options.recovery = .truncateAtDamage
