@@ -14,12 +14,18 @@ struct IndexReviewTests {
 
     /// Values chosen to sit at the edges of the encoding: signs and byte
     /// lengths of integers, IEEE specials, NUL bytes, non-ASCII text,
-    /// strings and bytes longer than an inline entry (28 bytes), and
-    /// nested lists and maps.
+    /// strings and bytes longer than an inline entry (30 bytes; a longer
+    /// one keeps 16 inline), and nested lists and maps.
     static let pool: [Value?] = {
         let long = String(repeating: "x", count: 40)
         let longSamePrefix = String(repeating: "x", count: 27)
-        return [
+        // Entries whose lengths straddle 16 and 30 bytes, differing in the
+        // bytes on either side of those boundaries.
+        let edges: [Value?] = [12, 13, 14, 15, 24, 25, 26, 27, 28].flatMap { n -> [Value?] in
+            let stem = String(repeating: "q", count: n)
+            return [.string(stem), .string(stem + "a"), .string(stem + "b"), .string(stem + "\u{0}")]
+        }
+        return edges + [
             nil, .null, false, true,
             .int(.min), .int(.min + 1), -65_536, -256, -255, -1, 0, 1, 255, 256, 65_536, .int(.max),
             .double(-.infinity), .double(-.greatestFiniteMagnitude), -1.5, .double(-.leastNonzeroMagnitude),

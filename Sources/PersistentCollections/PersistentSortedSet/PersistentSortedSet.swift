@@ -84,36 +84,50 @@ extension PersistentSortedSet {
 // MARK: Reading
 
 extension PersistentSortedSet {
+    /// The leaf where a descent choosing children by `child` ends, found
+    /// without reference counting (see `_SortedInner.unretainedChild`);
+    /// `child` returns the child to take in an internal node.
+    @inlinable
+    func _descend<R>(
+        _ child: (_Inner) -> Int,
+        _ body: (_Leaf) -> R
+    ) -> R? {
+        guard let root = _root else { return nil }
+        var node = Unmanaged<AnyObject>.passUnretained(root)
+        for _ in 0..<_height {
+            node = node._withUnsafeGuaranteedRef { object in
+                let inner = Self._inner(object)
+                return inner.unretainedChild(child(inner))
+            }
+        }
+        return node._withUnsafeGuaranteedRef { body(Self._leaf($0)) }
+    }
+
     /// The element the probe matches, or nil: a descent comparing by
     /// `isBelow` (element < probe) and `isAbove` (probe < element).
     @inlinable
     func _lookup(isBelow: (Element) -> Bool, isAbove: (Element) -> Bool) -> Element? {
-        guard var node = _root else { return nil }
-        for _ in 0..<_height {
-            let inner = Self._inner(node)
-            node = inner[inner.childIndex(probeIsBelow: isAbove)].node
+        let found: Element?? = _descend({ $0.childIndex(probeIsBelow: isAbove) }) { leaf in
+            let position = leaf.lowerBound(isBelow)
+            guard position < leaf.width else { return nil }
+            let found = leaf[position]
+            return isAbove(found) ? nil : found
         }
-        let leaf = Self._leaf(node)
-        let position = leaf.lowerBound(isBelow)
-        guard position < leaf.width else { return nil }
-        let found = leaf[position]
-        return isAbove(found) ? nil : found
+        return found ?? nil
     }
 
     /// The number of elements below the probe.
     @inlinable
     func _rank(isBelow: (Element) -> Bool, isAbove: (Element) -> Bool) -> Int {
-        guard var node = _root else { return 0 }
         var rank = 0
-        for _ in 0..<_height {
-            let inner = Self._inner(node)
+        let inLeaf = _descend({ inner in
             let child = inner.childIndex(probeIsBelow: isAbove)
             inner.withChildren { children in
                 for i in 0..<child { rank += children[i].count }
-                node = children[child].node
             }
-        }
-        return rank + Self._leaf(node).lowerBound(isBelow)
+            return child
+        }) { $0.lowerBound(isBelow) }
+        return rank + (inLeaf ?? 0)
     }
 
     /// Whether `element` is in the set. O(log n).
@@ -140,19 +154,17 @@ extension PersistentSortedSet {
     @inlinable
     public func element(at offset: Int) -> Element {
         precondition(offset >= 0 && offset < count, "offset \(offset) out of 0..<\(count)")
-        var node = _root!
         var remaining = offset
-        for _ in 0..<_height {
-            Self._inner(node).withChildren { children in
+        return _descend({ inner in
+            inner.withChildren { children in
                 var child = 0
                 while remaining >= children[child].count {
                     remaining -= children[child].count
                     child += 1
                 }
-                node = children[child].node
+                return child
             }
-        }
-        return Self._leaf(node)[remaining]
+        }) { $0[remaining] }!
     }
 
     /// The smallest element, or nil. O(log n).

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// A child of an internal node and the number of elements under it.
 @usableFromInline
 struct _SortedChild {
@@ -95,6 +97,18 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         withUnsafeMutablePointerToElements { $0[child] }
     }
 
+    /// Child `position`'s node, unretained: for descents that hold the
+    /// tree's root, which keeps every node below it alive, and so need no
+    /// reference count traffic (on a node not in cache, each retain waits
+    /// for memory, and holds back the reads after it). `_SortedChild` starts
+    /// with its strong reference, whose bits are an `Unmanaged`'s.
+    @inlinable
+    func unretainedChild(_ position: Int) -> Unmanaged<AnyObject> {
+        withUnsafeMutablePointerToElements {
+            UnsafeRawPointer($0 + position).load(as: Unmanaged<AnyObject>.self)
+        }
+    }
+
     /// Calls `body` with the children.
     @inlinable
     func withChildren<R>(_ body: (UnsafeBufferPointer<_SortedChild>) throws -> R) rethrows -> R {
@@ -118,6 +132,7 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         header.separators.withUnsafeBufferPointer { separators in
             var low = 0
             var high = separators.count
+            if let start = separators.baseAddress { strata_prefetch(start, high * MemoryLayout<Element>.stride) }
             while low < high {
                 let middle = (low + high) >> 1
                 if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }

@@ -1,3 +1,5 @@
+import CPrefetch
+
 /// The header of a leaf: how many elements it holds and has room for.
 @usableFromInline
 struct _SortedLeafHeader {
@@ -22,9 +24,16 @@ struct _SortedLeafHeader {
 ///   check `isKnownUniquelyReferenced` and copy first.
 @usableFromInline
 final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, Element> {
-    /// Elements per leaf at most: a path copy copies one leaf, so leaves are
-    /// narrower than internal nodes (whose slots are small).
-    @inlinable static var maximum: Int { 32 }
+    /// Elements per leaf at most: about 32 (a path copy copies one leaf),
+    /// as many as fill a power-of-two allocation with the 32 bytes of
+    /// object and leaf header. Allocators serve power-of-two sizes exactly,
+    /// where 32 elements of 32 bytes (1,056 bytes) would take a 1,280-byte
+    /// block: 7 bytes per element lost.
+    @inlinable static var maximum: Int {
+        let stride = MemoryLayout<Element>.stride
+        let budget = 1 << (Int.bitWidth - 1 - (32 + 32 * stride).leadingZeroBitCount)
+        return Swift.max(8, (budget - 32) / stride)
+    }
     /// At least, except for a root leaf.
     @inlinable static var minimum: Int { maximum / 2 }
 
@@ -74,6 +83,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
         withUnsafeMutablePointers { header, storage in
             var low = 0
             var high = header.pointee.width
+            strata_prefetch(storage, high * MemoryLayout<Element>.stride)
             while low < high {
                 let middle = (low + high) >> 1
                 if isBelow(storage[middle]) { low = middle + 1 } else { high = middle }

@@ -6,36 +6,39 @@ import Foundation
 /// ``Value`` (``Value/indexOrder``) field by field, then of ``RecordID``.
 ///
 /// Storage is inline up to ``inlineCapacity`` bytes (most keys: a short
-/// string, a small integer and an integer ID) and one heap array beyond (a
-/// single allocation of 32 bytes plus the entry's), so that an entry takes
-/// 32 bytes in a B+tree leaf.
+/// string, a small integer and an integer ID), so that an entry takes 32
+/// bytes in a B+tree leaf. A longer entry keeps its first 16 bytes inline
+/// and the rest in an array: a 40-byte title entry then costs a 48-byte
+/// block beside its slot, where the whole entry in an array took 80.
 struct IndexEntry: Sendable {
-    /// Bytes kept inline: three words and four more bytes.
-    static let inlineCapacity = 28
+    /// Bytes kept inline: three words, a 32-bit and a 16-bit tail.
+    static let inlineCapacity = 30
 
     enum Storage: Sendable {
         /// The bytes, big-endian in the words (the first byte is the most
-        /// significant of `w0`), zero-padded, and the count.
-        case inline(UInt64, UInt64, UInt64, UInt32, UInt8)
-        /// More than `inlineCapacity` bytes. Never mutated.
-        case heap([UInt8])
+        /// significant of the first word), zero-padded, and the count.
+        case inline(UInt64, UInt64, UInt64, UInt32, UInt16, UInt8)
+        /// More than `inlineCapacity` bytes: the first 16 as two
+        /// big-endian words, then the others. Never mutated.
+        case split(UInt64, UInt64, [UInt8])
     }
 
     var storage: Storage
 
     /// The entry holding `bytes`. O(count).
     init(_ bytes: [UInt8]) {
-        guard bytes.count <= Self.inlineCapacity else {
-            storage = .heap(bytes)
-            return
+        if bytes.count <= Self.inlineCapacity {
+            let w = bytes.withUnsafeBytes { Self.words(of: $0) }
+            storage = .inline(w.0, w.1, w.2, UInt32(w.3 >> 16), UInt16(truncatingIfNeeded: w.3), UInt8(bytes.count))
+        } else {
+            let w = bytes.withUnsafeBytes { Self.words(of: $0) }
+            storage = .split(w.0, w.1, Array(bytes[16...]))
         }
-        let words = bytes.withUnsafeBufferPointer { Self.words(of: UnsafeRawBufferPointer($0)) }
-        storage = .inline(words.0, words.1, words.2, words.3, UInt8(bytes.count))
     }
 
-    /// The first 28 bytes (zero-padded) as three big-endian words and a
-    /// big-endian 32-bit tail: comparing them compares the bytes.
-    static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt32) {
+    /// The first 30 bytes (zero-padded) as three big-endian words and a
+    /// big-endian 48-bit tail: comparing them compares the bytes.
+    static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
         func word(_ start: Int, _ width: Int) -> UInt64 {
             var value: UInt64 = 0
             for i in start..<(start + width) {
@@ -44,43 +47,48 @@ struct IndexEntry: Sendable {
             }
             return value
         }
-        return (word(0, 8), word(8, 8), word(16, 8), UInt32(word(24, 4)))
+        return (word(0, 8), word(8, 8), word(16, 8), word(24, 6))
     }
 
     /// The number of bytes.
     var count: Int {
         switch storage {
-        case .inline(_, _, _, _, let count): return Int(count)
-        case .heap(let bytes): return bytes.count
+        case .inline(_, _, _, _, _, let count): return Int(count)
+        case .split(_, _, let rest): return 16 + rest.count
         }
     }
 
-    /// Calls `body` with the bytes, without allocating. O(1).
+    /// Calls `body` with the bytes, contiguous, without allocating on the
+    /// heap. O(count).
     func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch storage {
-        case .heap(let bytes):
-            return try bytes.withUnsafeBytes(body)
-        case let .inline(w0, w1, w2, w3, count):
-            var buffer = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian)
+        case let .inline(w0, w1, w2, w3, w4, count):
+            var buffer = (w0.bigEndian, w1.bigEndian, w2.bigEndian, w3.bigEndian, w4.bigEndian)
             return try withUnsafeBytes(of: &buffer) { try body(UnsafeRawBufferPointer(rebasing: $0[..<Int(count)])) }
+        case let .split(w0, w1, rest):
+            return try withUnsafeTemporaryAllocation(byteCount: 16 + rest.count, alignment: 8) { buffer in
+                buffer.storeBytes(of: w0.bigEndian, toByteOffset: 0, as: UInt64.self)
+                buffer.storeBytes(of: w1.bigEndian, toByteOffset: 8, as: UInt64.self)
+                rest.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[16...]).copyMemory(from: $0) }
+                return try body(UnsafeRawBufferPointer(buffer))
+            }
         }
     }
 
     /// The bytes. O(count); allocates.
     var bytes: [UInt8] { withBytes { Array($0) } }
 
-    /// The leading words of either storage (a heap entry has more than 28
-    /// bytes, so its words are four loads).
-    var leadingWords: (UInt64, UInt64, UInt64, UInt32) {
+    /// The first 30 bytes as in ``words(of:)``, from either storage (a
+    /// split entry has more than 30 bytes, so its rest has at least 15).
+    var leadingWords: (UInt64, UInt64, UInt64, UInt64) {
         switch storage {
-        case let .inline(w0, w1, w2, w3, _): return (w0, w1, w2, w3)
-        case .heap(let bytes):
-            return bytes.withUnsafeBytes {
+        case let .inline(w0, w1, w2, w3, w4, _): return (w0, w1, w2, UInt64(w3) << 16 | UInt64(w4))
+        case let .split(w0, w1, rest):
+            return rest.withUnsafeBytes {
                 (
+                    w0, w1,
                     UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)),
-                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-                    UInt32(bigEndian: $0.loadUnaligned(fromByteOffset: 24, as: UInt32.self))
+                    UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 6, as: UInt64.self)) & 0xFFFF_FFFF_FFFF
                 )
             }
         }
@@ -88,7 +96,7 @@ struct IndexEntry: Sendable {
 }
 
 extension IndexEntry: Comparable, Hashable {
-    /// Byte order, a prefix first. O(1) unless the first 28 bytes are equal;
+    /// Byte order, a prefix first. O(1) unless the first 30 bytes are equal;
     /// never allocates.
     static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
         let a = lhs.leadingWords
@@ -99,10 +107,10 @@ extension IndexEntry: Comparable, Hashable {
         if a.1 != b.1 { return a.1 < b.1 }
         if a.2 != b.2 { return a.2 < b.2 }
         if a.3 != b.3 { return a.3 < b.3 }
-        if case .inline(_, _, _, _, let ac) = lhs.storage, case .inline(_, _, _, _, let bc) = rhs.storage {
+        if case .inline(_, _, _, _, _, let ac) = lhs.storage, case .inline(_, _, _, _, _, let bc) = rhs.storage {
             return ac < bc
         }
-        // Both longer than 28 bytes, or one a zero-padded prefix of the other.
+        // Both longer than 30 bytes, or one a zero-padded prefix of the other.
         return lhs.withBytes { x in
             rhs.withBytes { y in
                 let common = min(x.count, y.count)
@@ -115,10 +123,10 @@ extension IndexEntry: Comparable, Hashable {
     /// Equal bytes. O(1) for two inline entries.
     static func == (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
         switch (lhs.storage, rhs.storage) {
-        case let (.inline(a0, a1, a2, a3, ac), .inline(b0, b1, b2, b3, bc)):
-            return a0 == b0 && a1 == b1 && a2 == b2 && a3 == b3 && ac == bc
-        case let (.heap(a), .heap(b)):
-            return a == b
+        case let (.inline(a0, a1, a2, a3, a4, ac), .inline(b0, b1, b2, b3, b4, bc)):
+            return a0 == b0 && a1 == b1 && a2 == b2 && a3 == b3 && a4 == b4 && ac == bc
+        case let (.split(a0, a1, a), .split(b0, b1, b)):
+            return a0 == b0 && a1 == b1 && a == b
         default:
             return false
         }

@@ -23,6 +23,12 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Parses `a.b.c` (no escaping: names containing dots need the other
     /// initializers). Nil for an empty string or an empty component.
     public init?(dotted text: String) {
+        // Most paths name a field: no split, no array of parts.
+        if !text.utf8.contains(UInt8(ascii: ".")) {
+            guard !text.isEmpty else { return nil }
+            self.init(field: Key(text), keys: [])
+            return
+        }
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map { Key(String($0)) }
         guard let first = parts.first, !parts.contains(where: { $0.utf8Count == 0 }) else { return nil }
         self.init(field: first, keys: Array(parts.dropFirst()))

@@ -60,9 +60,13 @@ extension Query {
         case .index(let index, let descending):
             guard let records = database._tables[table] else { return [] }
             if filters.isEmpty {
-                return window(index, descending: descending, limit: limit).compactMap {
-                    row($0, index: index, in: records)
-                }
+                let fieldCount = index.definition.fields.count
+                let ids = window(index, descending: descending, limit: limit).map { $0.recordID(after: fieldCount) }
+                // One batch: the lookups' memory reads overlap. Touching
+                // each record's bytes first makes the copies below (each a
+                // reference count update there) wait for memory together.
+                let found = records.records.values(forKeys: ids, preparing: { _ = $0._bytes.count })
+                return zip(ids, found).compactMap { id, record in record.map { (id, $0) } }
             }
             guard let (lower, upper) = bounds(for: index) else { return [] }
             let low = index.entries.rank(of: lower)

@@ -1,0 +1,89 @@
+extension PersistentMap {
+    /// The values for `keys`, in their order; nil where a key is absent.
+    /// O(k log32 n) for k keys, like k lookups.
+    ///
+    /// The lookups descend together, one trie level at a time, so that the
+    /// memory reads of different keys overlap: on a map larger than the
+    /// processor's caches, where each level of a lookup waits for memory,
+    /// ten keys cost little more than one. `prepare` is called on each
+    /// found value before any is copied into the result; reading there what
+    /// a copy will touch (the header of a value's out-of-line storage, which
+    /// holds its reference count) starts those reads together too, instead
+    /// of one copy waiting for memory after another.
+    ///
+    ///     let songs = library.values(forKeys: albumTrackIDs)
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to look up, in the order of the result.
+    ///   - prepare: Called once per found value, in key order, before the
+    ///     values are copied out; by default it does nothing.
+    @inlinable
+    public func values(
+        forKeys keys: some Collection<Key>,
+        preparing prepare: (borrowing Value) -> Void = { _ in }
+    ) -> [Value?] {
+        let count = keys.count
+        guard let root = _root, count > 0 else { return Array(repeating: nil, count: count) }
+        return withUnsafeTemporaryAllocation(of: _BatchProbe<Key, Value>.self, capacity: count) { probes in
+            // Invariant: probes[0..<initialized] are initialized; the first
+            // `pending` still descend, and `node` is alive while `root` is.
+            var pending = 0
+            for key in keys where pending < count {
+                probes.initializeElement(
+                    at: pending,
+                    to: _BatchProbe(key: key, hash: _hash(key), position: pending, node: .passUnretained(root))
+                )
+                pending += 1
+            }
+            let initialized = pending
+            defer { _ = probes.baseAddress!.deinitialize(count: initialized) }
+            var found = [UnsafeMutablePointer<_Node.Item>?](repeating: nil, count: count)
+            var shift = 0
+            // Every probe starts at the root and descends one level per
+            // round, so all pending probes share `shift`.
+            while pending > 0 {
+                var kept = 0
+                for i in 0..<pending {
+                    // Through the pointer: a copy of the probe would copy its key.
+                    let probe = probes.baseAddress! + i
+                    let step = probe.pointee.node._withUnsafeGuaranteedRef {
+                        $0._step(probe.pointee.key, probe.pointee.hash, shift)
+                    }
+                    switch step {
+                    case .found(let item):
+                        found[probe.pointee.position] = item
+                    case .absent:
+                        break
+                    case .descend(let child):
+                        if kept != i { probes.swapAt(kept, i) }
+                        probes[kept].node = child
+                        kept += 1
+                    }
+                }
+                pending = kept
+                shift &+= _Node.bitsPerLevel
+            }
+            for item in found { if let item { prepare(item.pointee.value) } }
+            return found.map { $0?.pointee.value }
+        }
+    }
+}
+
+/// One lookup of ``PersistentMap/values(forKeys:preparing:)`` in flight:
+/// its key, the key's hash, where its answer goes, and the node it has
+/// reached (unretained: the map's root keeps it alive).
+@usableFromInline
+struct _BatchProbe<Key: Hashable, Value> {
+    @usableFromInline var key: Key
+    @usableFromInline var hash: UInt64
+    @usableFromInline var position: Int
+    @usableFromInline var node: Unmanaged<_MapNode<Key, Value>>
+
+    @inlinable
+    init(key: Key, hash: UInt64, position: Int, node: Unmanaged<_MapNode<Key, Value>>) {
+        self.key = key
+        self.hash = hash
+        self.position = position
+        self.node = node
+    }
+}
