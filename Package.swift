@@ -48,14 +48,13 @@ let package = Package(
         ),
         .target(name: "CChecksum"),
         .target(name: "CBenchmarkSink"),
-        .target(name: "CPrefetch"),
 
         // MARK: Support
         // Seeded generator shared by the bench workloads and the property tests.
         .target(name: "DeterministicRandom"),
 
         // MARK: Libraries
-        .target(name: "PersistentCollections", dependencies: ["CPrefetch"]),
+        .target(name: "PersistentCollections"),
         .target(
             name: "Strata",
             dependencies: ["PersistentCollections", "CZstd", "CChecksum"]

@@ -19,44 +19,49 @@ struct SortedReviewTests {
 
     @Test("removeValue releases the removed value, even when its key was a separator")
     func removedValueIsReleased() {
-        var map = PersistentSortedMap<Int, Payload>()
-        weak var watched: Payload?
-        do {
-            // 33 ascending keys split the first leaf at 16: key 16 becomes
-            // the separator between the two leaves.
-            for key in 0..<33 {
-                let payload = Payload(key)
-                if key == 16 { watched = payload }
-                map[key] = payload
+        // 65 ascending keys split leaves at keys that depend on the leaf
+        // size; watching each key in turn covers whichever are separators.
+        for watchedKey in 0..<65 {
+            var map = PersistentSortedMap<Int, Payload>()
+            weak var watched: Payload?
+            do {
+                for key in 0..<65 {
+                    let payload = Payload(key)
+                    if key == watchedKey { watched = payload }
+                    map[key] = payload
+                }
             }
+            #expect(watched != nil)
+            map.removeValue(forKey: watchedKey)
+            map._invariantCheck()
+            #expect(map[watchedKey] == nil)
+            #expect(watched == nil, "the removed value of key \(watchedKey) is still alive")
         }
-        #expect(watched != nil)
-        map.removeValue(forKey: 16)
-        map._invariantCheck()
-        #expect(map[16] == nil)
-        #expect(watched == nil, "the removed value is still alive (kept by an internal node's separator)")
     }
 
     @Test("updateValue releases the replaced value, even when its key was a separator")
     func replacedValueIsReleased() {
-        var map = PersistentSortedMap<Int, Payload>()
-        weak var watched: Payload?
-        do {
-            for key in 0..<33 {
-                let payload = Payload(key)
-                if key == 16 { watched = payload }
-                map[key] = payload
+        for watchedKey in 0..<65 {
+            var map = PersistentSortedMap<Int, Payload>()
+            weak var watched: Payload?
+            do {
+                for key in 0..<65 {
+                    let payload = Payload(key)
+                    if key == watchedKey { watched = payload }
+                    map[key] = payload
+                }
             }
+            map[watchedKey] = Payload(-watchedKey)
+            #expect(map[watchedKey]?.id == -watchedKey)
+            #expect(watched == nil, "the replaced value of key \(watchedKey) is still alive")
         }
-        map[16] = Payload(-16)
-        #expect(map[16]?.id == -16)
-        #expect(watched == nil, "the replaced value is still alive (kept by an internal node's separator)")
     }
 
     // MARK: Sizes around node boundaries, every version kept
 
     static let boundarySizes = [
-        0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 256, 257, 511, 512, 513, 16 * 32 * 2 + 1,
+        0, 1, 15, 16, 17, 27, 28, 29, 30, 31, 32, 33, 56, 57, 59, 60, 61, 63, 64, 65, 255, 256, 257, 449, 511, 512,
+        513, 16 * 32 * 2 + 1,
     ]
 
     @Test(

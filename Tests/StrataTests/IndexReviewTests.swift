@@ -25,7 +25,11 @@ struct IndexReviewTests {
             let stem = String(repeating: "q", count: n)
             return [.string(stem), .string(stem + "a"), .string(stem + "b"), .string(stem + "\u{0}")]
         }
-        return edges + [
+        // Bytes values with 0x00, 0x01 and 0xFF on either side of 16 and 30.
+        let byteEdges: [Value?] = [13, 14, 15, 26, 27, 28].flatMap { n -> [Value?] in
+            [0x00, 0x01, 0xFF].map { (last: UInt8) in .bytes([UInt8](repeating: 0x01, count: n) + [last]) }
+        }
+        return edges + byteEdges + [
             nil, .null, false, true,
             .int(.min), .int(.min + 1), -65_536, -256, -255, -1, 0, 1, 255, 256, 65_536, .int(.max),
             .double(-.infinity), .double(-.greatestFiniteMagnitude), -1.5, .double(-.leastNonzeroMagnitude),
@@ -224,7 +228,9 @@ struct IndexReviewTests {
     func offsetsPastTheEnd() throws {
         var builder = TransactionBuilder(on: Database())
         try builder.createIndex("byN", on: "t", fields: ["n"])
-        for n in 0..<100 { try builder.insert(["n": .int(Int64(n % 7))], id: RecordID(n), into: "t") }
+        for n in 0..<100 {
+            try builder.insert(["n": .int(Int64(n % 7)), "k": .int(Int64(n))], id: RecordID(n), into: "t")
+        }
         let database = try apply(Database(), builder.transaction(t: 1))
         let all = try database.query("t").order(by: "n").ids()
         #expect(all.count == 100)
@@ -234,6 +240,10 @@ struct IndexReviewTests {
                 let query = database.query("t").order(by: "n", descending: descending).limit(limit, offset: offset)
                 let page = Array(expected.dropFirst(offset).prefix(limit))
                 #expect(try query.ids() == page, "\(descending) \(limit) \(offset)")
+                // Each row pairs its ID with that record (records come from one batched lookup).
+                let rows = try query.records()
+                #expect(rows.map(\.id) == page, "\(descending) \(limit) \(offset)")
+                for row in rows { #expect(row.record == database[table: "t"][row.id], "row \(row.id)") }
                 #expect(try query.count() == page.count, "\(descending) \(limit) \(offset)")
                 #expect(try query.last()?.id == page.last, "\(descending) \(limit) \(offset)")
                 let scan = database.query("t").order(by: "n", descending: descending).filter { _ in true }

@@ -5,23 +5,13 @@ extension PersistentMap {
     /// The lookups descend together, one trie level at a time, so that the
     /// memory reads of different keys overlap: on a map larger than the
     /// processor's caches, where each level of a lookup waits for memory,
-    /// ten keys cost little more than one. `prepare` is called on each
-    /// found value before any is copied into the result; reading there what
-    /// a copy will touch (the header of a value's out-of-line storage, which
-    /// holds its reference count) starts those reads together too, instead
-    /// of one copy waiting for memory after another.
+    /// ten keys cost little more than one.
     ///
     ///     let songs = library.values(forKeys: albumTrackIDs)
     ///
-    /// - Parameters:
-    ///   - keys: The keys to look up, in the order of the result.
-    ///   - prepare: Called once per found value, in key order, before the
-    ///     values are copied out; by default it does nothing.
+    /// - Parameter keys: The keys to look up, in the order of the result.
     @inlinable
-    public func values(
-        forKeys keys: some Collection<Key>,
-        preparing prepare: (borrowing Value) -> Void = { _ in }
-    ) -> [Value?] {
+    public func values(forKeys keys: some Collection<Key>) -> [Value?] {
         let count = keys.count
         guard let root = _root, count > 0 else { return Array(repeating: nil, count: count) }
         return withUnsafeTemporaryAllocation(of: _BatchProbe<Key, Value>.self, capacity: count) { probes in
@@ -63,13 +53,12 @@ extension PersistentMap {
                 pending = kept
                 shift &+= _Node.bitsPerLevel
             }
-            for item in found { if let item { prepare(item.pointee.value) } }
             return found.map { $0?.pointee.value }
         }
     }
 }
 
-/// One lookup of ``PersistentMap/values(forKeys:preparing:)`` in flight:
+/// One lookup of ``PersistentMap/values(forKeys:)`` in flight:
 /// its key, the key's hash, where its answer goes, and the node it has
 /// reached (unretained: the map's root keeps it alive).
 @usableFromInline

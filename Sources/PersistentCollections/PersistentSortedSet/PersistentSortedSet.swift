@@ -1,7 +1,7 @@
 /// A sorted collection of unique elements with value semantics and
-/// structural sharing: a persistent B+tree with up to 32 elements per leaf
-/// and 16 children per internal node, each internal node counting the
-/// elements under each child.
+/// structural sharing: a persistent B+tree with about 30 elements per leaf
+/// (as many as fill a power-of-two allocation) and 16 children per internal
+/// node, each internal node counting the elements under each child.
 ///
 /// Copying a set is O(1). Inserting into or removing from a copy copies
 /// only the O(log n) nodes on the path, one allocation each; a set that is

@@ -1,5 +1,3 @@
-import CPrefetch
-
 /// A child of an internal node and the number of elements under it.
 @usableFromInline
 struct _SortedChild {
@@ -132,7 +130,6 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         header.separators.withUnsafeBufferPointer { separators in
             var low = 0
             var high = separators.count
-            if let start = separators.baseAddress { strata_prefetch(start, high * MemoryLayout<Element>.stride) }
             while low < high {
                 let middle = (low + high) >> 1
                 if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }

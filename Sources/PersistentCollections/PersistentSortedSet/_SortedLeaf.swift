@@ -1,5 +1,3 @@
-import CPrefetch
-
 /// The header of a leaf: how many elements it holds and has room for.
 @usableFromInline
 struct _SortedLeafHeader {
@@ -83,7 +81,6 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
         withUnsafeMutablePointers { header, storage in
             var low = 0
             var high = header.pointee.width
-            strata_prefetch(storage, high * MemoryLayout<Element>.stride)
             while low < high {
                 let middle = (low + high) >> 1
                 if isBelow(storage[middle]) { low = middle + 1 } else { high = middle }

@@ -82,19 +82,24 @@ extension ByteReader {
         }
         let input = bytes
         let ranges = blocks
-        // One task computes the records' side of the check for every index
-        // (one walk of each record's fields); meanwhile one task per index
-        // reads its block. The walk is the longest task, so it starts first.
+        // The records' side of the check for every index (one walk of each
+        // record's fields) runs as a few tasks over parts of the records;
+        // beside them, one task per index reads its block. The walk is the
+        // larger share of the work, so its tasks start first, and being
+        // several they let every core finish at about the same time.
         let n = definitions.count
+        let parts = records.parts(maximumCount: 4)
         let results = Mutex([Result<(TableIndex, UInt64), CodecError>?](repeating: nil, count: n))
         let expected = Mutex([UInt64](repeating: 0, count: n))
-        DispatchQueue.concurrentPerform(iterations: n + 1) { task in
-            guard task > 0 else {
-                let sums = _EntryDigest.sums(of: definitions, records: records)
-                expected.withLock { $0 = sums }
+        DispatchQueue.concurrentPerform(iterations: parts.count + n) { task in
+            guard task >= parts.count else {
+                let sums = _EntryDigest.sums(of: definitions, part: parts[task])
+                expected.withLock { total in
+                    for i in total.indices { total[i] &+= sums[i] }
+                }
                 return
             }
-            let i = task - 1
+            let i = task - parts.count
             let result = Result { () throws(CodecError) -> (TableIndex, UInt64) in
                 let (entries, digest) = try Self.indexEntries(
                     input,
@@ -186,12 +191,14 @@ extension ByteReader {
 enum _EntryDigest {
     static let seed = UInt64.random(in: .min ... .max)
 
-    /// Per definition, the sum over the entries it gives `records`,
-    /// computed without building them, in one pass. O(n · indexes).
-    static func sums(of definitions: [IndexDefinition], records: PersistentMap<RecordID, Record>) -> [UInt64] {
+    /// Per definition, the sum over the entries it gives the records of
+    /// `part` (the sums of a table's parts add up to the table's: the
+    /// digest is a wrapping sum), computed without building them, in one
+    /// pass. O(n · indexes).
+    static func sums(of definitions: [IndexDefinition], part: PersistentMap<RecordID, Record>.Part) -> [UInt64] {
         var encoder = IndexEntryEncoder(definitions)
         var sums = [UInt64](repeating: 0, count: definitions.count)
-        for (id, record) in records {
+        part.forEach { id, record in
             encoder.load(record)
             for i in definitions.indices {
                 sums[i] &+= encoder.encode(record, i, id: id).withUnsafeBytes { hash($0) }

@@ -62,10 +62,8 @@ extension Query {
             if filters.isEmpty {
                 let fieldCount = index.definition.fields.count
                 let ids = window(index, descending: descending, limit: limit).map { $0.recordID(after: fieldCount) }
-                // One batch: the lookups' memory reads overlap. Touching
-                // each record's bytes first makes the copies below (each a
-                // reference count update there) wait for memory together.
-                let found = records.records.values(forKeys: ids, preparing: { _ = $0._bytes.count })
+                // One batch: the lookups' memory reads overlap.
+                let found = records.records.values(forKeys: ids)
                 return zip(ids, found).compactMap { id, record in record.map { (id, $0) } }
             }
             guard let (lower, upper) = bounds(for: index) else { return [] }

@@ -22,10 +22,41 @@ struct PersistentMapBatchTests {
             for (key, value) in zip(keys, found) {
                 #expect(value == model[key], "\(key) in a batch of \(keys.count), \(count) \(shape)")
             }
-            var prepared: [Int] = []
-            _ = map.values(forKeys: keys, preparing: { prepared.append(copy $0) })
-            #expect(prepared == found.compactMap { $0 }, "prepare sees each found value once, in key order")
         }
+    }
+
+    final class Payload {
+        let id: Int
+        init(_ id: Int) { self.id = id }
+    }
+
+    @Test("class values: each found value is the stored object, retained by the result and released with it")
+    func classValuesAreRetainedOnce() {
+        weak var watched: Payload?
+        var map = PersistentMap<Int, Payload>()
+        do {
+            for key in 0..<1_000 {
+                let payload = Payload(key)
+                if key == 500 { watched = payload }
+                map[key] = payload
+            }
+            var found = map.values(forKeys: [500, 2_000, 500, 7])
+            #expect(found.map { $0?.id } == [500, nil, 500, 7])
+            #expect(found[0] === watched && found[2] === watched)
+            map[500] = nil
+            #expect(watched != nil, "the result keeps the value it found")
+            found.removeAll()
+        }
+        #expect(watched == nil, "the value outlived both the map's entry and the result")
+    }
+
+    @Test("a batch of 100,000 keys (probes on the heap, not the stack) answers as single lookups")
+    func largeBatch() {
+        var map = PersistentMap<Int, Int>()
+        for key in 0..<50_000 { map[key * 3] = key }
+        let keys = Array(0..<100_000)
+        let found = map.values(forKeys: keys)
+        #expect(found == keys.map { map[$0] })
     }
 
     @Test("an empty map answers nil for each key; an empty batch gives an empty result")

@@ -82,8 +82,9 @@ struct PersistentSortedSetModelTests {
 
     @Test("sizes around node boundaries: bulk build equals insertion one by one")
     func boundarySizes() {
-        for size in [0, 1, 2, 31, 32, 33, 63, 64, 65, 127, 128, 129, 2_047, 2_048, 2_049, 4_095, 4_096, 4_097, 131_073]
-        {
+        // Leaves hold 28 Ints (a 256-byte allocation), internal nodes 16 children.
+        let sizes = [0, 1, 2, 27, 28, 29, 31, 32, 33, 56, 57, 63, 64, 65, 127, 128, 129, 448, 449, 450, 2_047, 2_048]
+        for size in sizes + [2_049, 4_095, 4_096, 4_097, 7_168, 7_169, 131_073] {
             let elements = (0..<size).map { $0 * 3 }
             let built = PersistentSortedSet(sortedElements: elements)
             built._invariantCheck()

@@ -96,6 +96,16 @@ struct RecordTests {
         #expect(FieldPath(dotted: "a.b.c") == FieldPath("a", "b", "c"))
         #expect(FieldPath(dotted: "") == nil)
         #expect(FieldPath(dotted: "a..b") == nil)
+        #expect(FieldPath(dotted: "a") == FieldPath("a"))
+        for text in [".", "a.", ".a", ".."] { #expect(FieldPath(dotted: text) == nil, "\(text)") }
+        // A dot with a combining mark is one character, not a separator.
+        #expect(FieldPath(dotted: ".\u{301}") == FieldPath(Key(".\u{301}")))
+        #expect(FieldPath(dotted: "\u{E9}") == FieldPath("\u{E9}"))
+        #expect(FieldPath(dotted: "e\u{301}.x")?.field == Key("e\u{301}"))
+        // Dot-like characters are not dots: one field each.
+        for text in ["a\u{FF0E}b", "a\u{2024}b", "a\u{FE52}b"] {
+            #expect(FieldPath(dotted: text) == FieldPath(Key(text)), "\(text)")
+        }
         #expect(FieldPath("a", "b").description == "a.b")
         #expect(FieldPath("a").isField)
     }
