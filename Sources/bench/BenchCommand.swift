@@ -126,7 +126,7 @@ struct BenchCommand: AsyncParsableCommand {
             case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
             case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
             case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
-            case QueryScenario.name: try QueryScenario().run(context, sizes: try sizes())
+            case QueryScenario.name: try await QueryScenario().run(context, sizes: try sizes())
             case TypedScenario.name: try await TypedScenario().run(context, sizes: try sizes())
             case CLIScenario.name: try await CLIScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)

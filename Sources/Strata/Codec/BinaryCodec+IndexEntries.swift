@@ -127,14 +127,15 @@ extension ByteReader {
         }
     }
 
-    /// Decodes and checks one index's block: the entries and the sum of
-    /// their digests.
+    /// Decodes and checks one index's block: the entries and, when
+    /// `digesting`, the sum of their digests (else 0).
     static func indexEntries(
         _ bytes: [UInt8],
         in block: Range<Int>,
         count: Int,
         definition: IndexDefinition,
-        table: Key
+        table: Key,
+        digesting: Bool = true
     ) throws(CodecError) -> ([IndexEntry], UInt64) {
         var offset = block.lowerBound
         func invalid(_ reason: String, at position: Int) -> CodecError {
@@ -178,7 +179,7 @@ extension ByteReader {
                     at: start
                 )
             }
-            digest &+= current.withUnsafeBytes { _EntryDigest.hash($0) }
+            if digesting { digest &+= current.withUnsafeBytes { _EntryDigest.hash($0) } }
             entries.append(entry)
         }
         guard offset == block.upperBound else { throw invalid("bytes after the last entry", at: offset) }

@@ -32,7 +32,7 @@ public struct TableIndex: Sendable {
 
     /// An index of `definition` with `entries`, ascending and one per
     /// record (a snapshot's stored entries). O(n).
-    init(_ definition: IndexDefinition, sortedEntries entries: [IndexEntry]) {
+    init(_ definition: IndexDefinition, sortedEntries entries: some Sequence<IndexEntry>) {
         self.definition = definition
         self.entries = PersistentSortedSet(sortedElements: entries)
     }

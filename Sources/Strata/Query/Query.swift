@@ -48,93 +48,89 @@ public struct Query: Sendable {
 
     /// Records whose value at `path` equals `value` (a missing field equals
     /// `.null`).
-    public func `where`(_ path: FieldPath, equals value: Value) -> Query {
-        var query = checked(path)
-        if query.range?.path == path { query.deferredError = .conflictingConditions(path) }
-        query.equalities.append((path, value))
-        return query
+    public consuming func `where`(_ path: FieldPath, equals value: Value) -> Query {
+        check(path)
+        if range?.path == path { deferredError = .conflictingConditions(path) }
+        equalities.append((path, value))
+        return self
     }
 
     /// Records whose value at `path` lies in `range` (``Value``'s order).
-    public func `where`(_ path: FieldPath, in range: ClosedRange<Value>) -> Query {
+    public consuming func `where`(_ path: FieldPath, in range: ClosedRange<Value>) -> Query {
         ranged(path, Bound(value: range.lowerBound, inclusive: true), Bound(value: range.upperBound, inclusive: true))
     }
 
     /// Records whose value at `path` lies in `range`, its upper bound excluded.
-    public func `where`(_ path: FieldPath, in range: Swift.Range<Value>) -> Query {
+    public consuming func `where`(_ path: FieldPath, in range: Swift.Range<Value>) -> Query {
         ranged(path, Bound(value: range.lowerBound, inclusive: true), Bound(value: range.upperBound, inclusive: false))
     }
 
     /// Records whose value at `path` is at least `range.lowerBound`.
-    public func `where`(_ path: FieldPath, in range: PartialRangeFrom<Value>) -> Query {
+    public consuming func `where`(_ path: FieldPath, in range: PartialRangeFrom<Value>) -> Query {
         ranged(path, Bound(value: range.lowerBound, inclusive: true), nil)
     }
 
     /// Records whose value at `path` is at most `range.upperBound`.
-    public func `where`(_ path: FieldPath, in range: PartialRangeThrough<Value>) -> Query {
+    public consuming func `where`(_ path: FieldPath, in range: PartialRangeThrough<Value>) -> Query {
         ranged(path, nil, Bound(value: range.upperBound, inclusive: true))
     }
 
     /// Records whose value at `path` is below `range.upperBound`.
-    public func `where`(_ path: FieldPath, in range: PartialRangeUpTo<Value>) -> Query {
+    public consuming func `where`(_ path: FieldPath, in range: PartialRangeUpTo<Value>) -> Query {
         ranged(path, nil, Bound(value: range.upperBound, inclusive: false))
     }
 
     /// Records whose value at `path` is above `value`.
-    public func `where`(_ path: FieldPath, greaterThan value: Value) -> Query {
+    public consuming func `where`(_ path: FieldPath, greaterThan value: Value) -> Query {
         ranged(path, Bound(value: value, inclusive: false), nil)
     }
 
     /// Results ordered by the value at `path` (then by the index's later
     /// fields and the record ID), ascending unless `descending`.
-    public func order(by path: FieldPath, descending: Bool = false) -> Query {
-        var query = checked(path)
-        query.ordering = (path, descending)
-        return query
+    public consuming func order(by path: FieldPath, descending: Bool = false) -> Query {
+        check(path)
+        ordering = (path, descending)
+        return self
     }
 
     /// The same results in the opposite order.
-    public func reversed() -> Query {
-        var query = self
-        query.isReversed.toggle()
-        return query
+    public consuming func reversed() -> Query {
+        isReversed.toggle()
+        return self
     }
 
     /// At most `count` results, after skipping `offset`. O(log n) to skip
     /// on an index without filters.
-    public func limit(_ count: Int, offset: Int = 0) -> Query {
-        var query = self
-        query.limitCount = count
-        query.offsetCount = offset
-        if count < 0 || offset < 0 { query.deferredError = .invalidLimit(limit: count, offset: offset) }
-        return query
+    public consuming func limit(_ count: Int, offset: Int = 0) -> Query {
+        limitCount = count
+        offsetCount = offset
+        if count < 0 || offset < 0 { deferredError = .invalidLimit(limit: count, offset: offset) }
+        return self
     }
 
     /// Only records for which `isIncluded` is true. Not indexed: it is
     /// checked on every record the index yields, or on every record of the
     /// table when no index serves the other conditions (``explain()``
     /// says "scan").
-    public func filter(_ isIncluded: @escaping @Sendable (Record) -> Bool) -> Query {
-        var query = self
-        query.filters.append(isIncluded)
-        return query
+    public consuming func filter(_ isIncluded: @escaping @Sendable (Record) -> Bool) -> Query {
+        filters.append(isIncluded)
+        return self
     }
 
-    func checked(_ path: FieldPath) -> Query {
-        var query = self
-        if !path.isNameable {
-            query.deferredError = .invalidPath(path)
-        }
-        return query
+    // The refinements consume the query they refine: a chain of them moves
+    // one value along instead of copying it (and its arrays) at each step.
+
+    mutating func check(_ path: FieldPath) {
+        if !path.isNameable { deferredError = .invalidPath(path) }
     }
 
-    func ranged(_ path: FieldPath, _ lower: Bound?, _ upper: Bound?) -> Query {
-        var query = checked(path)
-        if query.range != nil || query.equalities.contains(where: { $0.path == path }) {
-            query.deferredError = .conflictingConditions(path)
+    consuming func ranged(_ path: FieldPath, _ lower: Bound?, _ upper: Bound?) -> Query {
+        check(path)
+        if range != nil || equalities.contains(where: { $0.path == path }) {
+            deferredError = .conflictingConditions(path)
         }
-        query.range = Range(path: path, lower: lower, upper: upper)
-        return query
+        range = Range(path: path, lower: lower, upper: upper)
+        return self
     }
 }
 

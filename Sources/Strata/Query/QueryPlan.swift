@@ -91,8 +91,10 @@ extension Query {
         // Linear checks over a handful of paths: no sets or dictionaries
         // on the path of a query that takes microseconds.
         let k = equalPathCount
-        for index in table.indexes {
-            let fields = index.definition.fields
+        for position in table.indexes.indices {
+            // Only the fields are read until an index is chosen: no copy of
+            // each index (its name, fields and tree).
+            let fields = table.indexes[position].definition.fields
             guard k <= fields.count,
                 fields.prefix(k).allSatisfy({ field in equalities.contains { $0.path == field } }),
                 equalities.allSatisfy({ fields.prefix(k).contains($0.path) })
@@ -110,7 +112,7 @@ extension Query {
             }
             if k == 0 && range == nil && ordering == nil { continue }
             let descending = (ordering?.descending ?? false) != isReversed
-            return .index(index, descending: descending)
+            return .index(table.indexes[position], descending: descending)
         }
         let unconditioned = equalities.isEmpty && range == nil && ordering == nil
         if unconditioned || !filters.isEmpty { return .scan }

@@ -353,7 +353,8 @@ extension SnapshotFile {
                     in: 0..<raw.count,
                     count: chunk.count,
                     definition: table.definitions[chunk.index],
-                    table: table.name
+                    table: table.name,
+                    digesting: false
                 )
                 return .entries(entries)
             }
@@ -417,7 +418,8 @@ extension SnapshotFile {
         for i in chunks.indices { chunksOfTable[chunks[i].table].append(i) }
         for (number, table) in layout.tables.enumerated() {
             var parts: [[(RecordID, Record)]] = []
-            var entries: [[IndexEntry]] = Array(repeating: [], count: table.definitions.count)
+            // Per index, its chunks' entries in order (joined by the build, not copied).
+            var entries: [[[IndexEntry]]] = Array(repeating: [], count: table.definitions.count)
             for i in chunksOfTable[number] {
                 switch decoded[i].take()! {
                 case .records(let records):
@@ -426,7 +428,7 @@ extension SnapshotFile {
                     // Each chunk is checked alone; its first entry must follow the last before it.
                     let index = chunks[i].index
                     let definition = table.definitions[index]
-                    if let last = entries[index].last, let first = chunkEntries.first,
+                    if let last = entries[index].last?.last, let first = chunkEntries.first,
                         !first.mayFollow(last, in: definition)
                     {
                         throw damaged(
@@ -434,15 +436,22 @@ extension SnapshotFile {
                             chunks[i].offset
                         )
                     }
-                    if entries[index].isEmpty { entries[index].reserveCapacity(table.count) }
-                    entries[index].append(contentsOf: chunkEntries)
+                    entries[index].append(chunkEntries)
                 }
             }
             guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: parts) else {
                 throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
             }
             var value = Table(records: records)
-            value.indexes = zip(table.definitions, entries).map { TableIndex($0, sortedEntries: $1) }
+            // The indexes' trees are built side by side, one per core.
+            let chunked = entries
+            let definitions = table.definitions
+            let built = Mutex([TableIndex?](repeating: nil, count: chunked.count))
+            DispatchQueue.concurrentPerform(iterations: chunked.count) { i in
+                let index = TableIndex(definitions[i], sortedEntries: chunked[i].joined())
+                built.withLock { $0[i] = index }
+            }
+            value.indexes = built.withLock { $0 }.map { $0! }
             tables[table.name] = value
         }
         if let unused = used.firstIndex(of: false) {

@@ -10,13 +10,13 @@ import Strata
 /// artist's song count, (d) a page of 25 by title at offset 10,000; the
 /// same on a value 50,000 transactions in the past; apply throughput and
 /// bytes per kept version with 3 indexes beside none; heap bytes per index
-/// entry; open (decode of the snapshot payload) with 3 indexes beside none;
+/// entry; opening a store with 3 indexes beside none;
 /// and `PersistentSortedSet<Int>` beside a sorted `Array`.
 struct QueryScenario {
     static let name = "query"
 
-    func run(_ context: BenchContext, sizes: [Int]) throws {
-        for size in sizes { try measure(context, songs: size) }
+    func run(_ context: BenchContext, sizes: [Int]) async throws {
+        for size in sizes { try await measure(context, songs: size) }
     }
 
     /// The four questions against one value, each returning what it found.
@@ -48,7 +48,7 @@ struct QueryScenario {
         }
     }
 
-    func measure(_ context: BenchContext, songs: Int) throws {
+    func measure(_ context: BenchContext, songs: Int) async throws {
         let label = "query: music library, \(MapScenario.sizeLabel(songs)) songs"
         let report = context.report
         var library = MusicLibrary(seed: context.seed)
@@ -244,7 +244,7 @@ struct QueryScenario {
             }
         }
 
-        try measureWrites(context, label: label, plain: plain, indexed: threeIndexes, indexHeap: indexHeap)
+        try await measureWrites(context, label: label, plain: plain, indexed: threeIndexes, indexHeap: indexHeap)
         try measureSortedMap(context, label: label, size: songs)
         report.printSection(label)
     }
