@@ -20,18 +20,20 @@ extension QueryScenario {
         let indexedPath = directory + "/indexed"
         let options = StoreScenario.options(.none)
         let loader = try await Store.open(at: plainPath, options: options)
-        try await StoreScenario.load(plain, into: loader)
-        try await loader.snapshot()
-        try await loader.close()
+        try await Self.closing(loader) {
+            try await StoreScenario.load(plain, into: loader)
+            try await loader.snapshot()
+        }
         try FileManager.default.copyItem(atPath: plainPath, toPath: indexedPath)
         let indexing = try await Store.open(at: indexedPath, options: options)
-        try await indexing.transact(message: "indexes") { builder in
-            try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
-            try builder.createIndex("byAdded", on: "songs", fields: ["added"])
-            try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+        try await Self.closing(indexing) {
+            try await indexing.transact(message: "indexes") { builder in
+                try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+                try builder.createIndex("byAdded", on: "songs", fields: ["added"])
+                try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+            }
+            try await indexing.snapshot()
         }
-        try await indexing.snapshot()
-        try await indexing.close()
 
         context.progress.update("\(label): open with indexes")
         var times: (indexed: [Double], plain: [Double]) = ([], [])
@@ -43,14 +45,27 @@ extension QueryScenario {
                     let store = try await Store.open(at: path)
                     opened = store
                 }
-                guard let store = opened, store.current.recordCount == plain.recordCount,
-                    store.current[table: "songs"].indexes.count == (isIndexed ? 3 : 0)
-                else { throw BenchError.verificationFailed("query: a reopened store differs from what was written") }
+                guard let store = opened else { continue }
+                let current = store.current
                 try await store.close()
+                guard current.recordCount == plain.recordCount,
+                    current[table: "songs"].indexes.count == (isIndexed ? 3 : 0)
+                else { throw BenchError.verificationFailed("query: a reopened store differs from what was written") }
                 guard round >= 0 else { continue }
                 if isIndexed { times.indexed.append(ns) } else { times.plain.append(ns) }
             }
         }
         return (Statistics.median(times.indexed), Statistics.median(times.plain))
+    }
+
+    /// Runs `body`, then closes `store`, also when `body` throws.
+    static func closing(_ store: Store, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            try? await store.close()
+            throw error
+        }
+        try await store.close()
     }
 }

@@ -189,6 +189,31 @@ struct IndexQueryTests {
                 : nil
         )
         #expect(error.description.contains("byAlbum(album, track)"))
+        // Two conditions on one path, in either order, or two ranges.
+        let conflicts: [Query] = [
+            database.query("songs").where("track", in: 1...3).where("track", equals: 2),
+            database.query("songs").where("track", equals: 2).where("track", in: 1...3),
+            database.query("songs").where("track", in: 1...3).where("track", greaterThan: 5),
+        ]
+        for query in conflicts {
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.ids() }
+        }
+    }
+
+    @Test("a query is a value: refining it leaves it unchanged, and its refinements are independent")
+    func queriesAreValues() throws {
+        let database = try Self.library(songs: 100, seed: 3)
+        let base = database.query("songs").order(by: "title")
+        let all = try base.ids()
+        let firstTen = base.limit(10)
+        let reversed = base.reversed()
+        let broken = base.where(FieldPath(field: "", keys: []), equals: 1)
+        #expect(try base.ids() == all, "the base query is unchanged by its refinements")
+        #expect(try firstTen.ids() == Array(all.prefix(10)))
+        #expect(try reversed.ids() == all.reversed())
+        #expect(try firstTen.limit(5, offset: 2).ids() == Array(all[2..<7]))
+        #expect(throws: QueryError.self) { try broken.ids() }
+        #expect(try base.count() == all.count, "an error deferred in a refinement stays there")
     }
 
     @Test("index declarations are transactions: undo, diff, flatten and the codec keep them")
