@@ -17,20 +17,25 @@ struct SortedReviewTests {
 
     // MARK: Values removed from a map are released
 
+    /// A map of 65 ascending keys (0..<65), leaves split at keys that
+    /// depend on the leaf size; `watch` sees the payload of `watchedKey`.
+    static func ascendingMap(watching watchedKey: Int, _ watch: (Payload) -> Void) -> PersistentSortedMap<Int, Payload>
+    {
+        var map = PersistentSortedMap<Int, Payload>()
+        for key in 0..<65 {
+            let payload = Payload(key)
+            if key == watchedKey { watch(payload) }
+            map[key] = payload
+        }
+        return map
+    }
+
     @Test("removeValue releases the removed value, even when its key was a separator")
     func removedValueIsReleased() {
-        // 65 ascending keys split leaves at keys that depend on the leaf
-        // size; watching each key in turn covers whichever are separators.
+        // Watching each key in turn covers whichever keys are separators.
         for watchedKey in 0..<65 {
-            var map = PersistentSortedMap<Int, Payload>()
             weak var watched: Payload?
-            do {
-                for key in 0..<65 {
-                    let payload = Payload(key)
-                    if key == watchedKey { watched = payload }
-                    map[key] = payload
-                }
-            }
+            var map = Self.ascendingMap(watching: watchedKey) { watched = $0 }
             #expect(watched != nil)
             map.removeValue(forKey: watchedKey)
             map._invariantCheck()
@@ -42,15 +47,8 @@ struct SortedReviewTests {
     @Test("updateValue releases the replaced value, even when its key was a separator")
     func replacedValueIsReleased() {
         for watchedKey in 0..<65 {
-            var map = PersistentSortedMap<Int, Payload>()
             weak var watched: Payload?
-            do {
-                for key in 0..<65 {
-                    let payload = Payload(key)
-                    if key == watchedKey { watched = payload }
-                    map[key] = payload
-                }
-            }
+            var map = Self.ascendingMap(watching: watchedKey) { watched = $0 }
             map[watchedKey] = Payload(-watchedKey)
             #expect(map[watchedKey]?.id == -watchedKey)
             #expect(watched == nil, "the replaced value of key \(watchedKey) is still alive")

@@ -14,9 +14,7 @@ extension Query {
     public func ids() throws -> [RecordID] {
         switch try plan() {
         case .index(let index, let descending) where filters.isEmpty:
-            return window(index, descending: descending, limit: limitCount).map {
-                $0.recordID(after: index.definition.fields.count)
-            }
+            return windowIDs(index, descending: descending, limit: limitCount)
         default:
             return try records().map(\.id)
         }
@@ -60,8 +58,7 @@ extension Query {
         case .index(let index, let descending):
             guard let records = database._tables[table] else { return [] }
             if filters.isEmpty {
-                let fieldCount = index.definition.fields.count
-                let ids = window(index, descending: descending, limit: limit).map { $0.recordID(after: fieldCount) }
+                let ids = windowIDs(index, descending: descending, limit: limit)
                 // One batch: the lookups' memory reads overlap.
                 let found = records.records.values(forKeys: ids)
                 return zip(ids, found).compactMap { id, record in record.map { (id, $0) } }
@@ -98,6 +95,12 @@ extension Query {
         let start = descending ? high - offsetCount - count : low + offsetCount
         let entries = index.entries.elements(atOffsets: start..<(start + count))
         return Array(descending ? entries.reversed() : entries)
+    }
+
+    /// The record IDs of ``window(_:descending:limit:)``'s entries.
+    func windowIDs(_ index: TableIndex, descending: Bool, limit: Int?) -> [RecordID] {
+        let fieldCount = index.definition.fields.count
+        return window(index, descending: descending, limit: limit).map { $0.recordID(after: fieldCount) }
     }
 
     func row(_ entry: IndexEntry, index: TableIndex) -> Row? {
