@@ -58,10 +58,13 @@ test-optimized: deps
 	$(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
 
-# The `cli` scenario runs the `strata` binary built beside the runner.
+# The `cli` scenario runs the `strata` binary built beside the runner, the
+# `cluster` scenario `strata-cluster-bench` beside a throwaway PostgreSQL
+# server (installed when missing, removed afterwards).
 bench: deps
 	$(SWIFT) build -c release --product strata
-	$(SWIFT) run -c release bench $(BENCH_ARGS)
+	$(SWIFT) build -c release --product strata-cluster-bench
+	./Tests/postgres/with-server.sh $(SWIFT) run -c release bench $(BENCH_ARGS)
 
 # The DocC catalogs of Strata and PersistentCollections, into .build/docs.
 # Their code examples are the package's snippets (Snippets/), which every

@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "bench", targets: ["bench"]),
+        .executable(name: "strata-cluster-bench", targets: ["strata-cluster-bench"]),
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
     ],
     dependencies: [
@@ -78,6 +79,10 @@ let package = Package(
             ]
         ),
 
+        // The music library the benchmarks measure, shared by `bench` and
+        // `strata-cluster-bench`.
+        .target(name: "BenchWorkloads", dependencies: ["Strata", "PersistentCollections", "DeterministicRandom"]),
+
         // MARK: Executables
         .executableTarget(name: "strata", dependencies: ["StrataCommands"]),
         .executableTarget(
@@ -85,6 +90,7 @@ let package = Package(
             dependencies: [
                 "Strata",
                 "PersistentCollections",
+                "BenchWorkloads",
                 "CJemalloc",
                 "CBenchmarkSink",
                 "DeterministicRandom",
@@ -92,6 +98,19 @@ let package = Package(
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
+        ),
+
+        // The `cluster` scenario's measurements on PostgreSQL, in an
+        // executable of its own (also its writer processes), so that the
+        // runner and its CI gates build without PostgresNIO.
+        .executableTarget(
+            name: "strata-cluster-bench",
+            dependencies: [
+                "Strata", "StrataPostgres", "BenchWorkloads",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Sources/cluster-bench"
         ),
 
         // MARK: Tests
@@ -106,9 +125,19 @@ let package = Package(
             name: "PersistentCollectionsTests",
             dependencies: ["PersistentCollections", "DeterministicRandom"]
         ),
+        // The writer processes of the PostgreSQL tests, killed by them.
+        .executableTarget(
+            name: "StrataPostgresWriter",
+            dependencies: ["Strata", "StrataPostgres"],
+            path: "Tests/StrataPostgresWriter"
+        ),
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["Strata", "StrataPostgres"]
+            dependencies: [
+                "Strata", "StrataPostgres", "StrataPostgresWriter",
+                // A second session that holds a lock, for the timeout test.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ]
         ),
         .testTarget(
             name: "StrataTests",

@@ -5,7 +5,7 @@ import Strata
 extension PostgresHistoryStorage {
     /// The newest t stored; 0 when none. One query.
     public func latestT() async throws -> Int64 {
-        try await withConnection { connection, logger in
+        try await withConnection(reading: true) { connection, logger in
             let rows = try await connection.query(
                 "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(self.store)",
                 logger: logger
@@ -17,8 +17,9 @@ extension PostgresHistoryStorage {
     }
 
     /// Inserts `transaction` at its `t` when the newest stored is `t - 1`, in
-    /// one PostgreSQL transaction with synchronous commit, and notifies the
-    /// listeners in the same transaction.
+    /// one statement (one round trip, its own PostgreSQL transaction, with
+    /// synchronous commit), and notifies the listeners in the same
+    /// transaction.
     public func append(_ transaction: Transaction) async throws -> HistoryAppend {
         guard transaction.t >= 1, transaction.basis == transaction.t - 1 else {
             throw HistoryStorageError.invalidTransaction(
@@ -31,25 +32,93 @@ extension PostgresHistoryStorage {
         let t = transaction.t
         let id = transaction.id
         let time = transaction.timestamp
+        // One prepared statement: one round trip, its own transaction, no
+        // planning after the first (planning the conditional insert cost
+        // as much as the commit). The insert, its condition and the
+        // notification (sent at commit) commit together, synchronously.
+        let statement = AppendStatement(
+            store: store,
+            t: t,
+            id: id,
+            payload: ByteBuffer(bytes: payload),
+            checksum: checksum,
+            time: time,
+            channel: channel
+        )
+        let inserted = try await withConnection { connection, logger in
+            var inserted = false
+            for try await (stored, _) in try await connection.execute(statement, logger: logger) {
+                inserted = stored == t
+            }
+            return inserted
+        }
+        return inserted ? .appended : .taken
+    }
+
+    /// Inserts `transactions` (consecutive, numbered from the newest stored
+    /// + 1) in one PostgreSQL transaction: all of them or, when another
+    /// writer stored anything at their numbers first, none
+    /// (``HistoryAppend/taken``). For bringing a history in (a file store's,
+    /// another server's); listeners are told once, of the last. O(total
+    /// payload), in statements of up to 4,096 rows.
+    /// - Throws: ``HistoryStorageError/invalidTransaction(t:reason:)`` when
+    ///   the transactions are not consecutive; ``PostgresStorageError``.
+    public func append(contentsOf transactions: [Transaction]) async throws -> HistoryAppend {
+        guard let first = transactions.first, let last = transactions.last else { return .appended }
+        for (previous, transaction) in zip(transactions, transactions.dropFirst())
+        where transaction.t != previous.t + 1 || transaction.basis != previous.t {
+            throw HistoryStorageError.invalidTransaction(
+                t: transaction.t,
+                reason: "it does not follow transaction \(previous.t) (basis \(transaction.basis))"
+            )
+        }
+        guard first.t >= 1, first.basis == first.t - 1 else {
+            throw HistoryStorageError.invalidTransaction(
+                t: first.t,
+                reason: "its basis is \(first.basis), not \(first.t - 1)"
+            )
+        }
+        let rows = transactions.map { transaction in
+            let payload = BinaryCodec.encode(transaction)
+            return (transaction.t, transaction.id, payload, Int64(CRC32C.checksum(payload)), transaction.timestamp)
+        }
+        let store = self.store
+        let channel = self.channel
         let inserted = try await withConnection { connection, logger in
             try await connection.withTransaction(logger: logger) { connection in
                 try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-                let rows = try await connection.query(
-                    """
-                    INSERT INTO strata_log (store, t, id, payload, checksum, time)
-                    SELECT \(self.store), \(t), \(id), \(ByteBuffer(bytes: payload)), \(checksum), \(time)
-                    WHERE COALESCE((SELECT max(t) FROM strata_log WHERE store = \(self.store)), 0) = \(t - 1)
-                    ON CONFLICT DO NOTHING
-                    RETURNING t
-                    """,
+                // The store's row held: no append lands between the check
+                // and the inserts (each append's foreign key waits for it).
+                try await connection.query(
+                    "SELECT store FROM strata_stores WHERE store = \(store) FOR UPDATE",
                     logger: logger
                 )
-                var inserted = false
-                for try await _ in rows.decode(Int64.self) { inserted = true }
-                if inserted {
-                    try await connection.query("SELECT pg_notify(\(self.channel), \(String(t)))", logger: logger)
+                let newest = try await connection.query(
+                    "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(store)",
+                    logger: logger
+                )
+                var latest: Int64 = 0
+                for try await (t) in newest.decode(Int64.self) { latest = t }
+                guard latest == first.t - 1 else { return false }
+                for start in stride(from: 0, to: rows.count, by: 4_096) {
+                    let part = rows[start..<min(rows.count, start + 4_096)]
+                    var bindings = PostgresBindings(capacity: part.count * 6)
+                    var sql = "INSERT INTO strata_log (store, t, id, payload, checksum, time) VALUES "
+                    for (n, row) in part.enumerated() {
+                        let p = n * 6
+                        sql += n == 0 ? "" : ", "
+                        sql += "($\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4), $\(p + 5), $\(p + 6))"
+                        bindings.append(store)
+                        bindings.append(row.0)
+                        bindings.append(row.1)
+                        bindings.append(ByteBuffer(bytes: row.2))
+                        bindings.append(row.3)
+                        bindings.append(row.4)
+                    }
+                    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
                 }
-                return inserted
+                try await connection.query("SELECT pg_notify(\(channel), \(String(last.t)))", logger: logger)
+                return true
             }
         }
         return inserted ? .appended : .taken
@@ -59,7 +128,7 @@ extension PostgresHistoryStorage {
     /// number, encoding).
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
         guard limit > 0 else { return [] }
-        let rows: [(Int64, ByteBuffer, Int64)] = try await withConnection { connection, logger in
+        let rows: [(Int64, ByteBuffer, Int64)] = try await withConnection(reading: true) { connection, logger in
             let result = try await connection.query(
                 """
                 SELECT t, payload, checksum FROM strata_log
@@ -124,4 +193,47 @@ extension PostgresHistoryStorage {
     }
 
     private func forgetListener(_ key: UUID) { listeners[key] = nil }
+}
+
+/// The conditional insert of one transaction at `t` (when the newest
+/// stored is `t - 1`) with its notification; a row back when it was
+/// stored.
+struct AppendStatement: PostgresPreparedStatement {
+    typealias Row = (Int64, Bool)
+
+    static let name = "strata_append_v1"
+    static let sql = """
+        WITH inserted AS (
+            INSERT INTO strata_log (store, t, id, payload, checksum, time)
+            SELECT $1, $2, $3, $4, $5, $6
+            WHERE COALESCE((SELECT max(t) FROM strata_log WHERE store = $1), 0) = $2 - 1
+            ON CONFLICT DO NOTHING
+            RETURNING t)
+        SELECT t, pg_notify($7, t::text) IS NULL FROM inserted
+        """
+    static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .uuid, .bytea, .int8, .timestamptz, .text]
+
+    var store: String
+    var t: Int64
+    var id: UUID
+    var payload: ByteBuffer
+    var checksum: Int64
+    var time: Date
+    var channel: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 7)
+        bindings.append(store)
+        bindings.append(t)
+        bindings.append(id)
+        bindings.append(payload)
+        bindings.append(checksum)
+        bindings.append(time)
+        bindings.append(channel)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Row.self)
+    }
 }

@@ -43,7 +43,7 @@ extension PostgresHistoryStorage {
 
     /// The bases of the stored snapshots, ascending.
     public func snapshotBases() async throws -> [Int64] {
-        try await withConnection { connection, logger in
+        try await withConnection(reading: true) { connection, logger in
             let rows = try await connection.query(
                 "SELECT DISTINCT basis FROM strata_snapshots WHERE store = \(self.store) ORDER BY basis",
                 logger: logger
@@ -57,7 +57,7 @@ extension PostgresHistoryStorage {
     /// The snapshot at `basis`, its chunks checked (all present, each
     /// checksum, the zstd frame, the encoding, the basis).
     public func snapshot(at basis: Int64) async throws -> Database? {
-        let rows: [(Int32, Int32, ByteBuffer, Int64)] = try await withConnection { connection, logger in
+        let rows: [(Int32, Int32, ByteBuffer, Int64)] = try await withConnection(reading: true) { connection, logger in
             let result = try await connection.query(
                 """
                 SELECT chunk, chunks, payload, checksum FROM strata_snapshots

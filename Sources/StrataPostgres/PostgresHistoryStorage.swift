@@ -104,7 +104,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
             guard count == 1 else {
                 throw PostgresStorageError.noStore(
                     name: self.store,
-                    server: "\(self.settings.host):\(self.settings.port)"
+                    server: self.settings.server
                 )
             }
         }
@@ -154,8 +154,19 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// Runs `body` holding the connection (made anew when lost); errors
     /// come out as ``PostgresStorageError``. A failure that may have left
     /// the connection unusable drops it, so the next call reconnects.
+    ///
+    /// A request that has no answer within ``PostgresSettings/operationTimeout``
+    /// (connecting included) is given up: its connection is closed and the
+    /// call throws ``PostgresStorageError/unreachable(server:reason:)``. A
+    /// write given up may still have been stored; whether it was is for the
+    /// caller to find out (a ``Peer`` reads the history to tell).
+    ///
+    /// - Parameter reading: `body` only reads, so when the connection it
+    ///   was given turns out lost (a server restarted since), it runs once
+    ///   more on a new one. A write is never repeated here.
     func withConnection<R: Sendable>(
-        _ body: (PostgresConnection, Logger) async throws -> sending R
+        reading: Bool = false,
+        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
     ) async throws -> R {
         while busy { await withCheckedContinuation { waiters.append($0) } }
         busy = true
@@ -163,15 +174,36 @@ public actor PostgresHistoryStorage: HistoryStorage {
             busy = false
             if !waiters.isEmpty { waiters.removeFirst().resume() }
         }
-        guard !closed else { throw PostgresStorageError.closed(store: store) }
-        do {
-            let connection = try await connected()
-            return try await body(connection, logger)
-        } catch {
-            let mapped = PostgresStorageError.mapping(error, settings)
-            if case PostgresStorageError.unreachable = mapped { dropConnection() }
-            if connection?.isClosed == true { connection = nil }
-            throw mapped
+        var attemptsLeft = reading ? 2 : 1
+        while true {
+            guard !closed else { throw PostgresStorageError.closed(store: store) }
+            let reused = connection != nil && connection?.isClosed == false
+            attemptsLeft -= 1
+            do {
+                let connection = try await connected()
+                let logger = self.logger
+                return try await Deadline.run(
+                    limit: settings.operationTimeout,
+                    abandon: { Task { try? await connection.close() } },
+                    { try await body(connection, logger) }
+                )
+            } catch {
+                let mapped =
+                    error is Deadline.Expired
+                    ? PostgresStorageError.unreachable(
+                        server: settings.server,
+                        reason: "no answer in \(settings.operationTimeout)"
+                    )
+                    : PostgresStorageError.mapping(error, settings)
+                var lost = false
+                if case PostgresStorageError.unreachable = mapped {
+                    dropConnection()
+                    lost = true
+                }
+                if connection?.isClosed == true { connection = nil }
+                if lost, reused, attemptsLeft > 0 { continue }
+                throw mapped
+            }
         }
     }
 
@@ -195,10 +227,56 @@ public actor PostgresHistoryStorage: HistoryStorage {
             id += 1
             return id
         }
+        let configuration = try settings.configuration()
         do {
-            return try await PostgresConnection.connect(configuration: settings.configuration(), id: id, logger: logger)
+            // A server that accepts and then never answers is given up on;
+            // a connection made after that is closed.
+            let late = LateConnection()
+            return try await Deadline.run(
+                limit: settings.operationTimeout,
+                abandon: { late.abandon() },
+                {
+                    let connection = try await PostgresConnection.connect(
+                        configuration: configuration,
+                        id: id,
+                        logger: logger
+                    )
+                    late.made(connection)
+                    // Every commit on this session waits for the server's
+                    // log to be on disk, whatever the server's default.
+                    try await connection.query("SET synchronous_commit = on", logger: logger)
+                    return connection
+                }
+            )
+        } catch is Deadline.Expired {
+            throw PostgresStorageError.unreachable(
+                server: settings.server,
+                reason: "no answer in \(settings.operationTimeout)"
+            )
         } catch {
             throw PostgresStorageError.mapping(error, settings)
         }
+    }
+}
+
+/// A connection still being made when its caller gave up on it: whichever
+/// of the two comes second closes it.
+private final class LateConnection: Sendable {
+    private let state = Mutex<(connection: PostgresConnection?, abandoned: Bool)>((nil, false))
+
+    func made(_ connection: PostgresConnection) {
+        let abandoned = state.withLock {
+            $0.connection = connection
+            return $0.abandoned
+        }
+        if abandoned { Task { try? await connection.close() } }
+    }
+
+    func abandon() {
+        let connection = state.withLock {
+            $0.abandoned = true
+            return $0.connection
+        }
+        if let connection { Task { try? await connection.close() } }
     }
 }

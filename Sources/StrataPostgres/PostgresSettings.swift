@@ -30,6 +30,13 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     public var database: String?
     /// TLS use.
     public var tls: TLSMode
+    /// How long one request (connecting included) may go unanswered before
+    /// its connection is given up as lost: a server that stopped answering
+    /// must not stall a peer for ever. 30 seconds by default.
+    public var operationTimeout: Duration = .seconds(30)
+
+    /// `host:port`, for messages.
+    var server: String { "\(host):\(port)" }
 
     /// Settings given field by field.
     public init(

@@ -51,7 +51,7 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
     /// `error` (from PostgresNIO) as a storage error, for `settings`.
     static func mapping(_ error: any Error, _ settings: PostgresSettings) -> any Error {
         if error is PostgresStorageError { return error }
-        let server = "\(settings.host):\(settings.port)"
+        let server = settings.server
         guard let error = error as? PSQLError else {
             if let transaction = error as? PostgresTransactionError {
                 return mapping(

@@ -41,7 +41,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     static let scenarios: [String] = [
         CodecScenario.name, MapScenario.name, VectorScenario.name, CoreScenario.name, StoreScenario.name,
-        RebuildScenario.name, QueryScenario.name, TypedScenario.name, CLIScenario.name,
+        RebuildScenario.name, QueryScenario.name, TypedScenario.name, CLIScenario.name, ClusterScenario.name,
     ]
 
     @Option(help: "Comma-separated scenarios to run (\(BenchCommand.scenarios.joined(separator: ", "))).")
@@ -129,6 +129,7 @@ struct BenchCommand: AsyncParsableCommand {
             case QueryScenario.name: try await QueryScenario().run(context, sizes: try sizes())
             case TypedScenario.name: try await TypedScenario().run(context, sizes: try sizes())
             case CLIScenario.name: try await CLIScenario().run(context, sizes: try sizes())
+            case ClusterScenario.name: try ClusterScenario().run(context, sizes: try sizes())
             default: throw BenchError.unknownScenario(name, known: Self.scenarios)
             }
         }

@@ -3,7 +3,9 @@
 # StrataPostgres. Installs Debian's postgresql when it is missing (as `make
 # deps` does for zstd), makes a cluster in a temporary directory (initdb,
 # password-less user `strata`, loopback only, a private port and socket
-# directory), exports STRATA_TEST_POSTGRES_URL for the command, and stops
+# directory), exports STRATA_TEST_POSTGRES_URL for the command (and
+# STRATA_TEST_POSTGRES_SERVER, a script that stops and starts the server for
+# the restart test), and stops
 # and removes the cluster on exit, also when the command fails.
 #
 #   Tests/postgres/with-server.sh swift test --skip-build
@@ -62,5 +64,21 @@ if [ -z "$started" ]; then
     exit 1
 fi
 
+# For the restart test: `$dir/server stop` stops the server as an
+# administrator's fast shutdown does (every connection cut), `start` starts
+# it again on the same port.
+if [ "$(id -u)" -eq 0 ]; then run_as="runuser -u postgres --"; else run_as=""; fi
+cat >"$dir/server" <<SCRIPT
+#!/usr/bin/env bash
+set -euo pipefail
+case "\${1:-}" in
+stop) $run_as "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null ;;
+start) $run_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \\
+    -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null ;;
+*) echo "usage: \$0 stop|start" >&2; exit 2 ;;
+esac
+SCRIPT
+chmod +x "$dir/server"
+export STRATA_TEST_POSTGRES_SERVER="$dir/server"
 export STRATA_TEST_POSTGRES_URL="postgres://strata@127.0.0.1:$port/postgres?sslmode=disable"
 "$@"

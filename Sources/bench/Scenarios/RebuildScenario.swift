@@ -1,3 +1,4 @@
+import BenchWorkloads
 import DeterministicRandom
 import Foundation
 import PersistentCollections

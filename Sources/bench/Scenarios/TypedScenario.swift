@@ -1,3 +1,4 @@
+import BenchWorkloads
 import Foundation
 import Strata
 

@@ -1,3 +1,4 @@
+import BenchWorkloads
 import DeterministicRandom
 import Foundation
 import PersistentCollections
@@ -153,7 +154,7 @@ struct LibraryHistory {
     /// back to the value of a few transactions ago.
     private mutating func revert(_ store: Store) async throws -> CommitReport {
         if random.int(below: 4) == 0 {
-            let now = await store.current.basis
+            let now = store.current.basis
             return try await store.revert(to: max(0, now - Int64(1 + random.int(below: 5))))
         }
         let target = recent[recent.count - 1 - random.int(below: min(50, recent.count))]

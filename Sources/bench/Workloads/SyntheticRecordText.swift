@@ -1,3 +1,5 @@
+import BenchWorkloads
+
 /// Record-like bytes for codec benchmarks: one JSON object per line, shaped
 /// like a music library's songs (titles, artists, file paths, durations,
 /// play counts, dates, tags), drawn from a seed.

@@ -6,21 +6,21 @@ import Strata
 /// A synthetic music library: songs, albums and artists with realistic
 /// field sizes (titles, names, file paths, durations, play counts, dates,
 /// tags), drawn from a seed.
-struct MusicLibrary {
-    static let words = [
+public struct MusicLibrary {
+    public static let words = [
         "love", "night", "blue", "river", "fire", "heart", "dream", "city", "light", "road", "rain", "gold",
         "shadow", "summer", "electric", "silent", "wild", "paper", "glass", "echo", "ocean", "static", "velvet",
         "northern", "broken", "satellite", "garden", "midnight", "violet", "thunder", "honey", "machine",
     ]
-    static let genres = ["rock", "jazz", "pop", "folk", "ambient", "hip-hop", "classical", "soul", "live"]
+    public static let genres = ["rock", "jazz", "pop", "folk", "ambient", "hip-hop", "classical", "soul", "live"]
 
-    var random: SplitMix64
+    public var random: SplitMix64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         random = SplitMix64(seed: seed)
     }
 
-    mutating func phrase(_ count: Int) -> String {
+    public mutating func phrase(_ count: Int) -> String {
         (0..<count).map { _ in
             let word = Self.words[random.int(below: Self.words.count)]
             return word.prefix(1).uppercased() + word.dropFirst()
@@ -28,7 +28,7 @@ struct MusicLibrary {
     }
 
     /// A song record of 10 fields.
-    mutating func song(_ n: Int, artists: Int, albums: Int) -> Record {
+    public mutating func song(_ n: Int, artists: Int, albums: Int) -> Record {
         let artist = random.int(below: max(artists, 1))
         let album = random.int(below: max(albums, 1))
         let title = phrase(1 + random.int(below: 4))
@@ -51,7 +51,7 @@ struct MusicLibrary {
 
     /// A database of `songs` songs plus albums (1 per 10 songs) and artists
     /// (1 per 50 songs), built in bulk.
-    mutating func database(songs: Int) -> Database {
+    public mutating func database(songs: Int) -> Database {
         let albums = max(1, songs / 10)
         let artists = max(1, songs / 50)
         var songRecords: [(RecordID, Record)] = []

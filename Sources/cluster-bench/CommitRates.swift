@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import PostgresNIO
+import Strata
+import StrataPostgres
+
+/// Commits per second with 1, 2 and 4 writer processes on one store, beside
+/// a raw single-row INSERT + COMMIT loop on the same server (one
+/// connection, synchronous commit, a payload of the size of the writers'
+/// transactions).
+struct CommitRates {
+    let settings: PostgresSettings
+    let url: String
+    let window: Duration
+
+    static let section = "cluster: commits on PostgreSQL (loopback)"
+
+    func measure() async throws {
+        progress("raw INSERT + COMMIT loop")
+        let raw = try await rawRate()
+        try Figure(
+            section: Self.section,
+            subject: "raw INSERT + COMMIT, one connection",
+            value: raw,
+            unit: "commits/s"
+        ).emit()
+        for writers in [1, 2, 4] {
+            progress("\(writers) writer process(es)")
+            let rate = try await writerRate(processes: writers)
+            try Figure(
+                section: Self.section,
+                subject: "\(writers) writer process\(writers == 1 ? "" : "es"), one store",
+                value: rate,
+                unit: "commits/s",
+                baselineName: "raw INSERT + COMMIT",
+                baselineValue: raw
+            ).emit()
+        }
+    }
+
+    /// Single-row autocommitted inserts in a loop for `window`.
+    func rawRate() async throws -> Double {
+        let storage = try await PostgresHistoryStorage.open(
+            store: "bench-raw-\(UUID())",
+            settings: settings,
+            create: true
+        )
+        await storage.close()
+        let logger = Logger(label: "bench")
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(
+                host: settings.host,
+                port: settings.port,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database,
+                tls: .disable
+            ),
+            id: 1,
+            logger: logger
+        )
+        defer { Task { try? await connection.close() } }
+        let table = "strata_bench_raw"
+        try await connection.query("DROP TABLE IF EXISTS strata_bench_raw", logger: logger)
+        try await connection.query(
+            PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (id bigint PRIMARY KEY, payload bytea NOT NULL)"),
+            logger: logger
+        )
+        let payload = ByteBuffer(bytes: ClusterBench.Writer.typicalPayload())
+        let clock = ContinuousClock()
+        let start = clock.now
+        var n: Int64 = 0
+        while clock.now - start < window {
+            try await connection.query("INSERT INTO strata_bench_raw VALUES (\(n), \(payload))", logger: logger)
+            n += 1
+        }
+        let elapsed = clock.now - start
+        try await connection.query("DROP TABLE strata_bench_raw", logger: logger)
+        return Double(n) / elapsed.seconds
+    }
+
+    /// `processes` writer processes committing to one new store for
+    /// `window`, started together; their commits per second summed.
+    func writerRate(processes: Int) async throws -> Double {
+        let store = "bench-writers-\(UUID())"
+        let created = try await PostgresHistoryStorage.open(store: store, settings: settings, create: true)
+        await created.close()
+        let directory = FileManager.default.temporaryDirectory.path + "/strata-cluster-\(UUID())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        var running: [(Process, Pipe)] = []
+        defer { for (process, _) in running where process.isRunning { process.terminate() } }
+        for index in 0..<processes {
+            let process = Process()
+            let output = Pipe()
+            process.executableURL = executable
+            process.arguments = [
+                "writer", "--url", url, "--store", store, "--index", String(index), "--directory", directory,
+                "--milliseconds", String(window.milliseconds),
+            ]
+            process.standardOutput = output
+            try process.run()
+            running.append((process, output))
+        }
+        // All connected and caught up, then started together.
+        while (0..<processes).contains(where: { !FileManager.default.fileExists(atPath: "\(directory)/ready-\($0)") }) {
+            guard running.allSatisfy({ $0.0.isRunning }) else { throw ClusterBenchError.writerFailed }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        guard FileManager.default.createFile(atPath: directory + "/go", contents: nil) else {
+            throw ClusterBenchError.writerFailed
+        }
+        var total = 0.0
+        for (process, output) in running {
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0,
+                let rate = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            else { throw ClusterBenchError.writerFailed }
+            total += rate
+        }
+        // Every commit the writers counted is stored, numbered without a gap.
+        let check = try await PostgresHistoryStorage.open(store: store, settings: settings)
+        defer { Task { await check.close() } }
+        guard try await check.latestT() > 0 else { throw ClusterBenchError.writerFailed }
+        return total
+    }
+}
+
+enum ClusterBenchError: Error, CustomStringConvertible {
+    case writerFailed
+    case verificationFailed(String)
+
+    var description: String {
+        switch self {
+        case .writerFailed: return "a writer process failed"
+        case .verificationFailed(let what): return "verification failed: \(what)"
+        }
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var milliseconds: Int { Int(seconds * 1_000) }
+}

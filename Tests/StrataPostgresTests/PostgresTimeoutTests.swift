@@ -1,0 +1,119 @@
+import Foundation
+import PostgresNIO
+import Strata
+import StrataPostgres
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension PostgresServerTests {
+    /// A request the server never answers is given up after
+    /// ``PostgresSettings/operationTimeout``, and the storage carries on.
+    @Suite("Requests without an answer")
+    struct PostgresTimeoutTests {
+        @Test("a server that accepts the connection and never answers: unreachable, no hang")
+        func silentServer() async throws {
+            let listener = try SilentListener()
+            defer { listener.close() }
+            var settings = try TestServer.settings()
+            settings.port = listener.port
+            settings.operationTimeout = .milliseconds(500)
+            do {
+                _ = try await PostgresHistoryStorage.open(store: "silent", settings: settings)
+                Issue.record("opened a store on a server that never answered")
+            } catch PostgresStorageError.unreachable(let server, let reason) {
+                #expect(server == "127.0.0.1:\(listener.port)")
+                #expect(reason.contains("no answer"), "\(reason)")
+            }
+        }
+
+        @Test("an append held by another session's lock is given up; reads go on; the next append lands")
+        func blockedAppend() async throws {
+            var settings = try TestServer.settings()
+            settings.operationTimeout = .seconds(1)
+            let made = try await TestServer.newStore("blocked")
+            let storage = try await PostgresHistoryStorage.open(store: made.store, settings: settings)
+            let peer = try await Peer.open(storage)
+            try await peer.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+
+            // The store's row locked FOR UPDATE: an insert into the log
+            // (its foreign key) waits for it; a read does not.
+            let blocker = try await PostgresConnection.connect(
+                configuration: PostgresConnection.Configuration(
+                    host: settings.host,
+                    port: settings.port,
+                    username: settings.user,
+                    password: settings.password,
+                    database: settings.database,
+                    tls: .disable
+                ),
+                id: 1,
+                logger: Logger(label: "blocker")
+            )
+            try await blocker.query("BEGIN", logger: Logger(label: "blocker"))
+            try await blocker.query(
+                "SELECT store FROM strata_stores WHERE store = \(made.store) FOR UPDATE",
+                logger: Logger(label: "blocker")
+            )
+            do {
+                try await peer.transact { try $0.insert(["n": 2], id: 2, into: "t") }
+                Issue.record("an append went through another session's lock")
+            } catch PostgresStorageError.unreachable(_, let reason) {
+                #expect(reason.contains("no answer"), "\(reason)")
+            }
+            #expect(try await storage.latestT() == 1)
+            try await blocker.query("COMMIT", logger: Logger(label: "blocker"))
+            try await blocker.close()
+
+            let report = try await peer.transact { try $0.insert(["n": 2], id: 2, into: "t") }
+            #expect(report.transaction.t == 2)
+            let stored = try await storage.transactions(from: 1, limit: 10)
+            #expect(stored.map(\.t) == [1, 2] && stored[1].id == report.transaction.id)
+            await storage.close()
+            await made.close()
+        }
+    }
+}
+
+/// A TCP socket on the loopback that listens and never reads: the kernel
+/// completes connections into its backlog, and no byte ever comes back.
+struct SilentListener {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        #if canImport(Glibc)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #else
+        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+        #endif
+        try #require(descriptor >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        try #require(bound == 0 && listen(descriptor, 16) == 0)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        try #require(named == 0)
+        self.descriptor = descriptor
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    func close() {
+        #if canImport(Glibc)
+        _ = Glibc.close(descriptor)
+        #else
+        _ = Darwin.close(descriptor)
+        #endif
+    }
+}
