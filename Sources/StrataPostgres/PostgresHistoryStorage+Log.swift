@@ -124,6 +124,20 @@ extension PostgresHistoryStorage {
         return inserted ? .appended : .taken
     }
 
+    /// The ID of transaction `t` (nil when none is stored there), read
+    /// without its payload. One query.
+    public func transactionID(at t: Int64) async throws -> UUID? {
+        try await withConnection(reading: true) { connection, logger in
+            let rows = try await connection.query(
+                "SELECT id FROM strata_log WHERE store = \(self.store) AND t = \(t)",
+                logger: logger
+            )
+            var found: UUID?
+            for try await (id) in rows.decode(UUID.self) { found = id }
+            return found
+        }
+    }
+
     /// At most `limit` transactions from `t` on, each checked (checksum,
     /// number, encoding).
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {

@@ -3,9 +3,10 @@ import Foundation
 import Strata
 import StrataPostgres
 
-/// A peer's cold start on a store of `songs` songs held by PostgreSQL (its
-/// snapshot, in chunks, then the log after it), beside opening a file store
-/// holding the same value (its snapshot).
+/// A peer's cold start on a store of `songs` songs held by PostgreSQL: from
+/// the server alone (its snapshot, in chunks, then the log after it) and
+/// with a local cache (``Peer/open(_:cache:)``), each beside opening a file
+/// store holding the same value (its snapshot).
 struct ColdStart {
     let settings: PostgresSettings
     let songs: Int
@@ -41,9 +42,18 @@ struct ColdStart {
         try await file.snapshot()
         try await file.close()
 
+        // The local cache of a peer that ran on this machine before.
+        let cache = directory + "-cache"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let caching = try await PostgresHistoryStorage.open(store: store, settings: settings)
+        let warm = try await Peer.open(caching, cache: cache)
+        try await warm.saveCache()
+        await caching.close()
+
         progress("cold start, \(label) songs")
         let clock = ContinuousClock()
         var fromServer: [Double] = []
+        var fromCache: [Double] = []
         var fromFiles: [Double] = []
         // Alternated, after one untimed round (page cache, allocator).
         for round in -1..<rounds {
@@ -56,6 +66,15 @@ struct ColdStart {
             }
             await late.close()
 
+            let cacheStart = clock.now
+            let restarting = try await PostgresHistoryStorage.open(store: store, settings: settings)
+            let cached = try await Peer.open(restarting, cache: cache)
+            let withCache = (clock.now - cacheStart).seconds
+            guard cached.current.recordCount == imported.recordCount, await cached.summaries.isEmpty else {
+                throw ClusterBenchError.verificationFailed("a peer opened from its cache differs or read the log")
+            }
+            await restarting.close()
+
             let fileStart = clock.now
             let reopened = try await Store.open(at: directory)
             let files = (clock.now - fileStart).seconds
@@ -65,6 +84,7 @@ struct ColdStart {
             try await reopened.close()
             if round >= 0 {
                 fromServer.append(server)
+                fromCache.append(withCache)
                 fromFiles.append(files)
             }
         }
@@ -74,8 +94,15 @@ struct ColdStart {
             value: median(fromServer) * 1e3,
             unit: "ms",
             baselineName: "file store open",
-            baselineValue: median(fromFiles) * 1e3,
-            note: "no local cache yet: a restarting peer reads the whole snapshot from the server"
+            baselineValue: median(fromFiles) * 1e3
+        ).emit()
+        try Figure(
+            section: CommitRates.section,
+            subject: "cold start, \(label) songs, with a local cache (cached value + log after it)",
+            value: median(fromCache) * 1e3,
+            unit: "ms",
+            baselineName: "file store open",
+            baselineValue: median(fromFiles) * 1e3
         ).emit()
     }
 }

@@ -230,10 +230,33 @@ extension PostgresServerTests {
             let (replayed, stored) = try await Self.replay(storage)
             #expect(stored.map(\.id) == history.map(\.id))
             #expect(replayed == value)
+            #expect(try await storage.transactionID(at: 6_000) == history[5_999].id)
+            #expect(try await storage.transactionID(at: 0) == nil)
+            #expect(try await storage.transactionID(at: 10_001) == nil)
             // Listeners hear of the last number.
             for await seen in values where seen.basis == 10_000 { break }
             #expect(follower.current == value)
             await follower.close()
+        }
+
+        @Test("a peer restarting with its local cache reads only what was stored after it")
+        func localCache() async throws {
+            let storage = try await TestServer.newStore("cache")
+            let cache = FileManager.default.temporaryDirectory.path + "/strata-pg-cache-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: cache) }
+            let first = try await Peer.open(storage, cache: cache)
+            for n in 1...20 {
+                try await first.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+            }
+            try await first.saveCache()
+            await first.close()
+            let other = try await Peer.open(try await TestServer.again(storage))
+            for n in 21...23 {
+                try await other.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+            }
+            let restarted = try await Peer.open(try await TestServer.again(storage), cache: cache)
+            #expect(await restarted.summaries.map(\.t) == [21, 22, 23])
+            #expect(restarted.current == other.current)
         }
 
         @Test("a closed storage refuses every call; it does not reconnect")

@@ -70,6 +70,7 @@ extension Peer {
                     head = after
                     summaries.append(transaction.summary)
                     publish()
+                    refreshCacheIfBehind()
                 }
                 // Else a catch-up that ran meanwhile applied it already.
                 return CommitReport(transaction: transaction, before: before, after: after)

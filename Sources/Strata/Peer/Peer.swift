@@ -38,6 +38,15 @@ public actor Peer {
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var following: Task<Void, Never>?
     var closed = false
+    /// The local cache, when opened with one, and the basis of the value
+    /// it holds (-1: none yet).
+    var cache: PeerCache?
+    var cachedBasis: Int64 = -1
+    /// A cache write under way in the background.
+    var cacheWrite: Task<Void, Never>?
+    /// The value the peer opened on and its basis transaction's ID, when
+    /// known (a cached value carries it; a storage's snapshot does not).
+    var start: (basis: Int64, id: UUID?) = (0, nil)
 
     /// Transactions read per request while catching up.
     static let catchUpBatch = 1_024
@@ -53,8 +62,31 @@ public actor Peer {
     /// - Throws: what the storage throws; ``PeerError/divergentHistory(t:reason:)``
     ///   when a stored transaction does not follow the one before it.
     public static func open(_ storage: any HistoryStorage) async throws -> Peer {
+        try await open(storage, cache: nil)
+    }
+
+    /// A peer on `storage` that keeps a copy of its value in the local
+    /// directory `cache` (created when missing; one directory per peer):
+    /// when the copy there belongs to this history and is not far behind
+    /// the storage's newest snapshot, the peer starts from it and reads
+    /// only the transactions after it. The copy is refreshed in the
+    /// background every 10,000 transactions applied and by
+    /// ``saveCache()``. A copy that does not check (damage, another
+    /// history, a history cut since) is ignored and replaced.
+    /// O(cached value + transactions after it), or as ``open(_:)``.
+    /// - Throws: as ``open(_:)``.
+    public static func open(_ storage: any HistoryStorage, cache directory: String?) async throws -> Peer {
+        let cache = directory.map { PeerCache(directory: $0) }
         var start = Database()
-        if let newest = try await storage.snapshotBases().last, let snapshot = try await storage.snapshot(at: newest) {
+        var startID: UUID?
+        let newest = try await storage.snapshotBases().last
+        if let cache, let (cached, id) = cache.load(),
+            cached.basis + cacheLead >= (newest ?? 0),
+            try await storage.transactionID(at: cached.basis) == id
+        {
+            start = cached
+            startID = id
+        } else if let newest, let snapshot = try await storage.snapshot(at: newest) {
             guard snapshot.basis == newest else {
                 throw PeerError.divergentHistory(
                     t: newest,
@@ -64,8 +96,20 @@ public actor Peer {
             start = snapshot
         }
         let peer = Peer(storage: storage, start: start)
+        await peer.useCache(cache, start: (start.basis, startID))
         try await peer.catchUp()
         return peer
+    }
+
+    /// Transactions a cached value may lag behind the storage's newest
+    /// snapshot and still be the better start (reading them costs less
+    /// than reading the snapshot).
+    static let cacheLead: Int64 = 50_000
+
+    func useCache(_ cache: PeerCache?, start: (basis: Int64, id: UUID?)) {
+        self.cache = cache
+        self.start = start
+        if start.id != nil { cachedBasis = start.basis }
     }
 
     /// Reads and applies every transaction stored after ``current``, then
@@ -86,7 +130,10 @@ public actor Peer {
                 try applyStored(transaction)
             }
             publish()
-            if batch.count < Self.catchUpBatch { return head }
+            if batch.count < Self.catchUpBatch {
+                refreshCacheIfBehind()
+                return head
+            }
         }
     }
 

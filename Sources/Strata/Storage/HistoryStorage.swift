@@ -1,3 +1,5 @@
+import Foundation
+
 /// Where a shared history lives: the numbered transactions of one store,
 /// appended by compare-and-set, and snapshots of its values.
 ///
@@ -31,6 +33,11 @@ public protocol HistoryStorage: Sendable {
     /// `limit` of them; fewer (or none) when the history ends sooner.
     func transactions(from t: Int64, limit: Int) async throws -> [Transaction]
 
+    /// The ID of transaction `t`, or nil when none is stored at `t`. A
+    /// storage that can answer without reading the whole transaction (a
+    /// large import, say) should; the default reads it.
+    func transactionID(at t: Int64) async throws -> UUID?
+
     /// The newest number each time transactions are stored, starting with
     /// the current one: a hint to read them. Numbers may be skipped or
     /// repeated; a stream may end when the storage loses its notifications
@@ -46,6 +53,14 @@ public protocol HistoryStorage: Sendable {
 
     /// The snapshot with basis `basis`, or nil when there is none.
     func snapshot(at basis: Int64) async throws -> Database?
+}
+
+extension HistoryStorage {
+    /// Reads transaction `t` whole for its ID. O(its size).
+    public func transactionID(at t: Int64) async throws -> UUID? {
+        guard t >= 1, let found = try await transactions(from: t, limit: 1).first, found.t == t else { return nil }
+        return found.id
+    }
 }
 
 /// What a compare-and-set ``HistoryStorage/append(_:)`` did.

@@ -1,0 +1,54 @@
+import Foundation
+
+/// A peer's local copy of a value of the shared history, so that a peer
+/// restarting on the same machine reads only the transactions after it
+/// from the storage, not a whole snapshot.
+///
+/// The directory holds at most one file (two briefly, while the newer is
+/// written): a snapshot in the file store's format (`snapshot-<t>.strata`,
+/// chunked, checksummed, decoded on every core, written atomically), whose
+/// header names the ID of transaction t. A cached value is used only when
+/// the storage holds that transaction at t; a file that does not check, or
+/// belongs to another history, is ignored and replaced.
+struct PeerCache: Sendable {
+    let directory: String
+    let fileSystem: any FileSystem
+
+    init(directory: String, fileSystem: any FileSystem = PosixFileSystem()) {
+        self.directory = directory
+        self.fileSystem = fileSystem
+    }
+
+    /// The cached value and the ID of its basis transaction, or nil when
+    /// there is none or it does not read back whole.
+    func load() -> (Database, basisID: UUID)? {
+        guard let names = try? fileSystem.contents(ofDirectory: directory) else { return nil }
+        let newest = names.compactMap { name in SnapshotFile.basis(ofName: name).map { ($0, name) } }.max {
+            $0.0 < $1.0
+        }
+        guard let (_, name) = newest,
+            let (value, _, basisID) = try? SnapshotFile.read(name, in: directory, fileSystem: fileSystem),
+            let basisID
+        else { return nil }
+        return (value, basisID)
+    }
+
+    /// Writes `value` (whose basis transaction has ID `basisID`) durably,
+    /// then removes the older files. O(value size).
+    func write(_ value: Database, basisID: UUID) throws {
+        try fileSystem.createDirectory(directory)
+        let (written, _) = try SnapshotFile.write(
+            value,
+            basisID: basisID,
+            to: directory,
+            fileSystem: fileSystem,
+            level: 1
+        )
+        for name in (try? fileSystem.contents(ofDirectory: directory)) ?? []
+        where name != written
+            && (SnapshotFile.basis(ofName: name) != nil || name.hasSuffix(SnapshotFile.temporarySuffix))
+        {
+            try? fileSystem.remove(directory + "/" + name)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Strata
+import Testing
+
+/// A peer's local cache: a restarting peer reads only the transactions
+/// after its cached value, and a cache that does not belong or does not
+/// check is never used.
+@Suite("A peer's local cache")
+struct PeerCacheTests {
+    /// Commits `count` transactions through `peer`, records of 0 B up to
+    /// past 4 KB and, every 50th, 1 MB.
+    static func commit(_ count: Int, through peer: Peer, from first: Int = 0) async throws {
+        for n in first..<(first + count) {
+            let size = n % 50 == 49 ? 1 << 20 : (n * 97) % 6_000
+            try await peer.transact(message: "edit \(n)") {
+                try $0.insert(
+                    ["n": .int(Int64(n)), "blob": .bytes([UInt8](repeating: UInt8(n % 256), count: size)), "é": "ü"],
+                    id: RecordID(n),
+                    into: "t"
+                )
+            }
+        }
+    }
+
+    static func cachedFiles(_ directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".strata") }
+    }
+
+    @Test("a restarting peer starts from its cache and reads only the tail, over eight restarts")
+    func restarts() async throws {
+        let storage = MemoryHistoryStorage()
+        let cache = temporaryStorePath("peer-cache")
+        defer { removeStore(cache) }
+        var written = 0
+        for cycle in 0..<8 {
+            let peer = try await Peer.open(storage, cache: cache)
+            let (replayed, _) = try await PeerTests.replay(storage)
+            #expect(peer.current == replayed, "cycle \(cycle)")
+            // After the first, the peer read nothing but what came after
+            // the value it saved.
+            if cycle > 0 { #expect(await peer.summaries.isEmpty, "cycle \(cycle)") }
+            try await Self.commit(60, through: peer, from: written)
+            written += 60
+            try await peer.saveCache()
+            #expect(Self.cachedFiles(cache) == ["snapshot-" + String(format: "%020d", written) + ".strata"])
+            await peer.close()
+        }
+        // The protocol's default reads the transaction for its ID.
+        let stored = try await storage.transactions(from: 7, limit: 1)
+        #expect(try await storage.transactionID(at: 7) == stored.first?.id)
+        #expect(try await storage.transactionID(at: 0) == nil)
+        #expect(try await storage.transactionID(at: Int64(written + 1)) == nil)
+        // Another writer's commits after the last save: read from the storage.
+        let other = try await Peer.open(storage)
+        try await Self.commit(5, through: other, from: written)
+        let restarted = try await Peer.open(storage, cache: cache)
+        #expect(await restarted.summaries.map(\.t) == Array(Int64(written + 1)...Int64(written + 5)))
+        #expect(restarted.current == other.current)
+    }
+
+    @Test("a cache of another history, a damaged one, or one far behind the storage's snapshot is not used")
+    func refusedCaches() async throws {
+        let cache = temporaryStorePath("peer-cache")
+        defer { removeStore(cache) }
+        let first = MemoryHistoryStorage()
+        let writer = try await Peer.open(first, cache: cache)
+        try await Self.commit(20, through: writer)
+        try await writer.saveCache()
+
+        // Same numbers, other transactions: the basis ID differs.
+        let second = MemoryHistoryStorage()
+        let stranger = try await Peer.open(second)
+        try await Self.commit(25, through: stranger, from: 1_000)
+        let opened = try await Peer.open(second, cache: cache)
+        #expect(opened.current == stranger.current)
+        #expect(await opened.summaries.count == 25)
+        try await opened.saveCache()
+        #expect(Self.cachedFiles(cache) == ["snapshot-" + String(format: "%020d", 25) + ".strata"])
+
+        // Every single flipped byte in the cached file: never used, never a crash.
+        let file = cache + "/" + Self.cachedFiles(cache)[0]
+        let pristine = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        for offset in stride(from: 0, to: pristine.count, by: max(1, pristine.count / 97)) {
+            var damaged = pristine
+            damaged[offset] ^= 0x20
+            try Data(damaged).write(to: URL(fileURLWithPath: file))
+            let peer = try await Peer.open(second, cache: cache)
+            #expect(peer.current == stranger.current, "flipped byte at \(offset)")
+        }
+        // Truncated: the same.
+        try Data(pristine.prefix(pristine.count / 2)).write(to: URL(fileURLWithPath: file))
+        #expect(try await Peer.open(second, cache: cache).current == stranger.current)
+
+        // Sound again: used.
+        try Data(pristine).write(to: URL(fileURLWithPath: file))
+        #expect(await (try await Peer.open(second, cache: cache)).summaries.isEmpty)
+
+        // The storage's snapshot more than 50,000 transactions past the
+        // cached value: reading the snapshot costs less than the tail.
+        var value = stranger.current
+        for n in 0..<50_001 {
+            var builder = TransactionBuilder(on: value)
+            try builder.update(RecordID(1_000), in: "t", [.set("n", .int(Int64(n)))])
+            let transaction = builder.transaction()
+            #expect(try await second.append(transaction) == .appended)
+            value = try apply(value, transaction)
+        }
+        await second.putSnapshot(value)
+        let ahead = try await Peer.open(second, cache: cache)
+        #expect(await ahead.summaries.isEmpty)
+        #expect(ahead.current == value)
+    }
+
+    @Test("a peer without a cached value writes one in the background; a missing directory is made")
+    func firstWrite() async throws {
+        let storage = MemoryHistoryStorage()
+        let seed = try await Peer.open(storage)
+        try await Self.commit(30, through: seed)
+        let cache = temporaryStorePath("peer-cache") + "/nested/cache"
+        defer { removeStore(cache) }
+        let peer = try await Peer.open(storage, cache: cache)
+        // saveCache waits for a background write under way, then finds
+        // nothing newer to write.
+        try await peer.saveCache()
+        #expect(Self.cachedFiles(cache).count == 1)
+        let again = try await Peer.open(storage, cache: cache)
+        #expect(await again.summaries.isEmpty)
+        #expect(again.current == seed.current)
+    }
+}
