@@ -8,20 +8,25 @@ import Synchronization
 /// answering, a channel closed under a query whose promise is never
 /// completed) would hold its caller for ever. Here the request runs in a
 /// task of its own and the caller resumes at the first of its answer, the
-/// time limit or its own cancellation; a request left behind is cancelled
-/// and its connection closed by `abandon`, and ends when it ends.
+/// time limit or its own cancellation; a request left behind has its task
+/// cancelled and its connection closed by `abandon`. The server may still
+/// finish what it was sent (a write may land after the caller gave up),
+/// which is why a ``Peer`` settles a failed append by reading the history.
 enum Deadline {
     /// What `run` throws when the time is up.
     struct Expired: Error {}
 
     /// The outcome of `operation`, or ``Expired`` once `limit` has passed
     /// (after calling `abandon`), or `CancellationError` when the calling
-    /// task is cancelled first (also after `abandon`).
+    /// task is cancelled first (also after `abandon`; not started at all
+    /// when it is cancelled already). A `limit` of zero or less is none.
     static func run<R: Sendable>(
         limit: Duration,
         abandon: @escaping @Sendable () -> Void,
         _ operation: @escaping @Sendable () async throws -> R
     ) async throws -> R {
+        try Task.checkCancellation()
+        guard limit > .zero else { return try await operation() }
         let race = Race<R>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

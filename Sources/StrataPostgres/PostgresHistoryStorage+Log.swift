@@ -60,9 +60,11 @@ extension PostgresHistoryStorage {
     /// writer stored anything at their numbers first, none
     /// (``HistoryAppend/taken``). For bringing a history in (a file store's,
     /// another server's); listeners are told once, of the last. O(total
-    /// payload), in statements of up to 4,096 rows.
+    /// payload), in statements of up to 4,096 rows and 64 MiB, each given
+    /// the operation timeout.
     /// - Throws: ``HistoryStorageError/invalidTransaction(t:reason:)`` when
-    ///   the transactions are not consecutive; ``PostgresStorageError``.
+    ///   the transactions are not consecutive or would leave a gap after the
+    ///   newest stored; ``PostgresStorageError``.
     public func append(contentsOf transactions: [Transaction]) async throws -> HistoryAppend {
         guard let first = transactions.first, let last = transactions.last else { return .appended }
         for (previous, transaction) in zip(transactions, transactions.dropFirst())
@@ -78,50 +80,69 @@ extension PostgresHistoryStorage {
                 reason: "its basis is \(first.basis), not \(first.t - 1)"
             )
         }
-        let rows = transactions.map { transaction in
+        // Statements of at most 4,096 rows and 64 MiB of payload (one
+        // message to the server stays far below its 1 GiB limit).
+        var statements: [[(Int64, UUID, [UInt8], Int64, Date)]] = [[]]
+        var bytes = 0
+        for transaction in transactions {
             let payload = BinaryCodec.encode(transaction)
-            return (transaction.t, transaction.id, payload, Int64(CRC32C.checksum(payload)), transaction.timestamp)
+            if statements[statements.count - 1].count == 4_096 || (bytes + payload.count > 64 << 20 && bytes > 0) {
+                statements.append([])
+                bytes = 0
+            }
+            bytes += payload.count
+            statements[statements.count - 1].append(
+                (transaction.t, transaction.id, payload, Int64(CRC32C.checksum(payload)), transaction.timestamp)
+            )
         }
         let store = self.store
         let channel = self.channel
-        let inserted = try await withConnection { connection, logger in
-            try await connection.withTransaction(logger: logger) { connection in
-                try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-                // The store's row held: no append lands between the check
-                // and the inserts (each append's foreign key waits for it).
-                try await connection.query(
-                    "SELECT store FROM strata_stores WHERE store = \(store) FOR UPDATE",
-                    logger: logger
-                )
-                let newest = try await connection.query(
-                    "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(store)",
-                    logger: logger
-                )
-                var latest: Int64 = 0
-                for try await (t) in newest.decode(Int64.self) { latest = t }
-                guard latest == first.t - 1 else { return false }
-                for start in stride(from: 0, to: rows.count, by: 4_096) {
-                    let part = rows[start..<min(rows.count, start + 4_096)]
-                    var bindings = PostgresBindings(capacity: part.count * 6)
-                    var sql = "INSERT INTO strata_log (store, t, id, payload, checksum, time) VALUES "
-                    for (n, row) in part.enumerated() {
-                        let p = n * 6
-                        sql += n == 0 ? "" : ", "
-                        sql += "($\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4), $\(p + 5), $\(p + 6))"
-                        bindings.append(store)
-                        bindings.append(row.0)
-                        bindings.append(row.1)
-                        bindings.append(ByteBuffer(bytes: row.2))
-                        bindings.append(row.3)
-                        bindings.append(row.4)
+        let parts = statements
+        let outcome: Int64?
+        do {
+            outcome = try await withConnection(requests: parts.count + 3) { connection, logger in
+                try await connection.withTransaction(logger: logger) { connection -> Int64? in
+                    try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
+                    let newest = try await connection.query(
+                        "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(store)",
+                        logger: logger
+                    )
+                    var latest: Int64 = 0
+                    for try await (t) in newest.decode(Int64.self) { latest = t }
+                    guard latest == first.t - 1 else { return latest }
+                    // A writer storing one of these numbers meanwhile makes
+                    // an insert fail on the primary key: all is undone.
+                    for rows in parts {
+                        var bindings = PostgresBindings(capacity: rows.count * 6)
+                        var sql = "INSERT INTO strata_log (store, t, id, payload, checksum, time) VALUES "
+                        for (n, row) in rows.enumerated() {
+                            let p = n * 6
+                            sql += n == 0 ? "" : ", "
+                            sql += "($\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4), $\(p + 5), $\(p + 6))"
+                            bindings.append(store)
+                            bindings.append(row.0)
+                            bindings.append(row.1)
+                            bindings.append(ByteBuffer(bytes: row.2))
+                            bindings.append(row.3)
+                            bindings.append(row.4)
+                        }
+                        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
                     }
-                    try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                    try await connection.query("SELECT pg_notify(\(channel), \(String(last.t)))", logger: logger)
+                    return nil
                 }
-                try await connection.query("SELECT pg_notify(\(channel), \(String(last.t)))", logger: logger)
-                return true
             }
+        } catch PostgresStorageError.server(let state, _) where state == "23505" {
+            return .taken
         }
-        return inserted ? .appended : .taken
+        guard let latest = outcome else { return .appended }
+        guard latest >= first.t else {
+            throw HistoryStorageError.invalidTransaction(
+                t: first.t,
+                reason: "the newest stored is \(latest): it would leave a gap"
+            )
+        }
+        return .taken
     }
 
     /// The ID of transaction `t` (nil when none is stored there), read

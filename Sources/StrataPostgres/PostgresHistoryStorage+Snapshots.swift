@@ -15,7 +15,7 @@ extension PostgresHistoryStorage {
             Array(compressed[$0..<min(compressed.count, $0 + size)])
         }
         let basis = value.basis
-        try await withConnection { connection, logger in
+        try await withConnection(requests: chunks.count + 3) { connection, logger in
             try await connection.withTransaction(logger: logger) { connection in
                 // Two peers storing the same basis take turns (the second
                 // replaces the first), never a key conflict.
@@ -57,17 +57,45 @@ extension PostgresHistoryStorage {
     /// The snapshot at `basis`, its chunks checked (all present, each
     /// checksum, the zstd frame, the encoding, the basis).
     public func snapshot(at basis: Int64) async throws -> Database? {
-        let rows: [(Int32, Int32, ByteBuffer, Int64)] = try await withConnection(reading: true) { connection, logger in
+        // The chunk count first, then one request per chunk: each is
+        // given the operation timeout, so a large snapshot on a slow link
+        // still arrives.
+        let count: Int32? = try await withConnection(reading: true) { connection, logger in
             let result = try await connection.query(
-                """
-                SELECT chunk, chunks, payload, checksum FROM strata_snapshots
-                WHERE store = \(self.store) AND basis = \(basis) ORDER BY chunk
-                """,
+                "SELECT chunks FROM strata_snapshots WHERE store = \(self.store) AND basis = \(basis) AND chunk = 0",
                 logger: logger
             )
-            var rows: [(Int32, Int32, ByteBuffer, Int64)] = []
-            for try await row in result.decode((Int32, Int32, ByteBuffer, Int64).self) { rows.append(row) }
-            return rows
+            var count: Int32?
+            for try await (chunks) in result.decode(Int32.self) { count = chunks }
+            return count
+        }
+        guard let count else { return nil }
+        guard count >= 1 else {
+            throw PostgresStorageError.damaged(store: store, what: "snapshot at \(basis): \(count) chunks")
+        }
+        var rows: [(Int32, Int32, ByteBuffer, Int64)] = []
+        for chunk in 0..<count {
+            let row: (Int32, Int32, ByteBuffer, Int64)? = try await withConnection(reading: true) {
+                connection,
+                logger in
+                let result = try await connection.query(
+                    """
+                    SELECT chunk, chunks, payload, checksum FROM strata_snapshots
+                    WHERE store = \(self.store) AND basis = \(basis) AND chunk = \(chunk)
+                    """,
+                    logger: logger
+                )
+                var found: (Int32, Int32, ByteBuffer, Int64)?
+                for try await row in result.decode((Int32, Int32, ByteBuffer, Int64).self) { found = row }
+                return found
+            }
+            guard let row else {
+                throw PostgresStorageError.damaged(
+                    store: store,
+                    what: "snapshot at \(basis): chunk \(chunk) of \(count) is missing"
+                )
+            }
+            rows.append(row)
         }
         guard !rows.isEmpty else { return nil }
         func damaged(_ what: String) -> PostgresStorageError {

@@ -161,11 +161,15 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// write given up may still have been stored; whether it was is for the
     /// caller to find out (a ``Peer`` reads the history to tell).
     ///
-    /// - Parameter reading: `body` only reads, so when the connection it
-    ///   was given turns out lost (a server restarted since), it runs once
-    ///   more on a new one. A write is never repeated here.
+    /// - Parameters:
+    ///   - reading: `body` only reads, so when the connection it was given
+    ///     turns out lost (a server restarted since), it runs once more on
+    ///     a new one. A write is never repeated here.
+    ///   - requests: how many requests `body` makes: its time limit is
+    ///     that many times the operation timeout.
     func withConnection<R: Sendable>(
         reading: Bool = false,
+        requests: Int = 1,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
     ) async throws -> R {
         while busy { await withCheckedContinuation { waiters.append($0) } }
@@ -183,10 +187,14 @@ public actor PostgresHistoryStorage: HistoryStorage {
                 let connection = try await connected()
                 let logger = self.logger
                 return try await Deadline.run(
-                    limit: settings.operationTimeout,
+                    limit: settings.operationTimeout * max(1, requests),
                     abandon: { Task { try? await connection.close() } },
                     { try await body(connection, logger) }
                 )
+            } catch is CancellationError {
+                // Given up by the caller: the request may be half sent.
+                dropConnection()
+                throw CancellationError()
             } catch {
                 let mapped =
                     error is Deadline.Expired

@@ -32,7 +32,8 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     public var tls: TLSMode
     /// How long one request (connecting included) may go unanswered before
     /// its connection is given up as lost: a server that stopped answering
-    /// must not stall a peer for ever. 30 seconds by default.
+    /// must not stall a peer for ever. 30 seconds by default; zero or less
+    /// for no limit.
     public var operationTimeout: Duration = .seconds(30)
 
     /// `host:port`, for messages.

@@ -68,8 +68,12 @@ extension ClusterBench {
 
         func run() async throws {
             let settings = try PostgresSettings(url: url)
-            let window: Duration = quick ? .seconds(2) : .seconds(5)
-            try await CommitRates(settings: settings, url: url, window: window).measure()
+            try await CommitRates(
+                settings: settings,
+                url: url,
+                window: quick ? .seconds(1) : .seconds(3),
+                rounds: quick ? 2 : 3
+            ).measure()
             try await Visibility(settings: settings, rounds: quick ? 100 : 400).measure()
             try await CatchUp(settings: settings, count: transactions).measure()
             let sizes = try songs.map(Self.counts) ?? (quick ? [100_000] : [100_000, 1_000_000])

@@ -7,7 +7,7 @@ import StrataPostgres
 /// Commits per second with 1, 2 and 4 writer processes on one store, beside
 /// a raw single-row INSERT + COMMIT loop on the same server (one
 /// connection, synchronous commit, a payload of the size of the writers'
-/// transactions).
+/// transactions); medians over rounds that alternate the two.
 struct CommitRates {
     let settings: PostgresSettings
     let url: String
@@ -15,25 +15,35 @@ struct CommitRates {
 
     static let section = "cluster: commits on PostgreSQL (loopback)"
 
+    /// Rounds of windows; in each, every writer count runs right after a
+    /// raw window, so that drift on a shared machine moves both alike.
+    let rounds: Int
+
     func measure() async throws {
-        progress("raw INSERT + COMMIT loop")
-        let raw = try await rawRate()
+        let counts = [1, 2, 4]
+        var raw: [Double] = []
+        var rates: [[Double]] = Array(repeating: [], count: counts.count)
+        for round in 0..<rounds {
+            for (position, writers) in counts.enumerated() {
+                progress("round \(round + 1) of \(rounds): raw loop, then \(writers) writer process(es)")
+                raw.append(try await rawRate())
+                rates[position].append(try await writerRate(processes: writers))
+            }
+        }
         try Figure(
             section: Self.section,
             subject: "raw INSERT + COMMIT, one connection",
-            value: raw,
+            value: median(raw),
             unit: "commits/s"
         ).emit()
-        for writers in [1, 2, 4] {
-            progress("\(writers) writer process(es)")
-            let rate = try await writerRate(processes: writers)
+        for (position, writers) in counts.enumerated() {
             try Figure(
                 section: Self.section,
                 subject: "\(writers) writer process\(writers == 1 ? "" : "es"), one store",
-                value: rate,
+                value: median(rates[position]),
                 unit: "commits/s",
                 baselineName: "raw INSERT + COMMIT",
-                baselineValue: raw
+                baselineValue: median(raw)
             ).emit()
         }
     }
@@ -112,18 +122,26 @@ struct CommitRates {
             throw ClusterBenchError.writerFailed
         }
         var total = 0.0
+        var commits: Int64 = 0
         for (process, output) in running {
             let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
-            guard process.terminationStatus == 0,
-                let rate = Double(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            let fields = text.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            guard process.terminationStatus == 0, fields.count == 2, let count = Int64(fields[0]),
+                let rate = Double(fields[1])
             else { throw ClusterBenchError.writerFailed }
             total += rate
+            commits += count
         }
-        // Every commit the writers counted is stored, numbered without a gap.
+        // Every commit the writers counted is stored, and nothing else.
         let check = try await PostgresHistoryStorage.open(store: store, settings: settings)
-        defer { Task { await check.close() } }
-        guard try await check.latestT() > 0 else { throw ClusterBenchError.writerFailed }
+        let stored = try await check.latestT()
+        await check.close()
+        guard stored == commits, commits > 0 else {
+            throw ClusterBenchError.verificationFailed(
+                "the writers acknowledged \(commits) commits; \(stored) are stored"
+            )
+        }
         return total
     }
 }

@@ -6,7 +6,8 @@ import StrataPostgres
 extension ClusterBench {
     /// One writer process of the commit-rate measurement: opens a peer on
     /// the store, says it is ready, waits for the start, commits one-record
-    /// transactions for the given time and prints its commits per second.
+    /// transactions for the given time and prints its commits and its
+    /// commits per second.
     struct Writer: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "A writer process (started by `measure`).")
 
@@ -43,7 +44,7 @@ extension ClusterBench {
                 }
             }
             let elapsed = clock.now - start
-            print(Double(n) / elapsed.seconds)
+            print(n, Double(n) / elapsed.seconds)
         }
 
         /// The record each commit inserts: a small song.

@@ -1,7 +1,8 @@
 import Foundation
 
 extension Peer {
-    /// Transactions applied after which the cache is written again.
+    /// Transactions applied after which the cache is written again (and
+    /// after which a failed write is tried again).
     static let cacheInterval: Int64 = 10_000
 
     /// Writes ``current`` into the local cache now (when the peer was
@@ -11,33 +12,44 @@ extension Peer {
     ///   value's basis transaction must be read from it.
     public func saveCache() async throws {
         guard let cache else { return }
-        await cacheWrite?.value
+        // One write at a time: a background one under way finishes first.
+        while let running = cacheWrite { await running.value }
         let value = head
         guard value.basis != cachedBasis, value.basis > 0 else { return }
         let id = try await basisID(of: value)
-        try await Task.detached(priority: .utility) { try cache.write(value, basisID: id) }.value
+        let write = Task.detached(priority: .utility) { try cache.write(value, basisID: id) }
+        cacheWrite = Task { _ = await write.result }
+        defer { cacheWrite = nil }
+        try await write.value
         cachedBasis = max(cachedBasis, value.basis)
     }
 
     /// Starts a background cache write when there is no cached value yet,
-    /// or it is ``cacheInterval`` transactions or more behind.
+    /// or it is ``cacheInterval`` transactions or more behind; after a
+    /// failed one, not before ``cacheInterval`` more transactions.
     func refreshCacheIfBehind() {
-        guard let cache, cacheWrite == nil, !closed, head.basis > 0,
+        guard let cache, cacheWrite == nil, !closed, head.basis > 0, head.basis >= cacheRetry,
             cachedBasis < 0 || head.basis - cachedBasis >= Self.cacheInterval
         else { return }
         let value = head
         cacheWrite = Task { [weak self] in
-            guard let id = try? await self?.basisID(of: value) else { return }
-            let written = await Task.detached(priority: .background) {
-                (try? cache.write(value, basisID: id)) != nil
-            }.value
-            await self?.cacheWritten(written ? value.basis : nil)
+            var written = false
+            if let id = try? await self?.basisID(of: value) {
+                written = await Task.detached(priority: .background) {
+                    (try? cache.write(value, basisID: id)) != nil
+                }.value
+            }
+            await self?.cacheWritten(value.basis, written: written)
         }
     }
 
-    private func cacheWritten(_ basis: Int64?) {
+    private func cacheWritten(_ basis: Int64, written: Bool) {
         cacheWrite = nil
-        if let basis { cachedBasis = max(cachedBasis, basis) }
+        if written {
+            cachedBasis = max(cachedBasis, basis)
+        } else {
+            cacheRetry = basis + Self.cacheInterval
+        }
     }
 
     /// The ID of `value`'s basis transaction: known when the peer applied

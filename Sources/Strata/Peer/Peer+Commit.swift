@@ -14,18 +14,23 @@ extension Peer {
     ///   - significance: How much the transaction matters in the history.
     ///   - metadata: The transaction's metadata.
     ///   - maximumAttempts: Appends tried before giving up (each one lost
-    ///     to another writer's commit; after the second, the peer waits a
-    ///     random while, up to 32 ms, before it tries again).
+    ///     to another writer's commit, or failed; after the second loss,
+    ///     the peer waits a random while, up to 32 ms, before it tries
+    ///     again; after a failure, 10 ms and longer, up to a second).
     ///   - body: Edits the newest value through a builder.
     /// - Returns: the stored transaction (numbered) and the values before
     ///   and after it.
     /// - Throws: what `body` throws and ``ApplyError`` (nothing stored);
     ///   ``ApplyError`` too when the transaction conflicts with one another
     ///   writer stored first; ``PeerError/tooManyAttempts(t:attempts:)``;
-    ///   ``PeerError/closed``; what the storage throws, when the append
-    ///   failed and catching up did not find it stored;
-    ///   ``PeerError/outcomeUnknown(id:t:reason:)`` when the append failed
-    ///   and the history could not be read to tell.
+    ///   ``PeerError/closed``; ``PeerError/outcomeUnknown(id:t:reason:)``
+    ///   when appends failed and the history could not tell whether the
+    ///   transaction is or will be stored (it could not be read, or the
+    ///   transaction's number was still free after the last attempt). A
+    ///   failed append whose number another transaction took is rebased
+    ///   and tried again; one whose number is still free is sent again as
+    ///   it was (same number, same ID), which the storage stores once at
+    ///   most.
     @discardableResult
     public func transact(
         message: String = "",
@@ -43,17 +48,18 @@ extension Peer {
         // transaction that makes it.
         var after = builder.database
         after.basis = transaction.t
-        for attempt in 0..<max(1, maximumAttempts) {
-            let outcome: HistoryAppend
+        let attempts = max(1, maximumAttempts)
+        for attempt in 0..<attempts {
+            var outcome: HistoryAppend
             do {
                 outcome = try await storage.append(transaction)
             } catch {
                 // The storage may have stored it before failing (a lost
-                // acknowledgement): it is then in the history, at its t.
-                let stored: Bool
+                // acknowledgement), or may store it still (a request given
+                // up on that the server goes on running). Only another
+                // transaction at its t settles that it never will be.
                 do {
                     try await catchUp()
-                    stored = summary(at: transaction.t)?.id == transaction.id
                 } catch let lookup {
                     throw PeerError.outcomeUnknown(
                         id: transaction.id,
@@ -61,8 +67,27 @@ extension Peer {
                         reason: "\(error); then \(lookup)"
                     )
                 }
-                if stored { return CommitReport(transaction: transaction, before: before, after: after) }
-                throw error
+                if summary(at: transaction.t)?.id == transaction.id {
+                    return CommitReport(transaction: transaction, before: before, after: after)
+                }
+                if head.basis >= transaction.t {
+                    // Another transaction holds t: rebased as when taken.
+                    outcome = .taken
+                } else {
+                    // t is still free: the same transaction (same number,
+                    // same ID) goes again; the storage stores it once at
+                    // most, whichever request lands.
+                    guard attempt + 1 < attempts else {
+                        throw PeerError.outcomeUnknown(
+                            id: transaction.id,
+                            t: transaction.t,
+                            reason: "\(error); transaction \(transaction.t) is still free, and a request "
+                                + "given up on may yet store it"
+                        )
+                    }
+                    try? await Task.sleep(for: .milliseconds(min(1_000, 10 << min(attempt, 7))))
+                    continue
+                }
             }
             switch outcome {
             case .appended:

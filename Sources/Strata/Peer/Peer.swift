@@ -37,13 +37,16 @@ public actor Peer {
     public internal(set) var summaries: [TransactionSummary] = []
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var following: Task<Void, Never>?
+    var polling: Task<Void, Never>?
     var closed = false
     /// The local cache, when opened with one, and the basis of the value
     /// it holds (-1: none yet).
     var cache: PeerCache?
     var cachedBasis: Int64 = -1
-    /// A cache write under way in the background.
+    /// A cache write under way.
     var cacheWrite: Task<Void, Never>?
+    /// After a failed background write, the basis from which to try again.
+    var cacheRetry: Int64 = 0
     /// The value the peer opened on and its basis transaction's ID, when
     /// known (a cached value carries it; a storage's snapshot does not).
     var start: (basis: Int64, id: UUID?) = (0, nil)
@@ -191,6 +194,7 @@ public actor Peer {
 
     deinit {
         following?.cancel()
+        polling?.cancel()
         for feed in valueFeeds.values { feed.finish() }
     }
 
@@ -200,6 +204,8 @@ public actor Peer {
         closed = true
         following?.cancel()
         following = nil
+        polling?.cancel()
+        polling = nil
         for feed in valueFeeds.values { feed.finish() }
         valueFeeds = [:]
     }

@@ -4,8 +4,9 @@ import Foundation
 /// restarting on the same machine reads only the transactions after it
 /// from the storage, not a whole snapshot.
 ///
-/// The directory holds at most one file (two briefly, while the newer is
-/// written): a snapshot in the file store's format (`snapshot-<t>.strata`,
+/// The directory, which belongs to one peer, holds one value (two
+/// briefly, while a newer one is written): a snapshot in the file store's
+/// format (`snapshot-<t>.strata`,
 /// chunked, checksummed, decoded on every core, written atomically), whose
 /// header names the ID of transaction t. A cached value is used only when
 /// the storage holds that transaction at t; a file that does not check, or
@@ -34,21 +35,18 @@ struct PeerCache: Sendable {
     }
 
     /// Writes `value` (whose basis transaction has ID `basisID`) durably,
-    /// then removes the older files. O(value size).
+    /// then removes the cache's older values (never a newer one, nor any
+    /// other file). O(value size).
     func write(_ value: Database, basisID: UUID) throws {
         try fileSystem.createDirectory(directory)
-        let (written, _) = try SnapshotFile.write(
-            value,
-            basisID: basisID,
-            to: directory,
-            fileSystem: fileSystem,
-            level: 1
-        )
-        for name in (try? fileSystem.contents(ofDirectory: directory)) ?? []
-        where name != written
-            && (SnapshotFile.basis(ofName: name) != nil || name.hasSuffix(SnapshotFile.temporarySuffix))
-        {
-            try? fileSystem.remove(directory + "/" + name)
+        _ = try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: 1)
+        for name in (try? fileSystem.contents(ofDirectory: directory)) ?? [] {
+            let final =
+                name.hasSuffix(SnapshotFile.temporarySuffix)
+                ? String(name.dropLast(SnapshotFile.temporarySuffix.count)) : name
+            if let basis = SnapshotFile.basis(ofName: final), basis < value.basis {
+                try? fileSystem.remove(directory + "/" + name)
+            }
         }
     }
 }

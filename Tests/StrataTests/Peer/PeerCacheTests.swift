@@ -86,10 +86,18 @@ struct PeerCacheTests {
             try Data(damaged).write(to: URL(fileURLWithPath: file))
             let peer = try await Peer.open(second, cache: cache)
             #expect(peer.current == stranger.current, "flipped byte at \(offset)")
+            // It read the whole history, not the file.
+            #expect(await peer.summaries.count == 25, "flipped byte at \(offset)")
+            // The sound copy it writes in the background is done before the
+            // next damage.
+            try await peer.saveCache()
         }
         // Truncated: the same.
         try Data(pristine.prefix(pristine.count / 2)).write(to: URL(fileURLWithPath: file))
-        #expect(try await Peer.open(second, cache: cache).current == stranger.current)
+        let afterTruncation = try await Peer.open(second, cache: cache)
+        #expect(afterTruncation.current == stranger.current)
+        #expect(await afterTruncation.summaries.count == 25)
+        try await afterTruncation.saveCache()
 
         // Sound again: used.
         try Data(pristine).write(to: URL(fileURLWithPath: file))
@@ -123,8 +131,20 @@ struct PeerCacheTests {
         // nothing newer to write.
         try await peer.saveCache()
         #expect(Self.cachedFiles(cache).count == 1)
+        // Files that are not the cache's older values stay.
+        for name in ["notes.tmp", "other.txt", "snapshot-x.strata"] {
+            #expect(FileManager.default.createFile(atPath: cache + "/" + name, contents: Data([1, 2, 3])))
+        }
+        try await Self.commit(3, through: peer, from: 30)
+        try await peer.saveCache()
+        let names = Set(try FileManager.default.contentsOfDirectory(atPath: cache))
+        #expect(
+            names == [
+                "notes.tmp", "other.txt", "snapshot-x.strata", "snapshot-" + String(format: "%020d", 33) + ".strata",
+            ]
+        )
         let again = try await Peer.open(storage, cache: cache)
         #expect(await again.summaries.isEmpty)
-        #expect(again.current == seed.current)
+        #expect(again.current == peer.current)
     }
 }

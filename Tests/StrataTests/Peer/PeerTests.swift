@@ -7,8 +7,12 @@ actor FaultyStorage: HistoryStorage {
     enum Fault: Sendable {
         /// Stores the append, then throws (a lost acknowledgement).
         case storeThenThrow
-        /// Throws without storing.
+        /// Throws without storing, once.
         case throwOnly
+        /// Throws without storing, every time.
+        case alwaysThrow
+        /// Stores another (empty) transaction at the number, then throws, once.
+        case otherThenThrow
         /// Answers every append `.taken`.
         case alwaysTaken
         /// Reads give transactions with their basis off by one.
@@ -35,6 +39,11 @@ actor FaultyStorage: HistoryStorage {
         case .throwOnly?:
             fault = nil
             throw Unreachable()
+        case .alwaysThrow?: throw Unreachable()
+        case .otherThenThrow?:
+            fault = nil
+            _ = try await inner.append(Transaction(t: transaction.t, basis: transaction.basis))
+            throw Unreachable()
         case .alwaysTaken?: return .taken
         case .storeThenDown?:
             _ = try await inner.append(transaction)
@@ -52,7 +61,16 @@ actor FaultyStorage: HistoryStorage {
         }
     }
 
-    func newTransactions() async -> AsyncStream<Int64> { await inner.newTransactions() }
+    /// Notification streams that never deliver and never end (a
+    /// connection left half-open).
+    var silentNotifications = false
+
+    func setSilentNotifications(_ silent: Bool) { silentNotifications = silent }
+
+    func newTransactions() async -> AsyncStream<Int64> {
+        if silentNotifications { return AsyncStream { _ in } }
+        return await inner.newTransactions()
+    }
     func putSnapshot(_ value: Database) async throws { await inner.putSnapshot(value) }
     func snapshotBases() async throws -> [Int64] { await inner.snapshotBases() }
     func snapshot(at basis: Int64) async throws -> Database? { await inner.snapshot(at: basis) }
@@ -152,6 +170,28 @@ struct PeerTests {
         for await _ in await follower.values() { Issue.record("a closed peer's feed yields") }
     }
 
+    @Test(
+        "a follower whose notifications stop without ending still catches up, by its slow poll",
+        .timeLimit(.minutes(1))
+    )
+    func silentNotifications() async throws {
+        let storage = FaultyStorage()
+        await storage.setSilentNotifications(true)
+        let writer = try await Peer.open(storage)
+        let follower = try await Peer.open(storage)
+        let values = await follower.values()
+        await follower.startFollowing()
+        // Past the follower's first catch-up: only the poll can bring it.
+        try await Task.sleep(for: .milliseconds(300))
+        let clock = ContinuousClock()
+        let committed = clock.now
+        try await writer.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+        for await value in values where value.basis == 1 { break }
+        #expect(clock.now - committed >= .seconds(1), "arrived without the poll: the test proves nothing")
+        #expect(follower.current == writer.current)
+        await follower.close()
+    }
+
     @Test("a following peer no one holds is freed", .timeLimit(.minutes(1)))
     func followerIsFreed() async throws {
         let storage = MemoryHistoryStorage()
@@ -192,7 +232,7 @@ struct PeerTests {
         #expect(try await storage.snapshotBases() == [10])
     }
 
-    @Test("an append whose acknowledgement is lost is found stored, once; one that failed is not stored")
+    @Test("an append whose acknowledgement is lost is found stored, once; a failed one is sent again as it was")
     func lostAcknowledgement() async throws {
         let storage = FaultyStorage()
         let peer = try await Peer.open(storage)
@@ -201,12 +241,26 @@ struct PeerTests {
         let report = try await peer.transact(message: "lost ack") { try $0.insert(["a": 2], id: 2, into: "t") }
         #expect(report.transaction.t == 2 && report.after.record(2, in: "t") == ["a": 2])
         #expect(report.before.basis == 1 && report.before.record(2, in: "t") == nil)
+        // Failed once, its number still free: the same transaction again.
         await storage.setFault(.throwOnly)
-        await #expect(throws: FaultyStorage.Unreachable.self) {
-            try await peer.transact { try $0.insert(["a": 3], id: 3, into: "t") }
+        let again = try await peer.transact(message: "again") { try $0.insert(["a": 3], id: 3, into: "t") }
+        #expect(again.transaction.t == 3)
+        // Failed after another writer took its number: rebased, stored next.
+        await storage.setFault(.otherThenThrow)
+        let rebased = try await peer.transact(message: "rebased") { try $0.insert(["a": 5], id: 5, into: "t") }
+        #expect(rebased.transaction.t == 5 && rebased.before.basis == 4)
+        // Failing every time: the number stays free, and a request given up
+        // on might still land, so the outcome is unknown, said so.
+        await storage.setFault(.alwaysThrow)
+        do {
+            try await peer.transact(maximumAttempts: 3) { try $0.insert(["a": 9], id: 9, into: "t") }
+            Issue.record("a commit no append stored was reported")
+        } catch PeerError.outcomeUnknown(_, let t, let reason) {
+            #expect(t == 6 && reason.contains("still free"))
         }
+        await storage.setFault(nil)
         let (replayed, stored) = try await Self.replay(storage)
-        #expect(stored.map(\.message) == ["", "lost ack"])
+        #expect(stored.map(\.message) == ["", "lost ack", "again", "", "rebased"])
         #expect(peer.current == replayed)
 
         // Stored, then the storage went away: the outcome is unknown, said so.
@@ -215,7 +269,7 @@ struct PeerTests {
             try await peer.transact(message: "unknown") { try $0.insert(["a": 4], id: 4, into: "t") }
             Issue.record("a commit whose outcome cannot be known was reported")
         } catch PeerError.outcomeUnknown(_, let t, _) {
-            #expect(t == 3)
+            #expect(t == 6)
         }
         await storage.setFault(nil)
         try await peer.catchUp()
