@@ -43,17 +43,31 @@ extension PostgresServerTests {
         }
 
         /// Starts a writer committing `count` records `writer`·10⁶ + n.
-        static func start(_ store: String, writer: Int, count: Int, directory: String, stopFile: String? = nil) throws
-            -> Writer
-        {
-            let url = try #require(
-                ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES_URL"],
-                "run with make test"
-            )
+        /// Starts a writer; in network namespace `namespace` (through `ip
+        /// netns exec`, which becomes the writer) reaching the server at
+        /// `url`, when given.
+        static func start(
+            _ store: String,
+            writer: Int,
+            count: Int,
+            directory: String,
+            stopFile: String? = nil,
+            namespace: String? = nil,
+            url: String? = nil
+        ) throws -> Writer {
+            let url =
+                try url
+                ?? #require(ProcessInfo.processInfo.environment["STRATA_TEST_POSTGRES_URL"], "run with make test")
             let acks = directory + "/writer-\(writer).acks"
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: writerPath)
-            process.arguments = [url, store, String(writer), String(count), acks] + (stopFile.map { [$0] } ?? [])
+            let arguments = [url, store, String(writer), String(count), acks] + (stopFile.map { [$0] } ?? [])
+            if let namespace {
+                process.executableURL = URL(fileURLWithPath: NetworkHost.ip)
+                process.arguments = ["netns", "exec", namespace, writerPath] + arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: writerPath)
+                process.arguments = arguments
+            }
             // Its messages go to a file: a pipe no one drains would stop it.
             let messages = directory + "/writer-\(writer).messages"
             _ = FileManager.default.createFile(atPath: messages, contents: nil)
@@ -298,9 +312,9 @@ extension PostgresServerTests {
         /// Runs the server control script; throws when it fails. Spawned and
         /// reaped directly: Foundation's `Process` missed the exit of a script
         /// whose child (the server) lives on, and waited for ever.
-        static func run(_ script: String, _ argument: String) throws {
+        static func run(_ script: String, _ given: String...) throws {
             var pid: pid_t = 0
-            let arguments: [UnsafeMutablePointer<CChar>?] = [strdup(script), strdup(argument), nil]
+            let arguments: [UnsafeMutablePointer<CChar>?] = ([script] + given).map { strdup($0) } + [nil]
             defer { for argument in arguments { free(argument) } }
             let spawned = posix_spawn(&pid, script, nil, nil, arguments, environ)
             try #require(spawned == 0, "cannot run \(script): \(String(cString: strerror(spawned)))")
@@ -309,7 +323,7 @@ extension PostgresServerTests {
                 try #require(errno == EINTR, "waiting for \(script): \(String(cString: strerror(errno)))")
             }
             // Exited (low 7 bits 0) with status 0.
-            try #require(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "\(script) \(argument) failed (\(status))")
+            try #require(status & 0x7f == 0 && (status >> 8) & 0xff == 0, "\(script) \(given) failed (\(status))")
         }
 
         static func temporaryDirectory(_ label: String) -> String {

@@ -49,6 +49,9 @@ if [ "$(id -u)" -eq 0 ]; then chown postgres "$dir"; fi
 
 # No locale: a LANG naming a locale the machine lacks would stop initdb.
 as_server "$bin/initdb" -D "$dir/data" -A trust -U strata --no-locale -E UTF8 >/dev/null
+# The network test's hosts (network namespaces on 10.231.0.0/16) log in too;
+# the server listens on their side of the link only while that test runs.
+echo "host all strata 10.231.0.0/16 trust" >>"$dir/data/pg_hba.conf"
 started=""
 for attempt in 1 2 3 4 5; do
     port=$((20000 + RANDOM % 20000))
@@ -66,16 +69,17 @@ fi
 
 # For the restart test: `$dir/server stop` stops the server as an
 # administrator's fast shutdown does (every connection cut), `start` starts
-# it again on the same port.
+# it again on the same port (`start ADDRESS` listens on ADDRESS too).
 if [ "$(id -u)" -eq 0 ]; then run_as="runuser -u postgres --"; else run_as=""; fi
 cat >"$dir/server" <<SCRIPT
 #!/usr/bin/env bash
 set -euo pipefail
 case "\${1:-}" in
 stop) $run_as "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null ;;
-start) $run_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \\
-    -o "-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null ;;
-*) echo "usage: \$0 stop|start" >&2; exit 2 ;;
+start) listen="127.0.0.1\${2:+,\$2}"
+    $run_as "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w \\
+    -o "-p $port -k '$dir' -c listen_addresses=\$listen -c max_connections=200" start >/dev/null ;;
+*) echo "usage: \$0 stop|start [ADDRESS]" >&2; exit 2 ;;
 esac
 SCRIPT
 chmod +x "$dir/server"
