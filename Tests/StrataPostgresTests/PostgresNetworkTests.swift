@@ -55,17 +55,20 @@ struct NetworkHost {
         try #require(attempt(arguments) == 0, "ip \(arguments.joined(separator: " ")) failed")
     }
 
-    /// Runs `ip` with `arguments`; its status (tidying up may fail).
+    /// Runs `ip` with `arguments`; its exit status, -1 when it could not
+    /// run (tidying up may fail). Spawned and reaped directly, as the
+    /// server's control script.
     @discardableResult
     static func attempt(_ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ip)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = ([ip] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        guard posix_spawn(&pid, ip, nil, nil, argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { return -1 }
+        }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
     }
 }
 
