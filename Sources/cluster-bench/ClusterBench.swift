@@ -18,8 +18,10 @@ struct ClusterBench: AsyncParsableCommand {
     )
 }
 
-/// One measured figure, as the runner's report reads it.
+/// One measured figure, in the shape of the runner's `Figure` (which
+/// decodes it): the runner is another program, so the type is not shared.
 struct Figure: Codable {
+    var scenario = "cluster"
     var section: String
     var subject: String
     var value: Double

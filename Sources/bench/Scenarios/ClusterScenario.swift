@@ -42,27 +42,14 @@ struct ClusterScenario {
         guard process.terminationStatus == 0 else {
             throw BenchError.verificationFailed("cluster: strata-cluster-bench exited \(process.terminationStatus)")
         }
-        struct Line: Decodable {
-            var section: String
-            var subject: String
-            var value: Double
-            var unit: String
-            var baselineName: String?
-            var baselineValue: Double?
-            var note: String?
-        }
         var sections: [String] = []
         for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-            let figure = try JSONDecoder().decode(Line.self, from: Data(line))
-            context.report.add(
-                Self.name,
-                section: figure.section,
-                subject: figure.subject,
-                value: figure.value,
-                unit: figure.unit,
-                baseline: figure.baselineName.flatMap { name in figure.baselineValue.map { (name, $0) } },
-                note: figure.note
-            )
+            // The same figure the runner's report keeps, written by the other program.
+            let figure = try JSONDecoder().decode(Figure.self, from: Data(line))
+            guard figure.scenario == Self.name else {
+                throw BenchError.verificationFailed("cluster: a figure of scenario \(figure.scenario) came back")
+            }
+            context.report.add(figure)
             if !sections.contains(figure.section) { sections.append(figure.section) }
         }
         guard !sections.isEmpty else { throw BenchError.verificationFailed("cluster: no figures came back") }

@@ -73,6 +73,9 @@ final class Report {
         return gates.allSatisfy(\.passed)
     }
 
+    /// Records `figure` as it is.
+    func add(_ figure: Figure) { figures.append(figure) }
+
     func add(
         _ scenario: String,
         section: String,
