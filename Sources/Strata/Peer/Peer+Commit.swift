@@ -21,6 +21,8 @@ extension Peer {
     /// - Returns: the stored transaction (numbered) and the values before
     ///   and after it.
     /// - Throws: what `body` throws and ``ApplyError`` (nothing stored);
+    ///   an append's refusal (``HistoryStorageError``, ``StoreError``: a
+    ///   read-only or closed file store, say; nothing stored);
     ///   ``ApplyError`` too when the transaction conflicts with one another
     ///   writer stored first; ``PeerError/tooManyAttempts(t:attempts:)``;
     ///   ``PeerError/closed``; ``PeerError/outcomeUnknown(id:t:reason:)``
@@ -53,6 +55,8 @@ extension Peer {
             var outcome: HistoryAppend
             do {
                 outcome = try await storage.append(transaction)
+            } catch let refusal where Self.refusedAppend(refusal) {
+                throw refusal
             } catch {
                 // The storage may have stored it before failing (a lost
                 // acknowledgement), or may store it still (a request given
@@ -120,6 +124,12 @@ extension Peer {
             }
         }
         throw PeerError.tooManyAttempts(t: transaction.t, attempts: max(1, maximumAttempts))
+    }
+
+    /// Whether `error` from an append says the transaction was not stored
+    /// and never will be (see ``HistoryStorage/append(_:)``).
+    static func refusedAppend(_ error: any Error) -> Bool {
+        error is HistoryStorageError || error is ApplyError || error is StoreError
     }
 
     /// The summary of transaction `t` when this peer applied it since

@@ -24,9 +24,11 @@ public protocol HistoryStorage: Sendable {
     /// - Returns: ``HistoryAppend/appended``, or ``HistoryAppend/taken``
     ///   when another writer stored a transaction at `t` first (this one is
     ///   not stored).
-    /// - Throws: when the storage cannot be reached or refuses: the append
-    ///   may or may not have happened (a caller that must know looks for the
-    ///   transaction's ID).
+    /// - Throws: ``HistoryStorageError``, ``ApplyError`` or ``StoreError``
+    ///   when the storage refuses it: it is not stored. Any other error
+    ///   (the storage could not be reached): the append may or may not
+    ///   have happened, or may happen still (a caller that must know looks
+    ///   for the transaction's ID).
     func append(_ transaction: Transaction) async throws -> HistoryAppend
 
     /// The stored transactions numbered `t` and above, ascending, at most

@@ -8,10 +8,16 @@ extension Store {
     /// - Returns: the snapshot's file name and size in bytes.
     @discardableResult
     public func snapshot() async throws -> (name: String, size: Int) {
+        try await writeSnapshot { $0.current }
+    }
+
+    /// Writes a snapshot of the value `choose` picks (a durable value of
+    /// this history) once no other snapshot task runs, and waits for it.
+    func writeSnapshot(of choose: (isolated Store) throws -> Database) async throws -> (name: String, size: Int) {
         try checkWritable()
         while let task = snapshotTask { await task.value }
         try checkWritable()
-        let value = current
+        let value = try choose(self)
         let basisID = try snapshotBasisID(value)
         let outcome = SnapshotOutcome()
         startSnapshot(value, basisID: basisID, outcome: outcome)

@@ -104,6 +104,8 @@ public actor Store {
     var compactedThrough: Int64
     var valueFeeds: [UUID: AsyncStream<Database>.Continuation] = [:]
     var reportFeeds: [UUID: AsyncStream<CommitReport>.Continuation] = [:]
+    /// The streams of ``newTransactions()`` (the store as a ``HistoryStorage``).
+    var basisFeeds: [UUID: AsyncStream<Int64>.Continuation] = [:]
     /// The running observations, indexed by what each read.
     var observerRegistry = ObserverRegistry()
 
@@ -462,6 +464,7 @@ public actor Store {
             for feed in reportFeeds.values { feed.yield(report) }
             notifyObservers(of: report)
         }
+        if current.basis != previous { for feed in basisFeeds.values { feed.yield(current.basis) } }
         applyMemoryBudget()
         measureCheckpoints()
         scheduleCompaction(from: previous, to: current.basis)
@@ -491,8 +494,10 @@ public actor Store {
             lockFile = nil
             for feed in valueFeeds.values { feed.finish() }
             for feed in reportFeeds.values { feed.finish() }
+            for feed in basisFeeds.values { feed.finish() }
             valueFeeds = [:]
             reportFeeds = [:]
+            basisFeeds = [:]
             finishObservers()
         }
         if failure == nil, !options.readOnly {

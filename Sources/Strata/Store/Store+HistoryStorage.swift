@@ -1,0 +1,124 @@
+import Foundation
+
+/// The file store as a ``HistoryStorage``: peers in this process (a
+/// ``Peer`` per task, say, each with its own value and as-of engine) share
+/// the store's one history, and the same code runs on a file store and on
+/// a server (StrataPostgres).
+///
+/// Only durable transactions are visible through it: a transaction being
+/// synced holds its number (an append there is ``HistoryAppend/taken``)
+/// but is not read until it is published. The store's own commits and its
+/// peers' interleave in one order; each is checked against the value it
+/// lands on, so a peer's stale commit is rebased or refused as on a server.
+///
+/// A store serving peers must not be cut with ``truncate(after:)``: that
+/// renumbers a history they hold. Reopen the peers after one.
+extension Store: HistoryStorage {
+    /// The number of the newest durable transaction. O(1).
+    /// - Throws: ``StoreError/closed``.
+    public func latestT() throws -> Int64 {
+        guard log != nil else { throw StoreError.closed }
+        return current.basis
+    }
+
+    /// Commits `transaction` as number `transaction.t` when that is the next
+    /// free number (compare-and-set), durably (per
+    /// ``StoreOptions/durability``) before it returns ``HistoryAppend/appended``.
+    /// O(changes · log n).
+    /// - Returns: ``HistoryAppend/taken`` when a transaction (durable or
+    ///   being synced) holds `t`.
+    /// - Throws: ``HistoryStorageError/invalidTransaction(t:reason:)`` for a
+    ///   `t` past the next free number or a basis other than `t - 1`;
+    ///   ``StoreError/duplicateTransaction(id:)``, ``ApplyError`` when a
+    ///   change does not fit the value at `t - 1`, and the errors of
+    ///   ``commit(_:)``.
+    public func append(_ transaction: Transaction) async throws -> HistoryAppend {
+        try await admitWriter()
+        let next = head.basis + 1
+        guard transaction.t >= 1, transaction.t <= next else {
+            throw HistoryStorageError.invalidTransaction(t: transaction.t, reason: "the next free number is \(next)")
+        }
+        guard transaction.basis == transaction.t - 1 else {
+            throw HistoryStorageError.invalidTransaction(
+                t: transaction.t,
+                reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
+            )
+        }
+        guard transaction.t == next else { return .taken }
+        if history.t(of: transaction.id) != nil { throw StoreError.duplicateTransaction(id: transaction.id) }
+        try transaction.checkNesting()
+        let after = try apply(head, transaction)
+        _ = try await append(transaction, producing: after)
+        return .appended
+    }
+
+    /// At most `limit` durable transactions from number `t` on, ascending.
+    /// O(their size): read from the log unless cached.
+    /// - Throws: ``StoreError/closed``; ``StoreError/corruptLog(segment:offset:reason:)``
+    ///   when a record read back no longer checks.
+    public func transactions(from t: Int64, limit: Int) throws -> [Transaction] {
+        guard let log else { throw StoreError.closed }
+        let first = max(t, 1)
+        let last = current.basis
+        guard limit > 0, first <= last else { return [] }
+        let end = first + min(Int64(limit) - 1, last - first)
+        return try (first...end).map { try history.transaction($0, log: log) }
+    }
+
+    /// The ID of durable transaction `t`, from memory. O(1).
+    /// - Throws: ``StoreError/closed``.
+    public func transactionID(at t: Int64) throws -> UUID? {
+        guard log != nil else { throw StoreError.closed }
+        guard t >= 1, t <= current.basis else { return nil }
+        return history.summary(t).id
+    }
+
+    /// The newest durable number now, then after each group of commits is
+    /// published; the stream ends when the store closes.
+    public func newTransactions() -> AsyncStream<Int64> {
+        let (stream, continuation) = AsyncStream<Int64>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let key = UUID()
+        continuation.yield(current.basis)
+        guard log != nil else {
+            continuation.finish()
+            return stream
+        }
+        basisFeeds[key] = continuation
+        continuation.onTermination = { _ in Task { await self.removeBasisFeed(key) } }
+        return stream
+    }
+
+    private func removeBasisFeed(_ key: UUID) { basisFeeds[key] = nil }
+
+    /// Writes a snapshot of the store's own value at `value.basis` (the
+    /// value a peer of this history holds there: only its basis is used),
+    /// as ``snapshot()`` does, and prunes old ones. O(snapshot size), plus
+    /// a rebuild when the basis is not the current one.
+    /// - Throws: ``HistoryStorageError/invalidTransaction(t:reason:)`` for a
+    ///   basis past the newest durable transaction; the errors of
+    ///   ``snapshot()``.
+    public func putSnapshot(_ value: Database) async throws {
+        let basis = value.basis
+        try await writeSnapshot { store in
+            let current = store.current
+            guard basis >= 0, basis <= current.basis else {
+                throw HistoryStorageError.invalidTransaction(
+                    t: basis,
+                    reason: "no snapshot past the newest transaction, \(current.basis)"
+                )
+            }
+            return basis == current.basis ? current : try store.database(asOf: basis)
+        }
+    }
+
+    /// The bases of the snapshot files, ascending. O(s log s).
+    public func snapshotBases() -> [Int64] { snapshotSizes.keys.sorted() }
+
+    /// The value in the snapshot file with basis `basis`, read and checked;
+    /// nil when there is none. O(snapshot size).
+    /// - Throws: ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
+    public func snapshot(at basis: Int64) throws -> Database? {
+        guard snapshotSizes[basis] != nil else { return nil }
+        return try database(inSnapshot: basis)
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Strata
+import Testing
+
+@Suite("The file store as a peers' history")
+struct StoreHistoryStorageTests {
+    @Test("the store's own commits and its peers' interleave in one order; reopened, the store holds them all")
+    func interleavedWithTheStore() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions(.grouped))
+        let peer = try await Peer.open(store)
+        let follower = try await Peer.open(store)
+        await follower.startFollowing()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for n in 0..<50 {
+                    try await store.transact {
+                        try $0.insert(["by": "store", "n": .int(Int64(n))], id: RecordID(n), into: "rows")
+                    }
+                }
+            }
+            group.addTask {
+                for n in 0..<50 {
+                    try await peer.transact {
+                        try $0.insert(["by": "peer", "n": .int(Int64(n))], id: RecordID(1_000 + n), into: "rows")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        // A stale peer edit to a field the store changed since is refused.
+        let stale = try await Peer.open(store)
+        try await store.transact { try $0.update(1, in: "rows", [.set("n", 100)]) }
+        await #expect(throws: ApplyError.self) {
+            try await stale.transact(maximumAttempts: 4) { try $0.update(1, in: "rows", [.set("n", 7)]) }
+        }
+        #expect(try await peer.catchUp() == store.current)
+        let clock = ContinuousClock()
+        let patience = clock.now + .seconds(30)
+        while follower.current.basis < store.current.basis, clock.now < patience {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(follower.current == store.current)
+        #expect(try await store.latestT() == 101)
+        let ids = try await store.transactions(from: 1, limit: .max).map(\.id)
+        #expect(await peer.summaries.map(\.id) == ids)
+        await follower.close()
+        try await store.close()
+
+        let reopened = try await Store.open(at: path, options: testOptions(.grouped))
+        #expect(reopened.current[table: "rows"].count == 100)
+        #expect(try await reopened.transactions(from: 1, limit: .max).map(\.id) == ids)
+        #expect(try await replayHistory(reopened) == reopened.current)
+        try await reopened.close()
+    }
+
+    @Test("appends are checked: a gap, a basis off, a taken number, a known ID, a change that does not fit")
+    func appendChecks() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.insert(["x": 1], id: 1, into: "t") }
+        let first = try #require(try await store.transaction(at: 1))
+
+        await #expect(throws: HistoryStorageError.self) { try await store.append(Transaction(t: 3, basis: 2)) }
+        await #expect(throws: HistoryStorageError.self) { try await store.append(Transaction(t: 2, basis: 0)) }
+        #expect(try await store.append(Transaction(t: 1, basis: 0)) == .taken)
+        var again = first
+        again.t = 2
+        again.basis = 1
+        let duplicate = await #expect(throws: StoreError.self) { try await store.append(again) }
+        #expect(duplicate?.description == StoreError.duplicateTransaction(id: first.id).description)
+        again.id = UUID()
+        await #expect(throws: ApplyError.self) { try await store.append(again) }
+        #expect(store.current.basis == 1)
+
+        var builder = TransactionBuilder(on: store.current)
+        try builder.update(1, in: "t", [.set("x", 2)])
+        let built = builder.transaction(message: "from outside")
+        #expect(built.t == 2)
+        #expect(try await store.append(built) == .appended)
+        #expect(store.current.record(1, in: "t") == ["x": 2])
+        #expect(try await store.transactionID(at: 2) == built.id)
+        #expect(try await store.transactionID(at: 3) == nil)
+        #expect(try await store.transactions(from: 2, limit: 5).map(\.id) == [built.id])
+        #expect(try await store.transactions(from: 0, limit: 1).map(\.t) == [1])
+        #expect(try await store.transactions(from: 3, limit: 5).isEmpty)
+        #expect(try await store.transactions(from: 1, limit: 0).isEmpty)
+        try await store.close()
+        let closed = await #expect(throws: StoreError.self) { try await store.latestT() }
+        #expect(closed?.description == StoreError.closed.description)
+        await #expect(throws: StoreError.self) { try await store.transactions(from: 1, limit: 1) }
+        await #expect(throws: StoreError.self) { try await store.transactionID(at: 1) }
+    }
+
+    @Test("a read-only store serves peers that read; their commits are refused")
+    func readOnly() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...5 { try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        try await store.close()
+        var options = StoreOptions()
+        options.readOnly = true
+        let reader = try await Store.open(at: path, options: options)
+        let peer = try await Peer.open(reader)
+        #expect(peer.current == reader.current)
+        // Refused at once, not retried as an outcome unknown.
+        let commit = await #expect(throws: StoreError.self) {
+            try await peer.transact { try $0.insert(["n": 6], id: 6, into: "t") }
+        }
+        #expect(commit?.description == StoreError.readOnly(path: path).description)
+        let refused = await #expect(throws: StoreError.self) { try await reader.putSnapshot(reader.current) }
+        #expect(refused?.description == StoreError.readOnly(path: path).description)
+        try await reader.close()
+    }
+
+    @Test(
+        "snapshots put by peers are the store's own values; a peer opened later starts from one; past the end is refused"
+    )
+    func snapshots() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions(.grouped))
+        let peer = try await Peer.open(store)
+        for n in 1...20 { try await peer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        let atTen = try await store.database(asOf: 10)
+        try await store.putSnapshot(atTen)
+        try await peer.snapshot()
+        #expect(try await store.snapshotBases() == [10, 20])
+        #expect(try await store.snapshot(at: 10) == atTen)
+        #expect(try await store.snapshot(at: 11) == nil)
+        let ahead = try apply(store.current, Transaction(t: 21, basis: 20))
+        #expect(ahead.basis == 21)
+        await #expect(throws: HistoryStorageError.self) { try await store.putSnapshot(ahead) }
+        for n in 21...25 {
+            try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        let late = try await Peer.open(store)
+        #expect(late.current == store.current)
+        #expect(await late.summaries.map(\.t) == Array(21...25))
+        try await store.close()
+        // The store's own open uses the snapshot a peer put.
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(reopened.current == late.current)
+        try await reopened.close()
+    }
+}
