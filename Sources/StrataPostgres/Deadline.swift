@@ -1,3 +1,4 @@
+import PostgresNIO
 import Synchronization
 
 /// A request to the server raced against a time limit, without waiting for
@@ -44,7 +45,40 @@ enum Deadline {
                         abandon()
                     }
                 }
-                race.attach(work: work, timer: timer)
+                race.attach {
+                    work.cancel()
+                    timer.cancel()
+                }
+            }
+        } onCancel: {
+            if race.finish(.failure(CancellationError())) { abandon() }
+        }
+    }
+
+    /// The outcome of the request that `send` starts (and returns the
+    /// future of), or ``Expired`` once `limit` has passed, or
+    /// `CancellationError`, as ``run(limit:abandon:_:)``; nothing is sent
+    /// when the calling task is cancelled already. No task is made: the
+    /// future's event loop resumes the caller and keeps the timer, so a
+    /// request costs two thread switches, as a plain query does.
+    static func wait<R: Sendable>(
+        limit: Duration,
+        abandon: @escaping @Sendable () -> Void,
+        _ send: () -> EventLoopFuture<R>
+    ) async throws -> R {
+        try Task.checkCancellation()
+        let race = Race<R>()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard race.start(continuation) else { return }
+                let future = send()
+                if limit > .zero {
+                    let timer = future.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) {
+                        if race.finish(.failure(Expired())) { abandon() }
+                    }
+                    race.attach { timer.cancel() }
+                }
+                future.whenComplete { race.finish($0) }
             }
         } onCancel: {
             if race.finish(.failure(CancellationError())) { abandon() }
@@ -60,13 +94,18 @@ enum Deadline {
         private struct State {
             var continuation: CheckedContinuation<R, any Error>?
             var outcome: Result<R, any Error>?
-            var tasks: [Task<Void, Never>] = []
+            /// What stops the request's helpers (its task, its timer).
+            var cancellers: [@Sendable () -> Void] = []
             var finished = false
         }
 
         private let state = Mutex(State())
 
-        func start(_ continuation: CheckedContinuation<R, any Error>) {
+        /// Takes the caller's continuation; false when an outcome came
+        /// first (the caller was cancelled) and it was resumed with it: no
+        /// request should be sent then.
+        @discardableResult
+        func start(_ continuation: CheckedContinuation<R, any Error>) -> Bool {
             let early: Result<R, any Error>? = state.withLock { state in
                 guard let outcome = state.outcome else {
                     state.continuation = continuation
@@ -75,39 +114,48 @@ enum Deadline {
                 return outcome
             }
             // Cancelled before the continuation existed.
-            if let early { continuation.resume(with: early) }
+            guard let early else { return true }
+            continuation.resume(with: early)
+            return false
         }
 
         /// Resumes the caller with `outcome` unless another outcome came
         /// first; true when this one was taken.
         @discardableResult
         func finish(_ outcome: Result<R, any Error>) -> Bool {
-            let (taken, continuation, tasks) = state.withLock {
-                state -> (Bool, CheckedContinuation<R, any Error>?, [Task<Void, Never>]) in
+            let (taken, continuation, cancellers) = state.withLock {
+                state -> (Bool, CheckedContinuation<R, any Error>?, [@Sendable () -> Void]) in
                 guard !state.finished else { return (false, nil, []) }
                 state.finished = true
                 let continuation = state.continuation
                 state.continuation = nil
                 if continuation == nil { state.outcome = outcome }
-                let tasks = state.tasks
-                state.tasks = []
-                return (true, continuation, tasks)
+                let cancellers = state.cancellers
+                state.cancellers = []
+                return (true, continuation, cancellers)
             }
             continuation?.resume(with: outcome)
-            for task in tasks { task.cancel() }
+            for cancel in cancellers { cancel() }
             return taken
         }
 
-        func attach(work: Task<Void, Never>, timer: Task<Void, Never>) {
+        /// Keeps `cancel` to stop the request's helpers once an outcome
+        /// is in (at once when one is in already).
+        func attach(_ cancel: @escaping @Sendable () -> Void) {
             let finished = state.withLock { state in
-                if !state.finished { state.tasks = [work, timer] }
+                if !state.finished { state.cancellers.append(cancel) }
                 return state.finished
             }
-            // An outcome is in: neither task has a use any more.
-            if finished {
-                work.cancel()
-                timer.cancel()
-            }
+            if finished { cancel() }
         }
+    }
+}
+
+extension Duration {
+    /// The whole nanoseconds, saturating (a time limit of years is "for ever").
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        guard seconds < Int64.max / 1_000_000_000 else { return .max }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

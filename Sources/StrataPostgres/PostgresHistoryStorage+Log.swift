@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Strata
+import Synchronization
 
 extension PostgresHistoryStorage {
     /// The newest t stored; 0 when none. One query.
@@ -36,23 +37,18 @@ extension PostgresHistoryStorage {
         // planning after the first (planning the conditional insert cost
         // as much as the commit). The insert, its condition and the
         // notification (sent at commit) commit together, synchronously.
-        let statement = AppendStatement(
-            store: store,
-            t: t,
-            id: id,
-            payload: ByteBuffer(bytes: payload),
-            checksum: checksum,
-            time: time,
-            channel: channel
-        )
-        let inserted = try await withConnection { connection, logger in
-            var inserted = false
-            for try await (stored, _) in try await connection.execute(statement, logger: logger) {
-                inserted = stored == t
-            }
-            return inserted
-        }
-        return inserted ? .appended : .taken
+        let binds = [
+            PostgresData(string: store), PostgresData(int64: t), PostgresData(uuid: id),
+            PostgresData(bytes: payload), PostgresData(int64: checksum), PostgresData(date: time),
+            PostgresData(string: channel),
+        ]
+        // Sent and answered on the connection's event loop, without a task
+        // of its own: a commit costs the thread switches of a plain query.
+        let statements = appendStatements
+        let rows = try await withConnection(sending: { connection, _ in
+            statements.statement(on: connection).flatMap { $0.execute(binds) }
+        })
+        return rows.isEmpty ? .taken : .appended
     }
 
     /// Inserts `transactions` (consecutive, numbered from the newest stored
@@ -163,20 +159,26 @@ extension PostgresHistoryStorage {
     /// number, encoding).
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
         guard limit > 0 else { return [] }
-        let rows: [(Int64, ByteBuffer, Int64)] = try await withConnection(reading: true) { connection, logger in
-            let result = try await connection.query(
-                """
-                SELECT t, payload, checksum FROM strata_log
-                WHERE store = \(self.store) AND t >= \(max(t, 1))
-                ORDER BY t LIMIT \(Int64(min(limit, Int(Int32.max))))
-                """,
-                logger: logger
-            )
-            var rows: [(Int64, ByteBuffer, Int64)] = []
-            for try await row in result.decode((Int64, ByteBuffer, Int64).self) { rows.append(row) }
-            return rows
-        }
-        return try rows.map { t, buffer, checksum in
+        let query: PostgresQuery = """
+            SELECT t, payload, checksum FROM strata_log
+            WHERE store = \(store) AND t >= \(max(t, 1))
+            ORDER BY t LIMIT \(Int64(min(limit, Int(Int32.max))))
+            """
+        // On the event loop, like an append: a writer that lost its number
+        // reads what is new at the cost of a plain query.
+        let result = try await withConnection(
+            reading: true,
+            sending: { connection, logger in
+                connection.query(query, logger: logger)
+            }
+        )
+        return try result.rows.map { row in
+            let (t, buffer, checksum): (Int64, ByteBuffer, Int64)
+            do {
+                (t, buffer, checksum) = try row.decode((Int64, ByteBuffer, Int64).self)
+            } catch {
+                throw PostgresStorageError.damaged(store: store, what: "a log row does not decode: \(error)")
+            }
             let payload = Array(buffer.readableBytesView)
             guard Int64(CRC32C.checksum(payload)) == checksum else {
                 throw PostgresStorageError.damaged(store: store, what: "transaction \(t): checksum mismatch")
@@ -231,44 +233,33 @@ extension PostgresHistoryStorage {
 }
 
 /// The conditional insert of one transaction at `t` (when the newest
-/// stored is `t - 1`) with its notification; a row back when it was
-/// stored.
-struct AppendStatement: PostgresPreparedStatement {
-    typealias Row = (Int64, Bool)
+/// stored is `t - 1`) with its notification, prepared once per connection
+/// (planning it cost as much as the commit); a row back when it was
+/// stored. Parameters: store, t, id, payload, checksum, time, channel.
+final class AppendStatements: Sendable {
+    /// The statement prepared on the connection last used. It holds its
+    /// connection, so that no other connection can take its identity.
+    private let prepared = Mutex<(connection: ObjectIdentifier, query: PreparedQuery)?>(nil)
 
-    static let name = "strata_append_v1"
+    /// The statement on `connection`, prepared there first when needed.
+    func statement(on connection: PostgresConnection) -> EventLoopFuture<PreparedQuery> {
+        let key = ObjectIdentifier(connection)
+        if let known = prepared.withLock({ $0 }), known.connection == key {
+            return connection.eventLoop.makeSucceededFuture(known.query)
+        }
+        return connection.prepare(query: Self.sql).map { query in
+            self.prepared.withLock { $0 = (key, query) }
+            return query
+        }
+    }
+
     static let sql = """
         WITH inserted AS (
             INSERT INTO strata_log (store, t, id, payload, checksum, time)
-            SELECT $1, $2, $3, $4, $5, $6
-            WHERE COALESCE((SELECT max(t) FROM strata_log WHERE store = $1), 0) = $2 - 1
+            SELECT $1::text, $2::bigint, $3::uuid, $4::bytea, $5::bigint, $6::timestamptz
+            WHERE COALESCE((SELECT max(t) FROM strata_log WHERE store = $1::text), 0) = $2::bigint - 1
             ON CONFLICT DO NOTHING
             RETURNING t)
-        SELECT t, pg_notify($7, t::text) IS NULL FROM inserted
+        SELECT t, pg_notify($7::text, t::text) IS NULL FROM inserted
         """
-    static let bindingDataTypes: [PostgresDataType] = [.text, .int8, .uuid, .bytea, .int8, .timestamptz, .text]
-
-    var store: String
-    var t: Int64
-    var id: UUID
-    var payload: ByteBuffer
-    var checksum: Int64
-    var time: Date
-    var channel: String
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
-        bindings.append(store)
-        bindings.append(t)
-        bindings.append(id)
-        bindings.append(payload)
-        bindings.append(checksum)
-        bindings.append(time)
-        bindings.append(channel)
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row {
-        try row.decode(Row.self)
-    }
 }

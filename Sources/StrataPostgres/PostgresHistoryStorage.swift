@@ -40,6 +40,8 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private var busy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     var listeners: [UUID: Task<Void, Never>] = [:]
+    /// The append statement, prepared on the connection.
+    let appendStatements = AppendStatements()
     nonisolated let logger: Logger
 
     private init(store: String, settings: PostgresSettings) {
@@ -172,6 +174,33 @@ public actor PostgresHistoryStorage: HistoryStorage {
         requests: Int = 1,
         _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
     ) async throws -> R {
+        try await onConnection(reading: reading) { connection, logger, limit, abandon in
+            try await Deadline.run(limit: limit * max(1, requests), abandon: abandon) {
+                try await body(connection, logger)
+            }
+        }
+    }
+
+    /// One request that `send` starts on the connection and returns the
+    /// future of, as ``withConnection(reading:requests:_:)`` but without a
+    /// task of its own (see ``Deadline/wait(limit:abandon:_:)``): the
+    /// commit path.
+    func withConnection<R: Sendable>(
+        reading: Bool = false,
+        sending send: @escaping @Sendable (PostgresConnection, Logger) -> EventLoopFuture<R>
+    ) async throws -> R {
+        try await onConnection(reading: reading) { connection, logger, limit, abandon in
+            try await Deadline.wait(limit: limit, abandon: abandon) { send(connection, logger) }
+        }
+    }
+
+    /// Runs `request` on the connection (made when there is none), one at
+    /// a time, with the time limit and what gives the connection up;
+    /// maps its errors (see ``withConnection(reading:requests:_:)``).
+    private func onConnection<R: Sendable>(
+        reading: Bool,
+        _ request: (PostgresConnection, Logger, Duration, @escaping @Sendable () -> Void) async throws -> R
+    ) async throws -> R {
         while busy { await withCheckedContinuation { waiters.append($0) } }
         busy = true
         defer {
@@ -185,12 +214,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
             attemptsLeft -= 1
             do {
                 let connection = try await connected()
-                let logger = self.logger
-                return try await Deadline.run(
-                    limit: settings.operationTimeout * max(1, requests),
-                    abandon: { Task { try? await connection.close() } },
-                    { try await body(connection, logger) }
-                )
+                return try await request(connection, logger, settings.operationTimeout) {
+                    Task { try? await connection.close() }
+                }
             } catch is CancellationError {
                 // Given up by the caller: the request may be half sent.
                 dropConnection()

@@ -67,19 +67,26 @@ extension ClusterBench {
         @Option(help: "Transactions a late peer catches up (default 100k).") var transactions: Int = 100_000
         @Flag(help: "Shorter runs, for CI and quick checks.") var quick = false
         @Option(help: "Seed of the generated library.") var seed: UInt64 = 42
+        @Option(help: "Only these parts (commits, visibility, catch-up, cold-start; default all).")
+        var only: String?
 
         func run() async throws {
             let settings = try PostgresSettings(url: url)
-            try await CommitRates(
-                settings: settings,
-                url: url,
-                window: quick ? .seconds(1) : .seconds(3),
-                rounds: quick ? 2 : 3
-            ).measure()
-            try await Visibility(settings: settings, rounds: quick ? 100 : 400).measure()
-            try await CatchUp(settings: settings, count: transactions).measure()
+            let parts = Set((only ?? "commits,visibility,catch-up,cold-start").split(separator: ",").map(String.init))
+            if parts.contains("commits") {
+                try await CommitRates(
+                    settings: settings,
+                    url: url,
+                    window: quick ? .seconds(1) : .seconds(3),
+                    rounds: quick ? 2 : 3
+                ).measure()
+            }
+            if parts.contains("visibility") {
+                try await Visibility(settings: settings, rounds: quick ? 100 : 400).measure()
+            }
+            if parts.contains("catch-up") { try await CatchUp(settings: settings, count: transactions).measure() }
             let sizes = try songs.map(Self.counts) ?? (quick ? [100_000] : [100_000, 1_000_000])
-            for size in sizes {
+            for size in sizes where parts.contains("cold-start") {
                 try await ColdStart(settings: settings, songs: size, seed: seed, rounds: quick ? 3 : 5).measure()
             }
         }

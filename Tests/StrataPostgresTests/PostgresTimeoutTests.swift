@@ -94,6 +94,65 @@ extension PostgresServerTests {
             await storage.close()
             await made.close()
         }
+
+        @Test(
+            "a cancelled append returns at once and drops its connection; one cancelled before it starts sends nothing",
+            .timeLimit(.minutes(1))
+        )
+        func cancelledAppend() async throws {
+            let made = try await TestServer.newStore("cancelled")
+            let storage = try await TestServer.again(made)
+            #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .appended)
+
+            // Cancelled before it starts: nothing is sent.
+            let early = Transaction(t: 2, basis: 1)
+            let unsent = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await storage.append(early)
+            }
+            await #expect(throws: CancellationError.self) { try await unsent.value }
+
+            // Cancelled while the server holds it (a lock): the caller
+            // resumes without the answer, whatever the server does with it.
+            let settings = try TestServer.settings()
+            let logger = Logger(label: "blocker")
+            let blocker = try await PostgresConnection.connect(
+                configuration: PostgresConnection.Configuration(
+                    host: settings.host,
+                    port: settings.port,
+                    username: settings.user,
+                    password: settings.password,
+                    database: settings.database,
+                    tls: .disable
+                ),
+                id: 2,
+                logger: logger
+            )
+            try await blocker.query("BEGIN", logger: logger)
+            try await blocker.query(
+                "SELECT store FROM strata_stores WHERE store = \(made.store) FOR UPDATE",
+                logger: logger
+            )
+            let held = Transaction(t: 2, basis: 1)
+            let waiting = Task { try await storage.append(held) }
+            try await Task.sleep(for: .milliseconds(300))
+            waiting.cancel()
+            await #expect(throws: CancellationError.self) { try await waiting.value }
+            try await blocker.query("COMMIT", logger: logger)
+            try await blocker.close()
+
+            // The server may have stored the held one after all; never the
+            // unsent one. The storage carries on, on a new connection.
+            try await Task.sleep(for: .milliseconds(200))
+            let latest = try await made.latestT()
+            let second = try await made.transactionID(at: 2)
+            #expect(latest == 1 || (latest == 2 && second == held.id))
+            #expect(try await made.transactionID(at: 2) != early.id)
+            #expect(try await storage.append(Transaction(t: latest + 1, basis: latest)) == .appended)
+            #expect(try await made.latestT() == latest + 1)
+            await storage.close()
+            await made.close()
+        }
     }
 }
 
