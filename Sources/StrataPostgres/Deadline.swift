@@ -70,7 +70,7 @@ enum Deadline {
         let race = Race<R>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                guard race.start(continuation) else { return }
+                guard race.start(continuation), !Task.isCancelled else { return }
                 let future = send()
                 if limit > .zero {
                     let timer = future.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) {

@@ -241,6 +241,10 @@ final class AppendStatements: Sendable {
     /// connection, so that no other connection can take its identity.
     private let prepared = Mutex<(connection: ObjectIdentifier, query: PreparedQuery)?>(nil)
 
+    /// Drops the prepared statement (its connection is gone, or the
+    /// server forgot it): the next append prepares it again.
+    func forget() { prepared.withLock { $0 = nil } }
+
     /// The statement on `connection`, prepared there first when needed.
     func statement(on connection: PostgresConnection) -> EventLoopFuture<PreparedQuery> {
         let key = ObjectIdentifier(connection)

@@ -140,6 +140,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
         """,
     ]
 
+    /// Whether ``close()`` was called. O(1).
+    public func isClosed() -> Bool { closed }
+
     /// Closes the connections and ends every ``newTransactions()`` stream.
     public func close() async {
         closed = true
@@ -210,6 +213,8 @@ public actor PostgresHistoryStorage: HistoryStorage {
         var attemptsLeft = reading ? 2 : 1
         while true {
             guard !closed else { throw PostgresStorageError.closed(store: store) }
+            // Given up before anything was sent: the connection is sound.
+            try Task.checkCancellation()
             let reused = connection != nil && connection?.isClosed == false
             attemptsLeft -= 1
             do {
@@ -235,6 +240,11 @@ public actor PostgresHistoryStorage: HistoryStorage {
                     lost = true
                 }
                 if connection?.isClosed == true { connection = nil }
+                // A prepared statement the server no longer knows (a pooler
+                // reset, DEALLOCATE ALL) is prepared again next time.
+                if case PostgresStorageError.server(let state, _) = mapped, state == "26000" {
+                    appendStatements.forget()
+                }
                 if lost, reused, attemptsLeft > 0 { continue }
                 throw mapped
             }
@@ -251,6 +261,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private func dropConnection() {
         let old = connection
         connection = nil
+        appendStatements.forget()
         Task { try? await old?.close() }
     }
 

@@ -59,18 +59,34 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
                     settings
                 )
             }
-            return error
+            // The future-based requests (the append) report in the older
+            // error type, and a lost channel as NIO's own errors.
+            switch error {
+            case PostgresError.server(let message):
+                let state = message.fields[.sqlState] ?? ""
+                return refusal(state, message.fields[.message] ?? "\(error)", server)
+            case PostgresError.connectionClosed, PostgresError.protocol:
+                return PostgresStorageError.unreachable(server: server, reason: "\(error)")
+            case is ChannelError, is IOError:
+                return PostgresStorageError.unreachable(server: server, reason: "\(error)")
+            default:
+                return error
+            }
         }
         if error.code == .server, let info = error.serverInfo {
-            let state = info[.sqlState] ?? ""
-            switch state {
-            case "28P01", "28000": return PostgresStorageError.authenticationFailed(server: server)
-            case "3D000": return PostgresStorageError.noDatabase(server: server)
-            case "42P01": return PostgresStorageError.missingTables(server: server)
-            default: return PostgresStorageError.server(sqlState: state, message: info[.message] ?? "\(error)")
-            }
+            return refusal(info[.sqlState] ?? "", info[.message] ?? "\(error)", server)
         }
         let reason = error.underlying.map { "\($0)" } ?? "\(error.code)"
         return PostgresStorageError.unreachable(server: server, reason: reason)
+    }
+
+    /// The server's refusal with SQLSTATE `state`.
+    private static func refusal(_ state: String, _ message: String, _ server: String) -> PostgresStorageError {
+        switch state {
+        case "28P01", "28000": return .authenticationFailed(server: server)
+        case "3D000": return .noDatabase(server: server)
+        case "42P01": return .missingTables(server: server)
+        default: return .server(sqlState: state, message: message)
+        }
     }
 }

@@ -95,6 +95,44 @@ extension PostgresServerTests {
             await made.close()
         }
 
+        @Test("an append the server refuses comes out typed, and the storage goes on (a store removed under it)")
+        func refusedAppendIsTyped() async throws {
+            let made = try await TestServer.newStore("refused-é☃")
+            let storage = try await TestServer.again(made)
+            #expect(try await storage.latestT() == 0)
+            let settings = try TestServer.settings()
+            let logger = Logger(label: "remover")
+            let remover = try await PostgresConnection.connect(
+                configuration: PostgresConnection.Configuration(
+                    host: settings.host,
+                    port: settings.port,
+                    username: settings.user,
+                    password: settings.password,
+                    database: settings.database,
+                    tls: .disable
+                ),
+                id: 3,
+                logger: logger
+            )
+            try await remover.query("DELETE FROM strata_stores WHERE store = \(made.store)", logger: logger)
+            do {
+                _ = try await storage.append(Transaction(t: 1, basis: 0))
+                Issue.record("an append went in for a store that is gone")
+            } catch PostgresStorageError.server(let state, _) {
+                #expect(state == "23503", "a foreign key violation, not \(state)")
+            }
+            // Reads go on, on the same storage.
+            #expect(try await storage.latestT() == 0)
+            try await remover.query(
+                "INSERT INTO strata_stores (store, created) VALUES (\(made.store), now())",
+                logger: logger
+            )
+            try await remover.close()
+            #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .appended)
+            await storage.close()
+            await made.close()
+        }
+
         @Test(
             "a cancelled append returns at once and drops its connection; one cancelled before it starts sends nothing",
             .timeLimit(.minutes(1))

@@ -21,8 +21,9 @@ extension Peer {
     /// - Returns: the stored transaction (numbered) and the values before
     ///   and after it.
     /// - Throws: what `body` throws and ``ApplyError`` (nothing stored);
-    ///   an append's refusal (``HistoryStorageError``, ``StoreError``: a
-    ///   read-only or closed file store, say; nothing stored);
+    ///   an append's refusal (``HistoryStorageError``, a ``StoreError``
+    ///   other than a failed write: a read-only or closed file store, say;
+    ///   nothing stored);
     ///   ``ApplyError`` too when the transaction conflicts with one another
     ///   writer stored first; ``PeerError/tooManyAttempts(t:attempts:)``;
     ///   ``PeerError/closed``; ``PeerError/outcomeUnknown(id:t:reason:)``
@@ -41,6 +42,7 @@ extension Peer {
         maximumAttempts: Int = 32,
         _ body: sending (inout TransactionBuilder) throws -> Void
     ) async throws -> CommitReport {
+        if let divergence { throw divergence }
         guard !closed else { throw PeerError.closed }
         var builder = TransactionBuilder(on: head)
         try body(&builder)
@@ -51,12 +53,20 @@ extension Peer {
         var after = builder.database
         after.basis = transaction.t
         let attempts = max(1, maximumAttempts)
+        // A failed append at the transaction's current number that may yet
+        // be stored: a later refusal does not settle it.
+        var unsettled: (any Error)?
         for attempt in 0..<attempts {
             var outcome: HistoryAppend
             do {
                 outcome = try await storage.append(transaction)
             } catch let refusal where Self.refusedAppend(refusal) {
-                throw refusal
+                guard let unsettled else { throw refusal }
+                throw PeerError.outcomeUnknown(
+                    id: transaction.id,
+                    t: transaction.t,
+                    reason: "\(unsettled); then \(refusal)"
+                )
             } catch {
                 // The storage may have stored it before failing (a lost
                 // acknowledgement), or may store it still (a request given
@@ -76,8 +86,10 @@ extension Peer {
                 }
                 if head.basis >= transaction.t {
                     // Another transaction holds t: rebased as when taken.
+                    unsettled = nil
                     outcome = .taken
                 } else {
+                    unsettled = error
                     // t is still free: the same transaction (same number,
                     // same ID) goes again; the storage stores it once at
                     // most, whichever request lands.
@@ -117,6 +129,8 @@ extension Peer {
                     return CommitReport(transaction: transaction, before: before, after: after)
                 }
                 guard !closed else { throw PeerError.closed }
+                // Another transaction holds t: earlier attempts at t are settled.
+                unsettled = nil
                 before = head
                 transaction.t = head.basis + 1
                 transaction.basis = head.basis
@@ -129,7 +143,15 @@ extension Peer {
     /// Whether `error` from an append says the transaction was not stored
     /// and never will be (see ``HistoryStorage/append(_:)``).
     static func refusedAppend(_ error: any Error) -> Bool {
-        error is HistoryStorageError || error is ApplyError || error is StoreError
+        switch error {
+        case is HistoryStorageError, is ApplyError: return true
+        // A failed write may be on disk after all (a cut back that failed
+        // on a failing disk); a store that needs reopening may be in that
+        // state. Every other store error refuses before writing.
+        case StoreError.writeFailed, StoreError.needsReopen: return false
+        case is StoreError: return true
+        default: return false
+        }
     }
 
     /// The summary of transaction `t` when this peer applied it since

@@ -1,3 +1,5 @@
+import Foundation
+
 extension Peer {
     /// Applies what other writers store, as they store it: the peer listens
     /// to the storage's ``HistoryStorage/newTransactions()`` and catches up
@@ -8,8 +10,12 @@ extension Peer {
     /// newest number every ``pollInterval``, so that notifications lost
     /// without the stream ending (a half-open connection) delay a commit
     /// by that much at most. Idempotent; stopped by
-    /// ``close()``. The task holds the peer only while it applies, so a
-    /// peer no one else holds is freed.
+    /// ``close()``, and by a closed storage (the peer closes). Each time it
+    /// listens it checks that the storage still holds the peer's newest
+    /// transaction: a history cut under it (a file store's
+    /// `truncate(after:)`) stops the peer, whose commits then throw
+    /// ``PeerError/divergentHistory(t:reason:)``. The task holds the peer
+    /// only while it applies, so a peer no one else holds is freed.
     public func startFollowing() {
         guard following == nil, !closed else { return }
         let storage = self.storage
@@ -31,6 +37,7 @@ extension Peer {
                 var delivered = false
                 do {
                     // `self` is held only for each call, never across the wait.
+                    try await self?.checkContinuity()
                     try await self?.catchUp()
                     if self == nil { return }
                     for await newest in stream {
@@ -38,8 +45,19 @@ extension Peer {
                         delivered = true
                         try await peer.catchUp(ifBefore: newest)
                     }
+                } catch let error as PeerError {
+                    if case .divergentHistory = error {
+                        await self?.diverged(error)
+                        return
+                    }
+                    delivered = false
                 } catch {
                     delivered = false
+                }
+                // A closed storage answers nothing any more: the peer closes.
+                if await storage.isClosed() {
+                    await self?.close()
+                    return
                 }
                 // The stream ended or a read failed: listen again soon.
                 failures = delivered ? 0 : failures + 1
@@ -47,6 +65,30 @@ extension Peer {
                 try? await Task.sleep(for: .milliseconds(pause))
             }
         }
+    }
+
+    /// Checks that the storage still holds this peer's newest transaction
+    /// (a file store cut with `truncate(after:)` and grown again holds
+    /// others at the same numbers). O(1) requests.
+    /// - Throws: ``PeerError/divergentHistory(t:reason:)`` when it does not.
+    func checkContinuity() async throws {
+        let newest: (id: UUID, t: Int64)? = summaries.last.map { ($0.id, $0.t) } ?? start.id.map { ($0, start.basis) }
+        guard let last = newest, last.t == head.basis, last.t > 0 else { return }
+        let stored = try await storage.transactionID(at: last.t)
+        guard stored != last.id, head.basis == last.t else { return }
+        throw PeerError.divergentHistory(
+            t: last.t,
+            reason: stored == nil
+                ? "the storage's history no longer reaches transaction \(last.t): it was cut"
+                : "the storage holds another transaction at \(last.t): its history was cut and rewritten"
+        )
+    }
+
+    /// Stops for good after the storage's history turned out to differ:
+    /// commits and catch-ups throw `error` from now on.
+    func diverged(_ error: PeerError) {
+        divergence = error
+        close()
     }
 
     /// Catches up when the history reaches past ``current``.

@@ -39,6 +39,9 @@ public actor Peer {
     var following: Task<Void, Never>?
     var polling: Task<Void, Never>?
     var closed = false
+    /// Set when the storage's history turned out to differ from the one
+    /// this peer applied: every commit and catch-up throws it.
+    var divergence: PeerError?
     /// The local cache, when opened with one, and the basis of the value
     /// it holds (-1: none yet).
     var cache: PeerCache?
@@ -123,6 +126,7 @@ public actor Peer {
     ///   not follow the one before it or does not apply.
     @discardableResult
     public func catchUp() async throws -> Database {
+        if let divergence { throw divergence }
         // What was applied is published, also when a later read fails.
         defer { publish() }
         while true {

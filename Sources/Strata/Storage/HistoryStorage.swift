@@ -24,7 +24,8 @@ public protocol HistoryStorage: Sendable {
     /// - Returns: ``HistoryAppend/appended``, or ``HistoryAppend/taken``
     ///   when another writer stored a transaction at `t` first (this one is
     ///   not stored).
-    /// - Throws: ``HistoryStorageError``, ``ApplyError`` or ``StoreError``
+    /// - Throws: ``HistoryStorageError``, ``ApplyError`` or a ``StoreError``
+    ///   (but ``StoreError/writeFailed(_:)`` and ``StoreError/needsReopen(_:)``)
     ///   when the storage refuses it: it is not stored. Any other error
     ///   (the storage could not be reached): the append may or may not
     ///   have happened, or may happen still (a caller that must know looks
@@ -55,9 +56,16 @@ public protocol HistoryStorage: Sendable {
 
     /// The snapshot with basis `basis`, or nil when there is none.
     func snapshot(at basis: Int64) async throws -> Database?
+
+    /// Whether the storage was closed (every call refuses from then on):
+    /// a following peer stops. The default says no.
+    func isClosed() async -> Bool
 }
 
 extension HistoryStorage {
+    /// Never closed.
+    public func isClosed() async -> Bool { false }
+
     /// Reads transaction `t` whole for its ID. O(its size).
     public func transactionID(at t: Int64) async throws -> UUID? {
         guard t >= 1, let found = try await transactions(from: t, limit: 1).first, found.t == t else { return nil }

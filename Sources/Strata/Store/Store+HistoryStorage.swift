@@ -11,9 +11,18 @@ import Foundation
 /// peers' interleave in one order; each is checked against the value it
 /// lands on, so a peer's stale commit is rebased or refused as on a server.
 ///
-/// A store serving peers must not be cut with ``truncate(after:)``: that
-/// renumbers a history they hold. Reopen the peers after one.
+/// A peer that loses its number to the store's own writers gets a turn:
+/// they wait (10 ms at most) while it catches up and tries again, so that
+/// a busy store does not starve its peers.
+///
+/// A store serving peers should not be cut with ``truncate(after:)``: that
+/// renumbers a history they hold. A following peer notices (its newest
+/// transaction is gone) and refuses to go on with
+/// ``PeerError/divergentHistory(t:reason:)``; open the peers again.
 extension Store: HistoryStorage {
+    /// Whether the store is closed. O(1).
+    public func isClosed() -> Bool { log == nil }
+
     /// The number of the newest durable transaction. O(1).
     /// - Throws: ``StoreError/closed``.
     public func latestT() throws -> Int64 {
@@ -33,18 +42,33 @@ extension Store: HistoryStorage {
     ///   change does not fit the value at `t - 1`, and the errors of
     ///   ``commit(_:)``.
     public func append(_ transaction: Transaction) async throws -> HistoryAppend {
-        try await admitWriter()
-        let next = head.basis + 1
-        guard transaction.t >= 1, transaction.t <= next else {
-            throw HistoryStorageError.invalidTransaction(t: transaction.t, reason: "the next free number is \(next)")
+        // This peer's turn, if it lost its number last time, ends with this try.
+        let turn = peerTurn?.id == transaction.id ? peerTurn?.serial : nil
+        defer { if let turn { endPeerTurn(turn) } }
+        while true {
+            try await admitWriter(peer: true)
+            let next = head.basis + 1
+            guard transaction.t >= 1, transaction.t <= next else {
+                throw HistoryStorageError.invalidTransaction(
+                    t: transaction.t,
+                    reason: "the next free number is \(next)"
+                )
+            }
+            guard transaction.basis == transaction.t - 1 else {
+                throw HistoryStorageError.invalidTransaction(
+                    t: transaction.t,
+                    reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
+                )
+            }
+            if transaction.t == next { break }
+            // Another commit holds t. The store's own writers wait while
+            // this peer catches up and tries again. A commit still being
+            // synced is waited for: `taken` must name a transaction the
+            // peer can read (it may yet be rolled back, freeing t).
+            beginPeerTurn(transaction.id)
+            guard transaction.t > current.basis else { return .taken }
+            await waitForPublication(of: transaction.t)
         }
-        guard transaction.basis == transaction.t - 1 else {
-            throw HistoryStorageError.invalidTransaction(
-                t: transaction.t,
-                reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
-            )
-        }
-        guard transaction.t == next else { return .taken }
         if history.t(of: transaction.id) != nil { throw StoreError.duplicateTransaction(id: transaction.id) }
         try transaction.checkNesting()
         let after = try apply(head, transaction)
@@ -90,6 +114,29 @@ extension Store: HistoryStorage {
 
     private func removeBasisFeed(_ key: UUID) { basisFeeds[key] = nil }
 
+    /// Holds the store's own writers for the peer whose append has `id`
+    /// until it tries again or a short while passes (a peer that went
+    /// away must not hold the store).
+    private func beginPeerTurn(_ id: UUID) {
+        peerTurns += 1
+        let serial = peerTurns
+        peerTurn = (id, serial)
+        Task {
+            try? await Task.sleep(for: Self.peerTurnLength)
+            self.endPeerTurn(serial)
+        }
+    }
+
+    private func endPeerTurn(_ serial: Int) {
+        guard peerTurn?.serial == serial else { return }
+        peerTurn = nil
+        releaseHeldWriters()
+    }
+
+    /// How long the store's writers wait at most for a peer that lost its
+    /// number to try again.
+    static let peerTurnLength = Duration.milliseconds(10)
+
     /// Writes a snapshot of the store's own value at `value.basis` (the
     /// value a peer of this history holds there: only its basis is used),
     /// as ``snapshot()`` does, and prunes old ones. O(snapshot size), plus
@@ -99,6 +146,12 @@ extension Store: HistoryStorage {
     ///   ``snapshot()``.
     public func putSnapshot(_ value: Database) async throws {
         let basis = value.basis
+        // One at or before the newest snapshot adds nothing open would use
+        // (and one before the kept ones would be pruned at once).
+        if snapshotSizes[basis] != nil || basis < lastSnapshotBasis {
+            try checkWritable()
+            return
+        }
         try await writeSnapshot { store in
             let current = store.current
             guard basis >= 0, basis <= current.basis else {

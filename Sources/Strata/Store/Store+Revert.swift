@@ -112,6 +112,11 @@ extension Store {
         lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
         notifyAllObservers(on: target)
+        // Peers following this history hold numbers that now mean other
+        // transactions: their streams end, and on listening again they
+        // find their newest transaction gone (see `Peer.startFollowing`).
+        for feed in basisFeeds.values { feed.finish() }
+        basisFeeds = [:]
         // The value may be far smaller now: the budget follows it.
         applyMemoryBudget(remeasuring: true)
     }

@@ -75,6 +75,11 @@ public actor Store {
     var failure: FileSystemError?
     /// Set by ``close()``: new commits refuse while the appended ones finish.
     var closing = false
+    /// A peer's turn (see `Store+HistoryStorage`): the store's own writers
+    /// wait while a peer that lost its number to them catches up and
+    /// tries again, so that a busy store does not starve its peers.
+    var peerTurn: (id: UUID, serial: Int)?
+    var peerTurns = 0
     /// Truncates holding new writers, and the writers held.
     var truncations = 0
     var heldWriters: [CheckedContinuation<Void, Never>] = []
@@ -240,9 +245,9 @@ public actor Store {
 
     /// Waits while a truncate settles the commits in flight (so it never
     /// cuts under one), then checks the store is writable.
-    func admitWriter() async throws {
+    func admitWriter(peer: Bool = false) async throws {
         while true {
-            if truncations > 0 {
+            if truncations > 0 || (peerTurn != nil && !peer) {
                 await withCheckedContinuation { heldWriters.append($0) }
                 continue
             }
@@ -264,13 +269,17 @@ public actor Store {
         truncations += 1
         defer {
             truncations -= 1
-            if truncations == 0 {
-                let held = heldWriters
-                heldWriters = []
-                for writer in held { writer.resume() }
-            }
+            releaseHeldWriters()
         }
         return try await body()
+    }
+
+    /// Lets the held writers go on once nothing holds them.
+    func releaseHeldWriters() {
+        guard truncations == 0, peerTurn == nil else { return }
+        let held = heldWriters
+        heldWriters = []
+        for writer in held { writer.resume() }
     }
 
     /// Appends, waits for durability per the policy, publishes.
@@ -390,6 +399,19 @@ public actor Store {
     /// The most a group sync waits for writers to append: a fraction of a sync.
     private static let gatherRounds = 16
     private static let gatherTime = Duration.microseconds(100)
+
+    /// Waits until transaction `t`, appended, is published or rolled back.
+    func waitForPublication(of t: Int64) async {
+        while current.basis < t, head.basis >= t {
+            if let syncTask {
+                await syncTask.value
+            } else if !unpublished.isEmpty {
+                await groupSync()
+            } else {
+                return
+            }
+        }
+    }
 
     /// Answers every commit appended so far: syncs and publishes them (or
     /// rolls them back when a sync fails), and waits for the sync running.

@@ -84,8 +84,8 @@ enum SharedHistory: String, CaseIterable, Sendable, CustomTestStringConvertible 
 
     var testDescription: String { rawValue }
 
-    /// A new, empty history; `close` ends it (the file store is closed and
-    /// removed).
+    /// A new, empty history; `close` ends it (the file store is closed,
+    /// checked, and removed).
     func make() async throws -> (storage: any HistoryStorage, close: @Sendable () async -> Void) {
         switch self {
         case .memory:
@@ -96,7 +96,7 @@ enum SharedHistory: String, CaseIterable, Sendable, CustomTestStringConvertible 
             return (
                 store,
                 {
-                    try? await store.close()
+                    do { try await store.close() } catch { Issue.record("closing the store: \(error)") }
                     removeStore(path)
                 }
             )
@@ -120,7 +120,6 @@ struct PeerTests {
     )
     func concurrentWriters(history: SharedHistory) async throws {
         let (storage, closeStorage) = try await history.make()
-        defer { Task { await closeStorage() } }
         let peers = [try await Peer.open(storage), try await Peer.open(storage), try await Peer.open(storage)]
         let perPeer = 60
         let reports = try await withThrowingTaskGroup(of: [CommitReport].self) { group in
@@ -158,6 +157,7 @@ struct PeerTests {
             #expect(peer.current == replayed)
             #expect(await peer.summaries.map(\.id) == stored.map(\.id))
         }
+        await closeStorage()
     }
 
     @Test(
@@ -166,7 +166,6 @@ struct PeerTests {
     )
     func rebaseAndConflict(history: SharedHistory) async throws {
         let (storage, closeStorage) = try await history.make()
-        defer { Task { await closeStorage() } }
         let a = try await Peer.open(storage)
         try await a.transact { try $0.insert(["x": 0, "y": 0], id: 1, into: "t") }
         let stale = try await Peer.open(storage)
@@ -186,6 +185,7 @@ struct PeerTests {
         #expect(other.current.basis == 3, "the refused commit caught the peer up")
         let (replayed, _) = try await Self.replay(storage)
         #expect(replayed.record(1, in: "t") == ["x": 1, "y": 2])
+        await closeStorage()
     }
 
     @Test(
@@ -195,7 +195,6 @@ struct PeerTests {
     )
     func following(history: SharedHistory) async throws {
         let (storage, closeStorage) = try await history.make()
-        defer { Task { await closeStorage() } }
         let writer = try await Peer.open(storage)
         let follower = try await Peer.open(storage)
         let values = await follower.values()
@@ -209,6 +208,7 @@ struct PeerTests {
         await follower.close()
         await #expect(throws: PeerError.closed) { try await follower.transact { _ in } }
         for await _ in await follower.values() { Issue.record("a closed peer's feed yields") }
+        await closeStorage()
     }
 
     @Test(
@@ -236,7 +236,6 @@ struct PeerTests {
     @Test("a following peer no one holds is freed", .timeLimit(.minutes(1)), arguments: SharedHistory.allCases)
     func followerIsFreed(history: SharedHistory) async throws {
         let (storage, closeStorage) = try await history.make()
-        defer { Task { await closeStorage() } }
         weak var weakPeer: Peer?
         do {
             let peer = try await Peer.open(storage)
@@ -257,6 +256,7 @@ struct PeerTests {
             try await Task.sleep(for: .milliseconds(5))
         }
         #expect(weakPeer == nil)
+        await closeStorage()
     }
 
     @Test(
@@ -265,7 +265,6 @@ struct PeerTests {
     )
     func lateStart(history: SharedHistory) async throws {
         let (storage, closeStorage) = try await history.make()
-        defer { Task { await closeStorage() } }
         let writer = try await Peer.open(storage)
         for n in 1...10 {
             try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
@@ -278,6 +277,7 @@ struct PeerTests {
         #expect(late.current == writer.current)
         #expect(await late.summaries.map(\.t) == Array(11...15))
         #expect(try await storage.snapshotBases() == [10])
+        await closeStorage()
     }
 
     @Test("an append whose acknowledgement is lost is found stored, once; a failed one is sent again as it was")

@@ -146,4 +146,140 @@ struct StoreHistoryStorageTests {
         #expect(reopened.current == late.current)
         try await reopened.close()
     }
+
+    @Test(
+        "peers and two busy store tasks under grouped durability: every commit lands once, no peer starves",
+        .timeLimit(.minutes(2))
+    )
+    func peersBesideBusyStoreWriters() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        // A slow disk: a commit is in flight (appended, not yet published)
+        // for 2 ms, nearly always while the store's tasks commit.
+        let slowDisk = FaultyFileSystem()
+        slowDisk.faults.withLock { $0.syncDelay = .milliseconds(2) }
+        var options = testOptions(.grouped)
+        options.fileSystem = slowDisk
+        let store = try await Store.open(at: path, options: options)
+        let peers = [try await Peer.open(store), try await Peer.open(store)]
+        let perWriter = 60
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<2 {
+                group.addTask {
+                    for n in 0..<perWriter {
+                        try await store.transact {
+                            try $0.insert(
+                                ["by": "store", "n": .int(Int64(n))],
+                                id: RecordID(task * 1_000 + n),
+                                into: "rows"
+                            )
+                        }
+                    }
+                }
+            }
+            for (p, peer) in peers.enumerated() {
+                group.addTask {
+                    for n in 0..<perWriter {
+                        try await peer.transact {
+                            try $0.insert(
+                                ["by": "peer", "n": .int(Int64(n))],
+                                id: RecordID(10_000 + p * 1_000 + n),
+                                into: "rows"
+                            )
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let stored = try await store.transactions(from: 1, limit: .max)
+        #expect(stored.map(\.t) == Array(1...Int64(4 * perWriter)))
+        #expect(Set(stored.map(\.id)).count == stored.count)
+        #expect(store.current[table: "rows"].count == 4 * perWriter)
+        for peer in peers { #expect(try await peer.catchUp() == store.current) }
+        try await store.close()
+    }
+
+    @Test(
+        "a store closed under a following peer closes it; a cut under it stops it with divergentHistory",
+        .timeLimit(.minutes(1))
+    )
+    func closedAndCutUnderFollowers() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...5 { try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        let cutFollower = try await Peer.open(store)
+        let cutValues = await cutFollower.values()
+        await cutFollower.startFollowing()
+        try await store.truncate(after: 3)
+        for n in 6...9 { try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        // Its feed ends when it stops.
+        for await _ in cutValues {}
+        let refused = await #expect(throws: PeerError.self) { try await cutFollower.transact { _ in } }
+        guard case .divergentHistory(let t, _) = refused else {
+            Issue.record("not divergentHistory: \(String(describing: refused))")
+            return
+        }
+        #expect(t == 5)
+        #expect(cutFollower.current.basis == 5, "nothing of the rewritten history was applied")
+
+        let follower = try await Peer.open(store)
+        let values = await follower.values()
+        await follower.startFollowing()
+        try await store.close()
+        // The feed ends: the peer closed itself.
+        for await _ in values {}
+        await #expect(throws: PeerError.self) { try await follower.transact { _ in } }
+    }
+
+    @Test("peers read transactions over 4 KB back from the log across segments and reopen cycles, with a cache")
+    func largeTransactionsAndReopens() async throws {
+        let path = temporaryStorePath("peer-store")
+        let cache = temporaryStorePath("peer-cache")
+        defer {
+            removeStore(path)
+            removeStore(cache)
+        }
+        var options = testOptions(.grouped)
+        options.cachedTransactionChanges = 1
+        options.segmentSize = 64 << 10
+        var expected = Database()
+        for cycle in 0..<6 {
+            let store = try await Store.open(at: path, options: options)
+            #expect(store.current == expected, "cycle \(cycle)")
+            let peer = try await Peer.open(store, cache: cache)
+            #expect(peer.current == store.current)
+            for n in 0..<8 {
+                let id = RecordID(cycle * 100 + n)
+                // 5–20 KB of text with characters of every width.
+                let text = String(repeating: "añ€😀 ", count: 400 * (1 + (n % 4)))
+                try await peer.transact {
+                    try $0.insert(["text": .string(text), "n": .int(Int64(n))], id: id, into: "docs")
+                }
+            }
+            let late = try await Peer.open(store)
+            #expect(late.current == store.current)
+            #expect(try await replayHistory(store) == store.current)
+            try await peer.saveCache()
+            expected = store.current
+            try await store.close()
+        }
+    }
+
+    @Test("a snapshot put at or before the newest one writes nothing; the first at basis 0 is written")
+    func oldSnapshotBases() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.putSnapshot(Database())
+        #expect(try await store.snapshotBases() == [0])
+        for n in 1...6 { try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        try await store.putSnapshot(try await store.database(asOf: 5))
+        try await store.putSnapshot(try await store.database(asOf: 3))
+        try await store.putSnapshot(try await store.database(asOf: 5))
+        #expect(try await store.snapshotBases() == [0, 5])
+        #expect(snapshotFiles(path).count == 2)
+        try await store.close()
+    }
 }

@@ -46,6 +46,8 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
         var failSyncs = false
         /// Syncs of files (not directories) whose path ends with this fail.
         var failSyncsOfPathsEnding: String?
+        /// Each sync of a file first sleeps this long (a slow disk).
+        var syncDelay: Duration = .zero
     }
 
     let base = PosixFileSystem()
@@ -94,6 +96,8 @@ final class FaultyFile: StorageFile {
             faults.failSyncs || faults.failSyncsOfPathsEnding.map { path.hasSuffix($0) } == true
         }
         if fails { throw FileSystemError(operation: "sync", path: path, code: EIO) }
+        let delay = owner.faults.withLock { $0.syncDelay }
+        if delay > .zero { Thread.sleep(forTimeInterval: Double(delay.components.attoseconds) / 1e18) }
         try base.sync()
     }
     func truncate(to size: Int) throws { try base.truncate(to: size) }
