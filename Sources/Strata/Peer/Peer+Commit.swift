@@ -44,6 +44,7 @@ extension Peer {
     ) async throws -> CommitReport {
         if let divergence { throw divergence }
         guard !closed else { throw PeerError.closed }
+        try await checkContinuityIfListeningLost()
         var builder = TransactionBuilder(on: head)
         try body(&builder)
         var transaction = builder.transaction(message: message, significance: significance, metadata: metadata)
@@ -146,9 +147,9 @@ extension Peer {
         switch error {
         case is HistoryStorageError, is ApplyError: return true
         // A failed write may be on disk after all (a cut back that failed
-        // on a failing disk); a store that needs reopening may be in that
-        // state. Every other store error refuses before writing.
-        case StoreError.writeFailed, StoreError.needsReopen: return false
+        // on a failing disk). Every other store error refuses before
+        // writing (one after a failed write is made unknown by `unsettled`).
+        case StoreError.writeFailed: return false
         case is StoreError: return true
         default: return false
         }

@@ -37,7 +37,9 @@ extension Peer {
                 var delivered = false
                 do {
                     // `self` is held only for each call, never across the wait.
-                    try await self?.checkContinuity()
+                    // Whatever runs first (this catch-up, the poll's, a
+                    // commit) checks the history was not cut meanwhile.
+                    await self?.setListeningLost()
                     try await self?.catchUp()
                     if self == nil { return }
                     for await newest in stream {
@@ -54,6 +56,9 @@ extension Peer {
                 } catch {
                     delivered = false
                 }
+                // Until this peer listens again, the history could be cut
+                // under it: whatever applies or commits first checks.
+                await self?.setListeningLost()
                 // A closed storage answers nothing any more: the peer closes.
                 if await storage.isClosed() {
                     await self?.close()
@@ -82,6 +87,23 @@ extension Peer {
                 ? "the storage's history no longer reaches transaction \(last.t): it was cut"
                 : "the storage holds another transaction at \(last.t): its history was cut and rewritten"
         )
+    }
+
+    func setListeningLost() { listeningLost = true }
+
+    /// Throws the divergence found before, or checks continuity when the
+    /// notifications were lost since the last check (and stops the peer
+    /// when the history differs).
+    func checkContinuityIfListeningLost() async throws {
+        if let divergence { throw divergence }
+        guard listeningLost else { return }
+        do {
+            try await checkContinuity()
+        } catch let error as PeerError {
+            diverged(error)
+            throw error
+        }
+        listeningLost = false
     }
 
     /// Stops for good after the storage's history turned out to differ:

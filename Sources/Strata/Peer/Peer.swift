@@ -42,6 +42,10 @@ public actor Peer {
     /// Set when the storage's history turned out to differ from the one
     /// this peer applied: every commit and catch-up throws it.
     var divergence: PeerError?
+    /// Set when the storage's notifications ended (or before the first):
+    /// the next catch-up or commit first checks that the storage still
+    /// holds this peer's newest transaction.
+    var listeningLost = false
     /// The local cache, when opened with one, and the basis of the value
     /// it holds (-1: none yet).
     var cache: PeerCache?
@@ -85,6 +89,7 @@ public actor Peer {
         let cache = directory.map { PeerCache(directory: $0) }
         var start = Database()
         var startID: UUID?
+        var fromCache = false
         let newest = try await storage.snapshotBases().last
         if let cache, let (cached, id) = cache.load(),
             cached.basis + cacheLead >= (newest ?? 0),
@@ -92,6 +97,7 @@ public actor Peer {
         {
             start = cached
             startID = id
+            fromCache = true
         } else if let newest, let snapshot = try await storage.snapshot(at: newest) {
             guard snapshot.basis == newest else {
                 throw PeerError.divergentHistory(
@@ -100,9 +106,12 @@ public actor Peer {
                 )
             }
             start = snapshot
+            // Its basis transaction's ID: what tells, later, that the
+            // history was cut under this peer.
+            startID = try await storage.transactionID(at: newest)
         }
         let peer = Peer(storage: storage, start: start)
-        await peer.useCache(cache, start: (start.basis, startID))
+        await peer.useCache(cache, start: (start.basis, startID), fromCache: fromCache)
         try await peer.catchUp()
         return peer
     }
@@ -112,10 +121,10 @@ public actor Peer {
     /// than reading the snapshot).
     static let cacheLead: Int64 = 50_000
 
-    func useCache(_ cache: PeerCache?, start: (basis: Int64, id: UUID?)) {
+    func useCache(_ cache: PeerCache?, start: (basis: Int64, id: UUID?), fromCache: Bool) {
         self.cache = cache
         self.start = start
-        if start.id != nil { cachedBasis = start.basis }
+        if fromCache { cachedBasis = start.basis }
     }
 
     /// Reads and applies every transaction stored after ``current``, then
@@ -126,7 +135,7 @@ public actor Peer {
     ///   not follow the one before it or does not apply.
     @discardableResult
     public func catchUp() async throws -> Database {
-        if let divergence { throw divergence }
+        try await checkContinuityIfListeningLost()
         // What was applied is published, also when a later read fails.
         defer { publish() }
         while true {

@@ -25,7 +25,7 @@ public protocol HistoryStorage: Sendable {
     ///   when another writer stored a transaction at `t` first (this one is
     ///   not stored).
     /// - Throws: ``HistoryStorageError``, ``ApplyError`` or a ``StoreError``
-    ///   (but ``StoreError/writeFailed(_:)`` and ``StoreError/needsReopen(_:)``)
+    ///   (but ``StoreError/writeFailed(_:)``)
     ///   when the storage refuses it: it is not stored. Any other error
     ///   (the storage could not be reached): the append may or may not
     ///   have happened, or may happen still (a caller that must know looks

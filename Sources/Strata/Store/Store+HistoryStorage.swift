@@ -42,9 +42,10 @@ extension Store: HistoryStorage {
     ///   change does not fit the value at `t - 1`, and the errors of
     ///   ``commit(_:)``.
     public func append(_ transaction: Transaction) async throws -> HistoryAppend {
-        // This peer's turn, if it lost its number last time, ends with this try.
-        let turn = peerTurn?.id == transaction.id ? peerTurn?.serial : nil
-        defer { if let turn { endPeerTurn(turn) } }
+        // This peer's turn, if it lost its number last time, ends with this
+        // try, unless it loses again.
+        var keepTurn = false
+        defer { if !keepTurn { endPeerTurn(of: transaction.id) } }
         while true {
             try await admitWriter(peer: true)
             let next = head.basis + 1
@@ -66,12 +67,18 @@ extension Store: HistoryStorage {
             // synced is waited for: `taken` must name a transaction the
             // peer can read (it may yet be rolled back, freeing t).
             beginPeerTurn(transaction.id)
-            guard transaction.t > current.basis else { return .taken }
+            guard transaction.t > current.basis else {
+                keepTurn = true
+                return .taken
+            }
             await waitForPublication(of: transaction.t)
         }
         if history.t(of: transaction.id) != nil { throw StoreError.duplicateTransaction(id: transaction.id) }
         try transaction.checkNesting()
         let after = try apply(head, transaction)
+        // Appended without a suspension from here: the store's writers
+        // may go on (and share its sync).
+        endPeerTurn(of: transaction.id)
         _ = try await append(transaction, producing: after)
         return .appended
     }
@@ -133,8 +140,12 @@ extension Store: HistoryStorage {
         releaseHeldWriters()
     }
 
+    private func endPeerTurn(of id: UUID) {
+        if let turn = peerTurn, turn.id == id { endPeerTurn(turn.serial) }
+    }
+
     /// How long the store's writers wait at most for a peer that lost its
-    /// number to try again.
+    /// number to try again (and, in all, for peers' turns).
     static let peerTurnLength = Duration.milliseconds(10)
 
     /// Writes a snapshot of the store's own value at `value.basis` (the
@@ -148,7 +159,7 @@ extension Store: HistoryStorage {
         let basis = value.basis
         // One at or before the newest snapshot adds nothing open would use
         // (and one before the kept ones would be pruned at once).
-        if snapshotSizes[basis] != nil || basis < lastSnapshotBasis {
+        if basis >= 0, snapshotSizes[basis] != nil || basis < lastSnapshotBasis {
             try checkWritable()
             return
         }

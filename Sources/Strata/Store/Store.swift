@@ -246,8 +246,20 @@ public actor Store {
     /// Waits while a truncate settles the commits in flight (so it never
     /// cuts under one), then checks the store is writable.
     func admitWriter(peer: Bool = false) async throws {
+        // Peers' turns hold one of the store's writers for a turn's length
+        // in all: peers that keep losing to one another cannot chain turns
+        // into a wait without end.
+        var heldSince: ContinuousClock.Instant?
         while true {
-            if truncations > 0 || (peerTurn != nil && !peer) {
+            if !peer, peerTurn != nil {
+                let since = heldSince ?? .now
+                heldSince = since
+                if ContinuousClock.now - since < Self.peerTurnLength {
+                    await withCheckedContinuation { heldWriters.append($0) }
+                    continue
+                }
+            }
+            if truncations > 0 {
                 await withCheckedContinuation { heldWriters.append($0) }
                 continue
             }
@@ -276,7 +288,8 @@ public actor Store {
 
     /// Lets the held writers go on once nothing holds them.
     func releaseHeldWriters() {
-        guard truncations == 0, peerTurn == nil else { return }
+        // Each writer checks again what holds it.
+        guard truncations == 0 else { return }
         let held = heldWriters
         heldWriters = []
         for writer in held { writer.resume() }
