@@ -21,6 +21,8 @@ extension Peer {
     /// - Returns: the stored transaction (numbered) and the values before
     ///   and after it.
     /// - Throws: what `body` throws and ``ApplyError`` (nothing stored);
+    ///   what the storage throws while checking, after lost notifications,
+    ///   that the history was not cut (nothing sent);
     ///   an append's refusal (``HistoryStorageError``, a ``StoreError``
     ///   other than a failed write: a read-only or closed file store, say;
     ///   nothing stored);
@@ -45,6 +47,8 @@ extension Peer {
         if let divergence { throw divergence }
         guard !closed else { throw PeerError.closed }
         try await checkContinuityIfListeningLost()
+        // Closed (by its follow task, say) while checking.
+        guard !closed else { throw PeerError.closed }
         var builder = TransactionBuilder(on: head)
         try body(&builder)
         var transaction = builder.transaction(message: message, significance: significance, metadata: metadata)

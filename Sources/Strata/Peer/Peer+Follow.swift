@@ -89,7 +89,10 @@ extension Peer {
         )
     }
 
-    func setListeningLost() { listeningLost = true }
+    func setListeningLost() {
+        listeningLost = true
+        listeningLostCount += 1
+    }
 
     /// Throws the divergence found before, or checks continuity when the
     /// notifications were lost since the last check (and stops the peer
@@ -97,13 +100,15 @@ extension Peer {
     func checkContinuityIfListeningLost() async throws {
         if let divergence { throw divergence }
         guard listeningLost else { return }
+        let seen = listeningLostCount
         do {
             try await checkContinuity()
         } catch let error as PeerError {
             diverged(error)
             throw error
         }
-        listeningLost = false
+        // Notifications lost again during the check need another.
+        if listeningLostCount == seen { listeningLost = false }
     }
 
     /// Stops for good after the storage's history turned out to differ:

@@ -46,6 +46,7 @@ public actor Peer {
     /// the next catch-up or commit first checks that the storage still
     /// holds this peer's newest transaction.
     var listeningLost = false
+    var listeningLostCount = 0
     /// The local cache, when opened with one, and the basis of the value
     /// it holds (-1: none yet).
     var cache: PeerCache?
@@ -108,7 +109,8 @@ public actor Peer {
             start = snapshot
             // Its basis transaction's ID: what tells, later, that the
             // history was cut under this peer.
-            startID = try await storage.transactionID(at: newest)
+            // (Unknown when it cannot be read now: no check then.)
+            startID = try? await storage.transactionID(at: newest)
         }
         let peer = Peer(storage: storage, start: start)
         await peer.useCache(cache, start: (start.basis, startID), fromCache: fromCache)

@@ -131,6 +131,9 @@ extension Store: HistoryStorage {
         Task {
             try? await Task.sleep(for: Self.peerTurnLength)
             self.endPeerTurn(serial)
+            // Also when a later turn replaced this one: the writers held
+            // since then check how long they have waited.
+            self.releaseHeldWriters()
         }
     }
 
