@@ -51,23 +51,7 @@ extension PostgresServerTests {
 
             // The store's row locked FOR UPDATE: an insert into the log
             // (its foreign key) waits for it; a read does not.
-            let blocker = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: settings.host,
-                    port: settings.port,
-                    username: settings.user,
-                    password: settings.password,
-                    database: settings.database,
-                    tls: .disable
-                ),
-                id: 1,
-                logger: Logger(label: "blocker")
-            )
-            try await blocker.query("BEGIN", logger: Logger(label: "blocker"))
-            try await blocker.query(
-                "SELECT store FROM strata_stores WHERE store = \(made.store) FOR UPDATE",
-                logger: Logger(label: "blocker")
-            )
+            let (blocker, logger) = try await TestServer.lockingStoreRow(of: made.store)
             // Both attempts wait on the lock and are given up; the number is
             // still free, so either might yet land: said so, with the ID.
             var pending: UUID?
@@ -80,7 +64,7 @@ extension PostgresServerTests {
             }
             // Reads are not held by the lock.
             #expect(try await made.latestT() == 1)
-            try await blocker.query("COMMIT", logger: Logger(label: "blocker"))
+            try await blocker.query("COMMIT", logger: logger)
             try await blocker.close()
 
             // The server may finish a given-up request: whatever is at t 2
@@ -100,20 +84,7 @@ extension PostgresServerTests {
             let made = try await TestServer.newStore("refused-é☃")
             let storage = try await TestServer.again(made)
             #expect(try await storage.latestT() == 0)
-            let settings = try TestServer.settings()
-            let logger = Logger(label: "remover")
-            let remover = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: settings.host,
-                    port: settings.port,
-                    username: settings.user,
-                    password: settings.password,
-                    database: settings.database,
-                    tls: .disable
-                ),
-                id: 3,
-                logger: logger
-            )
+            let (remover, logger) = try await TestServer.session("remover")
             try await remover.query("DELETE FROM strata_stores WHERE store = \(made.store)", logger: logger)
             do {
                 _ = try await storage.append(Transaction(t: 1, basis: 0))
@@ -152,25 +123,7 @@ extension PostgresServerTests {
 
             // Cancelled while the server holds it (a lock): the caller
             // resumes without the answer, whatever the server does with it.
-            let settings = try TestServer.settings()
-            let logger = Logger(label: "blocker")
-            let blocker = try await PostgresConnection.connect(
-                configuration: PostgresConnection.Configuration(
-                    host: settings.host,
-                    port: settings.port,
-                    username: settings.user,
-                    password: settings.password,
-                    database: settings.database,
-                    tls: .disable
-                ),
-                id: 2,
-                logger: logger
-            )
-            try await blocker.query("BEGIN", logger: logger)
-            try await blocker.query(
-                "SELECT store FROM strata_stores WHERE store = \(made.store) FOR UPDATE",
-                logger: logger
-            )
+            let (blocker, logger) = try await TestServer.lockingStoreRow(of: made.store)
             let held = Transaction(t: 2, basis: 1)
             let waiting = Task { try await storage.append(held) }
             try await Task.sleep(for: .milliseconds(300))
@@ -191,6 +144,38 @@ extension PostgresServerTests {
             await storage.close()
             await made.close()
         }
+    }
+}
+
+extension TestServer {
+    /// A session of its own on the test server, beside the storages' (to
+    /// hold a lock, to change a row under them).
+    static func session(_ label: String) async throws -> (PostgresConnection, Logger) {
+        let settings = try settings()
+        let logger = Logger(label: label)
+        let connection = try await PostgresConnection.connect(
+            configuration: PostgresConnection.Configuration(
+                host: settings.host,
+                port: settings.port,
+                username: settings.user,
+                password: settings.password,
+                database: settings.database,
+                tls: .disable
+            ),
+            id: 1,
+            logger: logger
+        )
+        return (connection, logger)
+    }
+
+    /// A session holding the row of `store` in strata_stores FOR UPDATE in
+    /// an open transaction: an append (the log's foreign key) waits for it,
+    /// a read does not. Its COMMIT lets go.
+    static func lockingStoreRow(of store: String) async throws -> (PostgresConnection, Logger) {
+        let (connection, logger) = try await session("blocker")
+        try await connection.query("BEGIN", logger: logger)
+        try await connection.query("SELECT store FROM strata_stores WHERE store = \(store) FOR UPDATE", logger: logger)
+        return (connection, logger)
     }
 }
 

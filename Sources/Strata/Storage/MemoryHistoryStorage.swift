@@ -18,18 +18,7 @@ public actor MemoryHistoryStorage: HistoryStorage {
     ///   `t` past the next free one or a basis other than `t - 1`.
     public func append(_ transaction: Transaction) throws -> HistoryAppend {
         let next = Int64(log.count) + 1
-        guard transaction.t <= next, transaction.t >= 1 else {
-            throw HistoryStorageError.invalidTransaction(
-                t: transaction.t,
-                reason: "the next free number is \(next)"
-            )
-        }
-        guard transaction.basis == transaction.t - 1 else {
-            throw HistoryStorageError.invalidTransaction(
-                t: transaction.t,
-                reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
-            )
-        }
+        try HistoryStorageError.checkPlacement(of: transaction, next: next)
         guard transaction.t == next else { return .taken }
         log.append(transaction)
         for listener in listeners.values { listener.yield(next) }
@@ -72,6 +61,20 @@ public actor MemoryHistoryStorage: HistoryStorage {
 public enum HistoryStorageError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A transaction that cannot be stored where it says it goes.
     case invalidTransaction(t: Int64, reason: String)
+
+    /// Refuses `transaction` unless its number is in `1...next` (`next`:
+    /// the next free one) and its basis is the number before it.
+    static func checkPlacement(of transaction: Transaction, next: Int64) throws {
+        guard transaction.t >= 1, transaction.t <= next else {
+            throw invalidTransaction(t: transaction.t, reason: "the next free number is \(next)")
+        }
+        guard transaction.basis == transaction.t - 1 else {
+            throw invalidTransaction(
+                t: transaction.t,
+                reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
+            )
+        }
+    }
 
     /// One line naming the transaction and why.
     public var description: String {

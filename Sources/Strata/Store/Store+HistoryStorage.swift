@@ -49,18 +49,7 @@ extension Store: HistoryStorage {
         while true {
             try await admitWriter(peer: true)
             let next = head.basis + 1
-            guard transaction.t >= 1, transaction.t <= next else {
-                throw HistoryStorageError.invalidTransaction(
-                    t: transaction.t,
-                    reason: "the next free number is \(next)"
-                )
-            }
-            guard transaction.basis == transaction.t - 1 else {
-                throw HistoryStorageError.invalidTransaction(
-                    t: transaction.t,
-                    reason: "its basis is \(transaction.basis), not \(transaction.t - 1)"
-                )
-            }
+            try HistoryStorageError.checkPlacement(of: transaction, next: next)
             if transaction.t == next { break }
             // Another commit holds t. The store's own writers wait while
             // this peer catches up and tries again. A commit still being
