@@ -303,4 +303,42 @@ struct StoreHistoryStorageTests {
         #expect(snapshotFiles(path).count == 2)
         try await store.close()
     }
+
+    @Test(
+        "peers' transactions from empty to 3 MB (message, metadata, changes) read back whole after reopens, a snapshot and a cut"
+    )
+    func sizesReadBack() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        var options = testOptions(.grouped)
+        options.cachedTransactionChanges = 1
+        options.segmentSize = 1 << 20
+        let sizes = [0, 1, 4_095, 4_096, 4_097, 70_000, 3_000_000]
+        var store = try await Store.open(at: path, options: options)
+        let peer = try await Peer.open(store)
+        try await peer.transact { _ in }
+        for (n, size) in sizes.enumerated() {
+            let text = String(repeating: "é", count: size / 2) + String(repeating: "x", count: size % 2)
+            try await peer.transact(message: text, metadata: ["note": .string(text)]) {
+                try $0.insert(["text": .string(text)], id: RecordID(n), into: "docs")
+            }
+            if n == 3 { try await store.snapshot() }
+        }
+        let written = try await store.transactions(from: 1, limit: .max)
+        #expect(written.count == sizes.count + 1)
+        try await store.close()
+        for cycle in 0..<3 {
+            store = try await Store.open(at: path, options: options)
+            #expect(try await store.transactions(from: 1, limit: .max) == written, "cycle \(cycle)")
+            #expect(try await Peer.open(store).current == store.current)
+            try await store.close()
+        }
+        store = try await Store.open(at: path, options: options)
+        try await store.truncate(after: 5)
+        try await store.close()
+        store = try await Store.open(at: path, options: options)
+        #expect(try await store.transactions(from: 1, limit: .max) == Array(written.prefix(5)))
+        #expect(try await replayHistory(store) == store.current)
+        try await store.close()
+    }
 }
