@@ -9,6 +9,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export SWIFT_DETERMINISTIC_HASHING=1
 failed=0
+gate1=""
 
 echo "== perf gate 1/2: malloc-count thresholds (Benchmarks/Thresholds)"
 log=$(mktemp)
@@ -19,24 +20,32 @@ if grep -q "is EQUAL to the defined thresholds" "$log"; then
     echo "gate 1: PASS (every malloc count equals its threshold)"
 elif grep -q "is WORSE than the defined thresholds" "$log"; then
     echo "gate 1: FAIL (malloc counts above their thresholds; see the table above)"
+    gate1="gate 1 (malloc counts) failed"
     failed=1
 elif grep -q "is BETTER than the defined thresholds" "$log"; then
     # ordo-one/benchmark exits non-zero for improvements too; they pass here.
     echo "gate 1: PASS (fewer mallocs than the thresholds: run 'make perf-thresholds' to lock them in)"
 else
     echo "gate 1: FAIL (benchmark run did not complete, exit $status)"
+    gate1="gate 1 (malloc counts) did not complete"
     failed=1
 fi
 rm -f "$log"
 
 echo
 echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
-if ! swift build -c release --product strata || ! swift run -c release bench --quick --gate --json perf/results/gate.json; then
+benchlog=$(mktemp)
+if ! swift build -c release --product strata || ! swift run -c release bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
     failed=1
 fi
 
 if [ "$failed" -ne 0 ]; then
+    # The names again at the very end, where a log's tail shows them.
+    grep -E '^\| .*\| +FAIL \|$|^perf gates failed' "$benchlog" | tail -n 20
+    rm -f "$benchlog"
+    [ -n "$gate1" ] && echo "$gate1"
     echo "perf-gate: FAILED"
     exit 1
 fi
+rm -f "$benchlog"
 echo "perf-gate: passed"

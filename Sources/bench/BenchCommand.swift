@@ -118,20 +118,11 @@ struct BenchCommand: AsyncParsableCommand {
         if !MemoryProbe.hasAllocatorStatistics {
             print("  (jemalloc statistics unavailable: memory figures will read -1)")
         }
+        // Which scenario recorded each gate, for a second measurement.
+        var gateScenarios: [String] = []
         for name in selected {
-            switch name {
-            case CodecScenario.name: try CodecScenario().run(context)
-            case MapScenario.name: try MapScenario().run(context, sizes: try sizes())
-            case VectorScenario.name: try VectorScenario().run(context, sizes: try sizes())
-            case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
-            case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
-            case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
-            case QueryScenario.name: try await QueryScenario().run(context, sizes: try sizes())
-            case TypedScenario.name: try await TypedScenario().run(context, sizes: try sizes())
-            case CLIScenario.name: try await CLIScenario().run(context, sizes: try sizes())
-            case ClusterScenario.name: try ClusterScenario().run(context, sizes: try sizes())
-            default: throw BenchError.unknownScenario(name, known: Self.scenarios)
-            }
+            try await runScenario(name, context)
+            gateScenarios += Array(repeating: name, count: report.gates.count - gateScenarios.count)
         }
         if json != "none" {
             let url = URL(fileURLWithPath: json)
@@ -142,7 +133,59 @@ struct BenchCommand: AsyncParsableCommand {
             print("\nfigures written to \(url.path)")
         }
         if gate && !report.printGates() {
-            throw BenchError.gatesFailed(report.gates.filter { !$0.passed }.map(\.name))
+            let failed = try await measureFailedGatesAgain(report, scenarios: gateScenarios, context: context)
+            if !failed.isEmpty {
+                print("\nperf gates failed in both measurements: \(failed.joined(separator: "; "))")
+                // Before the error on stderr: CI shows the tail of a log
+                // holding both, where block-buffered tables would land last.
+                fflush(nil)
+                throw BenchError.gatesFailed(failed)
+            }
+        }
+    }
+
+    func runScenario(_ name: String, _ context: BenchContext) async throws {
+        switch name {
+        case CodecScenario.name: try CodecScenario().run(context)
+        case MapScenario.name: try MapScenario().run(context, sizes: try sizes())
+        case VectorScenario.name: try VectorScenario().run(context, sizes: try sizes())
+        case CoreScenario.name: try CoreScenario().run(context, sizes: try sizes())
+        case StoreScenario.name: try await StoreScenario().run(context, sizes: try sizes())
+        case RebuildScenario.name: try await RebuildScenario().run(context, sizes: try sizes())
+        case QueryScenario.name: try await QueryScenario().run(context, sizes: try sizes())
+        case TypedScenario.name: try await TypedScenario().run(context, sizes: try sizes())
+        case CLIScenario.name: try await CLIScenario().run(context, sizes: try sizes())
+        case ClusterScenario.name: try ClusterScenario().run(context, sizes: try sizes())
+        default: throw BenchError.unknownScenario(name, known: Self.scenarios)
+        }
+    }
+
+    /// Runs each scenario with a failed gate once more and returns the
+    /// gates that fail again. The machines are shared: one slow window
+    /// can push a timing ratio past its limit, while a regression fails
+    /// both measurements. Both tables are printed.
+    func measureFailedGatesAgain(
+        _ report: Report,
+        scenarios: [String],
+        context: BenchContext
+    ) async throws -> [String] {
+        let failedFirst = report.gates.indices.filter { !report.gates[$0].passed }
+        let names = Set(failedFirst.map { report.gates[$0].name })
+        var again = context
+        again.report = Report()
+        var rerun: [String] = []
+        for index in failedFirst where !rerun.contains(scenarios[index]) { rerun.append(scenarios[index]) }
+        print(
+            "\n## second measurement of \(rerun.joined(separator: ", ")) (gates failed: \(names.sorted().joined(separator: "; ")))"
+        )
+        for name in rerun { try await runScenario(name, again) }
+        let retried = again.report.gates.filter { names.contains($0.name) }
+        _ = again.report.printGates(only: names)
+        // A gate the second run did not record (a scenario that measures
+        // it only sometimes) keeps its first result.
+        return names.sorted().filter { name in
+            guard let second = retried.first(where: { $0.name == name }) else { return true }
+            return !second.passed
         }
     }
 }

@@ -57,9 +57,11 @@ final class Report {
     }
 
     /// Prints every gate with its margin; returns whether all passed.
-    func printGates() -> Bool {
+    /// `only`: the names to print (all when nil).
+    func printGates(only names: Set<String>? = nil) -> Bool {
         var table: [[String]] = [["gate (same-run ratio)", "measured", "limit", "margin", "result"]]
-        for gate in gates {
+        let shown = gates.filter { names?.contains($0.name) ?? true }
+        for gate in shown {
             table.append([
                 gate.name,
                 Self.format(gate.measured) + "x",
@@ -70,7 +72,7 @@ final class Report {
         }
         print("\n## perf gates")
         print(Self.render(table))
-        return gates.allSatisfy(\.passed)
+        return shown.allSatisfy(\.passed)
     }
 
     /// Records `figure` as it is.
