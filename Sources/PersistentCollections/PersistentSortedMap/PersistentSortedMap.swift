@@ -88,6 +88,20 @@ extension PersistentSortedMap {
     @inlinable
     public func rank(of key: Key) -> Int { _entries._rank(isBelow: { $0.key < key }, isAbove: { key < $0.key }) }
 
+    /// The number of keys in `range`. O(log n): both bounds' ranks in one
+    /// descent while they share a path.
+    @inlinable
+    public func count(in range: Range<Key>) -> Int {
+        let lower = range.lowerBound
+        let upper = range.upperBound
+        return _entries._ranks(
+            lowerIsBelow: { $0.key < lower },
+            lowerIsAbove: { lower < $0.key },
+            upperIsBelow: { $0.key < upper },
+            upperIsAbove: { upper < $0.key }
+        )?.count ?? 0
+    }
+
     /// The entry at `offset` in key order. O(log n).
     /// - Precondition: `0 <= offset < count`.
     @inlinable

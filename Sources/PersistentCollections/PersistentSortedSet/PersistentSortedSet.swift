@@ -93,14 +93,49 @@ extension PersistentSortedSet {
         _ body: (_Leaf) -> R
     ) -> R? {
         guard let root = _root else { return nil }
-        var node = Unmanaged<AnyObject>.passUnretained(root)
-        for _ in 0..<_height {
+        return Self._descend(from: Unmanaged.passUnretained(root), height: _height, child, body)
+    }
+
+    /// The same descent from `node`, `height` levels above the leaves
+    /// (a node the caller's tree keeps alive).
+    @inlinable
+    static func _descend<R>(
+        from node: Unmanaged<AnyObject>,
+        height: Int,
+        _ child: (_Inner) -> Int,
+        _ body: (_Leaf) -> R
+    ) -> R {
+        var node = node
+        for _ in 0..<height {
             node = node._withUnsafeGuaranteedRef { object in
                 let inner = Self._inner(object)
                 return inner.unretainedChild(child(inner))
             }
         }
         return node._withUnsafeGuaranteedRef { body(Self._leaf($0)) }
+    }
+
+    /// The number of elements below the probe under `node`.
+    @inlinable
+    static func _rank(
+        from node: Unmanaged<AnyObject>,
+        height: Int,
+        isBelow: (Element) -> Bool,
+        isAbove: (Element) -> Bool
+    ) -> Int {
+        var rank = 0
+        let inLeaf = _descend(
+            from: node,
+            height: height,
+            { inner in
+                let child = inner.childIndex(probeIsBelow: isAbove)
+                inner.withChildren { children in
+                    for i in 0..<child { rank += children[i].count }
+                }
+                return child
+            }
+        ) { $0.lowerBound(isBelow) }
+        return rank + inLeaf
     }
 
     /// The element the probe matches, or nil: a descent comparing by
@@ -119,15 +154,103 @@ extension PersistentSortedSet {
     /// The number of elements below the probe.
     @inlinable
     func _rank(isBelow: (Element) -> Bool, isAbove: (Element) -> Bool) -> Int {
-        var rank = 0
-        let inLeaf = _descend({ inner in
-            let child = inner.childIndex(probeIsBelow: isAbove)
-            inner.withChildren { children in
-                for i in 0..<child { rank += children[i].count }
+        guard let root = _root else { return 0 }
+        return Self._rank(from: Unmanaged.passUnretained(root), height: _height, isBelow: isBelow, isAbove: isAbove)
+    }
+
+    /// The ranks of two probes, the lower first: found in one descent
+    /// while both lie under the same child (a narrow range shares most of
+    /// its path, whose nodes are then read once), and in one descent per
+    /// probe below the node where they part. Nil when the upper probe
+    /// ranks below the lower one.
+    @inlinable
+    func _ranks(
+        lowerIsBelow: (Element) -> Bool,
+        lowerIsAbove: (Element) -> Bool,
+        upperIsBelow: (Element) -> Bool,
+        upperIsAbove: (Element) -> Bool
+    ) -> Range<Int>? {
+        guard let root = _root else { return 0..<0 }
+        var node = Unmanaged<AnyObject>.passUnretained(root)
+        var height = _height
+        // Elements in the children left of the shared path.
+        var before = 0
+        while height > 0 {
+            var next = node
+            // Inside the guaranteed reference: no retain of the node.
+            let parted: Range<Int>?? = node._withUnsafeGuaranteedRef { object in
+                let inner = Self._inner(object)
+                let lowerChild = inner.childIndex(probeIsBelow: lowerIsAbove)
+                let upperChild = inner.childIndex(probeIsBelow: upperIsAbove)
+                var low = before
+                var between = 0
+                inner.withChildren { children in
+                    for i in 0..<Swift.min(lowerChild, upperChild) { low += children[i].count }
+                    for i in lowerChild..<Swift.max(lowerChild, upperChild) { between += children[i].count }
+                }
+                guard lowerChild == upperChild else {
+                    guard lowerChild < upperChild else { return .some(nil) }
+                    let lower = Self._rank(
+                        from: inner.unretainedChild(lowerChild),
+                        height: height - 1,
+                        isBelow: lowerIsBelow,
+                        isAbove: lowerIsAbove
+                    )
+                    let upper = Self._rank(
+                        from: inner.unretainedChild(upperChild),
+                        height: height - 1,
+                        isBelow: upperIsBelow,
+                        isAbove: upperIsAbove
+                    )
+                    return (low + lower)..<(low + between + upper)
+                }
+                before = low
+                next = inner.unretainedChild(lowerChild)
+                return nil
             }
-            return child
-        }) { $0.lowerBound(isBelow) }
-        return rank + (inLeaf ?? 0)
+            if let parted { return parted }
+            node = next
+            height -= 1
+        }
+        return node._withUnsafeGuaranteedRef { object in
+            let leaf = Self._leaf(object)
+            let lower = leaf.lowerBound(lowerIsBelow)
+            let upper = leaf.lowerBound(upperIsBelow)
+            return lower <= upper ? (before + lower)..<(before + upper) : nil
+        }
+    }
+
+    /// The offsets of the elements in `range`: `rank(of: range.lowerBound)
+    /// ..< rank(of: range.upperBound)`, in one descent while the bounds
+    /// share a path. O(log n).
+    @inlinable
+    public func offsets(in range: Range<Element>) -> Range<Int> {
+        let lower = range.lowerBound
+        let upper = range.upperBound
+        return _ranks(
+            lowerIsBelow: { $0 < lower },
+            lowerIsAbove: { lower < $0 },
+            upperIsBelow: { $0 < upper },
+            upperIsAbove: { upper < $0 }
+        ) ?? 0..<0
+    }
+
+    /// The number of elements in `range`. O(log n); see ``offsets(in:)``.
+    @inlinable
+    public func count(in range: Range<Element>) -> Int { offsets(in: range).count }
+
+    /// The number of elements in `range`. O(log n).
+    @inlinable
+    public func count(in range: ClosedRange<Element>) -> Int {
+        let lower = range.lowerBound
+        let upper = range.upperBound
+        // The upper probe's rank counts the elements at most `upper`.
+        return _ranks(
+            lowerIsBelow: { $0 < lower },
+            lowerIsAbove: { lower < $0 },
+            upperIsBelow: { !(upper < $0) },
+            upperIsAbove: { upper < $0 }
+        )?.count ?? 0
     }
 
     /// Whether `element` is in the set. O(log n).

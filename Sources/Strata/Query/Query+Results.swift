@@ -25,8 +25,7 @@ extension Query {
     public func count() throws -> Int {
         switch try plan() {
         case .index(let index, _) where filters.isEmpty:
-            guard let (lower, upper) = bounds(for: index) else { return 0 }
-            let total = index.entries.rank(of: upper) - index.entries.rank(of: lower)
+            guard let total = offsets(in: index)?.count else { return 0 }
             let afterOffset = Swift.max(0, total - offsetCount)
             return limitCount.map { Swift.min($0, afterOffset) } ?? afterOffset
         default:
@@ -63,12 +62,10 @@ extension Query {
                 let found = records.records.values(forKeys: ids)
                 return zip(ids, found).compactMap { id, record in record.map { (id, $0) } }
             }
-            guard let (lower, upper) = bounds(for: index) else { return [] }
-            let low = index.entries.rank(of: lower)
-            let high = index.entries.rank(of: upper)
+            guard let offsets = offsets(in: index) else { return [] }
             var result: [Row] = []
             var skipped = 0
-            let entries = index.entries.elements(atOffsets: low..<Swift.max(low, high))
+            let entries = index.entries.elements(atOffsets: offsets)
             for entry in descending ? entries.reversed() : entries {
                 if let limit, result.count >= limit { break }
                 guard let found = row(entry, index: index, in: records), included(found.record) else { continue }
@@ -86,9 +83,8 @@ extension Query {
 
     /// The entries between the bounds, after `offset`, at most `limit`.
     func window(_ index: TableIndex, descending: Bool, limit: Int?) -> [IndexEntry] {
-        guard let (lower, upper) = bounds(for: index) else { return [] }
-        let low = index.entries.rank(of: lower)
-        let high = index.entries.rank(of: upper)
+        guard let offsets = offsets(in: index) else { return [] }
+        let (low, high) = (offsets.lowerBound, offsets.upperBound)
         let available = Swift.max(0, high - low - offsetCount)
         let count = limit.map { Swift.min($0, available) } ?? available
         guard count > 0 else { return [] }
@@ -116,6 +112,13 @@ extension Query {
 
     func included(_ record: Record) -> Bool {
         filters.allSatisfy { $0(record) }
+    }
+
+    /// The offsets in `index` of the entries the conditions select; nil
+    /// when they select nothing on any value.
+    func offsets(in index: TableIndex) -> Swift.Range<Int>? {
+        guard let (lower, upper) = bounds(for: index) else { return nil }
+        return lower < upper ? index.entries.offsets(in: lower..<upper) : 0..<0
     }
 
     /// The entries of `index` the conditions select lie in `lower..<upper`;

@@ -155,7 +155,8 @@ extension Store: HistoryStorage {
             try checkWritable()
             return
         }
-        try await writeSnapshot { store in
+        // The snapshot's basis is the peer's; what it reports is not needed.
+        _ = try await writeSnapshot { store in
             let current = store.current
             guard basis >= 0, basis <= current.basis else {
                 throw HistoryStorageError.invalidTransaction(

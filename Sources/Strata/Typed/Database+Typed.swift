@@ -33,17 +33,15 @@ extension Database {
             return try Self.decode(type, table.records)
         }
         // The table cut into a few runs of its order per core: each decodes
-        // with its own context, and the runs join in order.
-        let parts = table.records.parts(maximumCount: workers * 4)
-        let results = Mutex([Result<[R], any Error>?](repeating: nil, count: parts.count))
-        DispatchQueue.concurrentPerform(iterations: parts.count) { k in
-            let result = Result { try Self.decode(type, parts[k]) }
-            results.withLock { $0[k] = result }
+        // with its own context, straight into its slots of the result.
+        let decoder = R.decoder
+        return try table.records.concurrentMap(maximumParts: workers * 4) { part, yield in
+            let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
+            defer { context.endBatch() }
+            try part.forEach { id, record in
+                yield(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
+            }
         }
-        var all: [R] = []
-        all.reserveCapacity(table.count)
-        for result in results.withLock({ $0 }) { all += try result!.get() }
-        return all
     }
 
     /// Tables smaller than this decode on the calling thread.
@@ -60,20 +58,6 @@ extension Database {
         var result: [R] = []
         result.reserveCapacity(rows.count)
         for (id, record) in rows {
-            result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
-        }
-        return result
-    }
-
-    /// The records of `part` decoded as `R`, in order, with one context.
-    /// O(part.count · record size).
-    static func decode<R: StoredRecord>(_ type: R.Type, _ part: PersistentMap<RecordID, Record>.Part) throws -> [R] {
-        let decoder = R.decoder
-        let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
-        defer { context.endBatch() }
-        var result: [R] = []
-        result.reserveCapacity(part.count)
-        try part.forEach { id, record in
             result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
         }
         return result

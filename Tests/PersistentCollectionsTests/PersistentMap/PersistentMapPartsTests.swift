@@ -76,3 +76,69 @@ struct PersistentMapPartsTests {
         old._invariantCheck()
     }
 }
+
+/// A result that counts its live instances: a slot written twice, or
+/// written and never destroyed, shows in the count.
+final class _Tracked: Sendable {
+    static let live = Atomic<Int>(0)
+    let value: Int
+
+    init(_ value: Int) {
+        self.value = value
+        Self.live.add(1, ordering: .relaxed)
+    }
+
+    deinit { Self.live.subtract(1, ordering: .relaxed) }
+}
+
+struct _PartFailure: Error, Equatable {
+    var key: Int
+}
+
+@Suite("PersistentMap concurrentMap", .serialized)
+struct PersistentMapConcurrentMapTests {
+    @Test(
+        "results in the map's order, from every part, for any number of parts",
+        arguments: KeyShape.allCases,
+        [0, 1, 31, 33, 1_000, 40_000]
+    )
+    func resultsInOrder(shape: KeyShape, count: Int) throws {
+        let count = shape == .distinct ? count : min(count, 1_000)
+        let map = PersistentMapPartsTests.map(count: count, shape: shape, seed: UInt64(count) &+ 5)
+        let expected = map.map { $0.value * 2 }
+        for maximum in [-1, 0, 1, 2, 3, 8, 64] {
+            let doubled: [Int] = try map.concurrentMap(maximumParts: maximum) { part, yield in
+                part.forEach { yield($0.value * 2) }
+            }
+            #expect(doubled == expected, "maximum \(maximum), \(count) \(shape)")
+            // Class results: each written once and released with the array.
+            let tracked: [_Tracked] = try map.concurrentMap(maximumParts: maximum) { part, yield in
+                part.forEach { yield(_Tracked($0.value)) }
+            }
+            #expect(tracked.map(\.value) == map.map { $0.value })
+            #expect(_Tracked.live.load(ordering: .relaxed) == tracked.count)
+        }
+        #expect(_Tracked.live.load(ordering: .relaxed) == 0)
+    }
+
+    @Test("a part that throws: the earliest failing part's error, every written result destroyed")
+    func failures() {
+        let map = PersistentMapPartsTests.map(count: 20_000, shape: .distinct, seed: 77)
+        let order = map.map { $0.value }
+        var random = SeededRandom(seed: 78)
+        for round in 0..<40 {
+            // Failing entries anywhere, one or several; parts stop at their first.
+            let failing = Set((0..<(1 + round % 3)).map { _ in order[random.int(below: order.count)] })
+            let firstInOrder = order.first { failing.contains($0) }!
+            #expect(throws: _PartFailure(key: firstInOrder), "round \(round)") {
+                let _: [_Tracked] = try map.concurrentMap(maximumParts: 8) { part, yield in
+                    try part.forEach { entry in
+                        if failing.contains(entry.value) { throw _PartFailure(key: entry.value) }
+                        yield(_Tracked(entry.value))
+                    }
+                }
+            }
+            #expect(_Tracked.live.load(ordering: .relaxed) == 0, "round \(round): results left alive")
+        }
+    }
+}

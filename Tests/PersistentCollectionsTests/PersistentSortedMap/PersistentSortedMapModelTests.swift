@@ -35,6 +35,10 @@ struct PersistentSortedMapModelTests {
             #expect(map[key] == model[key] && map.contains(key) == (model[key] != nil), "lookup, \(context)")
             let sortedKeys = model.keys.sorted()
             #expect(map.rank(of: key) == sortedKeys.filter { $0 < key }.count, "rank, \(context)")
+            #expect(
+                map.count(in: key..<(key + 40)) == sortedKeys.filter { $0 >= key && $0 < key + 40 }.count,
+                "count(in:), \(context)"
+            )
             if !model.isEmpty {
                 let offset = random.int(below: model.count)
                 let element = map.element(at: offset)

@@ -56,6 +56,11 @@ struct PersistentSortedSetModelTests {
                 let high = low + random.int(below: 3_000)
                 let expected = model.filter { $0 >= low && $0 < high }
                 #expect(Array(set.elements(in: low..<high)) == expected, "range, \(context)")
+                #expect(set.count(in: low..<high) == expected.count, "count(in:), \(context)")
+                #expect(set.offsets(in: low..<high) == model.lowerBound(low)..<model.lowerBound(high), "\(context)")
+                #expect(set.count(in: low...high) == model.filter { $0 >= low && $0 <= high }.count)
+                let single = model[offset]
+                #expect(set.count(in: single...single) == 1 && set.count(in: single..<single) == 0, "\(context)")
                 #expect(Array(set.elements(in: low..<high).reversed()) == expected.reversed(), "reversed, \(context)")
                 #expect(Array(set.elements(in: low...high)) == model.filter { $0 >= low && $0 <= high })
                 #expect(Array(set.elements(from: low)) == model.filter { $0 >= low })
@@ -105,6 +110,32 @@ struct PersistentSortedSetModelTests {
             }
             #expect(chunks == elements)
         }
+    }
+
+    @Test("count(in:) and offsets(in:) equal the model's for ranges within a leaf, across leaves and across subtrees")
+    func countInRanges() {
+        var random = SeededRandom(seed: 41)
+        // One leaf, two levels, three levels, four levels (16 children per
+        // internal node, about 30 elements per leaf).
+        for size in [1, 29, 31, 500, 20_000, 300_000] {
+            let elements = (0..<size).map { $0 * 2 }
+            let set = PersistentSortedSet(sortedElements: elements)
+            for round in 0..<300 {
+                // Narrow ranges (the bounds share most of their path), wide
+                // ones (they part at the root), bounds between elements, on
+                // them and outside the set.
+                let width = round % 3 == 0 ? random.int(below: 8) : random.int(below: 2 * size + 4)
+                let low = random.int(below: 2 * size + 4) - 2
+                let high = low + width
+                let expected = elements.lowerBound(high) - elements.lowerBound(low)
+                #expect(set.count(in: low..<high) == expected, "size \(size) \(low)..<\(high)")
+                #expect(set.offsets(in: low..<high) == elements.lowerBound(low)..<elements.lowerBound(high))
+                let through = elements.lowerBound(high + 1) - elements.lowerBound(low)
+                #expect(set.count(in: low...high) == through, "size \(size) \(low)...\(high)")
+            }
+            #expect(set.count(in: Int.min..<Int.max) == size)
+        }
+        #expect(PersistentSortedSet<Int>().count(in: 0..<10) == 0)
     }
 
     @Test("difference lists what one version inserted and removed relative to another")
