@@ -3,10 +3,11 @@ import Synchronization
 
 extension PersistentMap {
     /// One result per entry, in the map's iteration order, computed on
-    /// every core: the entries are cut into up to `maximumParts` parts
-    /// (``parts(maximumCount:)``) and `body` runs once per part, on
-    /// several threads at once, calling `yield` with the result of each
-    /// entry of its part in order. The results are written in place into
+    /// every core: the entries are cut into between 1 and `maximumParts`
+    /// parts (``parts(maximumCount:)``: a map whose root has a single
+    /// subtrie is one part) and `body` runs once per part, on several
+    /// threads at once, calling `yield` with the result of each entry of
+    /// its part in order. The results are written in place into
     /// the array returned, not gathered per part and then copied. Per-part
     /// state (a decoder's buffers, say) lives in `body`.
     ///
@@ -20,8 +21,10 @@ extension PersistentMap {
     /// - Precondition: `body` yields exactly one result per entry of its
     ///   part unless it throws.
     /// - Throws: the error of the earliest part (in iteration order) whose
-    ///   `body` threw; nothing is returned then.
-    /// - Complexity: O(n) calls of `yield`, spread over the parts.
+    ///   `body` threw; nothing is returned then. The other parts run to
+    ///   their end (or their own error) first.
+    /// - Complexity: O(n) calls of `yield`, spread over the parts, after
+    ///   one pass over the map's nodes on the calling thread to size them.
     @inlinable
     public func concurrentMap<T: Sendable>(
         maximumParts: Int,
@@ -52,7 +55,9 @@ extension PersistentMap {
                 var failure: (any Error)?
                 do {
                     try body(parts[k]) { result in
-                        precondition(written < count, "concurrentMap: more results than the part's entries")
+                        // Checked in every build mode: a write past the
+                        // part's range would land in another part's slots.
+                        if written >= count { fatalError("concurrentMap: more results than the part's entries") }
                         base.initialize(start + written, to: result)
                         written += 1
                     }
@@ -65,7 +70,7 @@ extension PersistentMap {
             guard let failed = results.firstIndex(where: { $0.error != nil }) else {
                 if let short = results.indices.first(where: { results[$0].written != parts[$0].count }) {
                     for k in parts.indices { base.deinitialize(starts[k], count: results[k].written) }
-                    preconditionFailure(
+                    fatalError(
                         "concurrentMap: part \(short) yielded \(results[short].written) results for \(parts[short].count) entries"
                     )
                 }

@@ -161,8 +161,9 @@ extension PersistentSortedSet {
     /// The ranks of two probes, the lower first: found in one descent
     /// while both lie under the same child (a narrow range shares most of
     /// its path, whose nodes are then read once), and in one descent per
-    /// probe below the node where they part. Nil when the upper probe
-    /// ranks below the lower one.
+    /// probe below the node where they part. Nil or an empty range when
+    /// the upper probe is below the lower one (callers pass ordered
+    /// probes: a `Range` or `ClosedRange`'s bounds).
     @inlinable
     func _ranks(
         lowerIsBelow: (Element) -> Bool,

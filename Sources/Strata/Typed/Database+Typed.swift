@@ -1,6 +1,5 @@
 import Foundation
 import PersistentCollections
-import Synchronization
 
 extension StoredRecord {
     /// The decoder of this type's records: its ``schema`` and ``idKey``.

@@ -140,5 +140,20 @@ struct PersistentMapConcurrentMapTests {
             }
             #expect(_Tracked.live.load(ordering: .relaxed) == 0, "round \(round): results left alive")
         }
+        // One part; a part that throws after yielding all of its results;
+        // an empty map (no part: the body never runs).
+        for maximum in [1, 8] {
+            #expect(throws: _PartFailure(key: -1)) {
+                let _: [_Tracked] = try map.concurrentMap(maximumParts: maximum) { part, yield in
+                    part.forEach { yield(_Tracked($0.value)) }
+                    throw _PartFailure(key: -1)
+                }
+            }
+            #expect(_Tracked.live.load(ordering: .relaxed) == 0, "maximum \(maximum): results left alive")
+        }
+        let empty: [_Tracked] = try! PersistentMap<Int, Int>().concurrentMap(maximumParts: 4) { _, _ in
+            throw _PartFailure(key: -2)
+        }
+        #expect(empty.isEmpty)
     }
 }

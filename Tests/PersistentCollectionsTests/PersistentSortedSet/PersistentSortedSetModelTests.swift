@@ -138,6 +138,34 @@ struct PersistentSortedSetModelTests {
         #expect(PersistentSortedSet<Int>().count(in: 0..<10) == 0)
     }
 
+    @Test(
+        "count(in:) and offsets(in:) with bounds on every element, removed ones included (separators no longer elements)"
+    )
+    func countWithStaleSeparators() {
+        var random = SeededRandom(seed: 43)
+        // Inserted in random order, then two thirds removed: leaves are
+        // part full and many separators name elements that are gone.
+        var keys = Array(0..<30_000)
+        keys.shuffle(using: &random)
+        var set = PersistentSortedSet<Int>()
+        for key in keys { set.insert(key) }
+        for key in keys.prefix(20_000) { set.remove(key) }
+        set._invariantCheck()
+        let model = Array(set)
+        for low in stride(from: -1, through: 30_001, by: 7) {
+            let high = low + random.int(below: 200)
+            let expected = model.lowerBound(high) - model.lowerBound(low)
+            #expect(set.count(in: low..<high) == expected, "\(low)..<\(high)")
+            #expect(set.offsets(in: low..<high) == model.lowerBound(low)..<model.lowerBound(high), "\(low)..<\(high)")
+            #expect(set.count(in: low...high) == model.lowerBound(high + 1) - model.lowerBound(low), "\(low)...\(high)")
+            #expect(set.count(in: low...low) == (model.lowerBound(low + 1) - model.lowerBound(low)), "\(low)...\(low)")
+        }
+        #expect(set.count(in: Int.min...Int.max) == model.count)
+        #expect(set.offsets(in: 40_000..<50_000) == model.count..<model.count)
+        let empty = PersistentSortedSet<Int>()
+        #expect(empty.offsets(in: 0..<5) == 0..<0 && empty.count(in: 0...5) == 0)
+    }
+
     @Test("difference lists what one version inserted and removed relative to another")
     func difference() {
         var random = SeededRandom(seed: 44)
