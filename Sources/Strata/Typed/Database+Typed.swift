@@ -31,10 +31,12 @@ extension Database {
         guard workers > 1, table.count >= Self.parallelDecodeMinimum else {
             return try Self.decode(type, table.records)
         }
-        // The table cut into a few runs of its order per core: each decodes
-        // with its own context, straight into its slots of the result.
+        // The table cut into runs of its order, 16 per core (with fewer,
+        // a core finishing early waited up to one part's time for the
+        // other): each decodes with its own context, straight into its
+        // slots of the result.
         let decoder = R.decoder
-        return try table.records.concurrentMap(maximumParts: workers * 4) { part, yield in
+        return try table.records.concurrentMap(maximumParts: workers * 16) { part, yield in
             let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
             defer { context.endBatch() }
             try part.forEach { id, record in
