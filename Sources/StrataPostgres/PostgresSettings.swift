@@ -123,10 +123,12 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     /// `user@host:port/database`, without the password.
     public var description: String { "\(user)@\(host):\(port)/\(database ?? user)" }
 
-    /// The connection's configuration.
+    /// The PostgresNIO configuration of a connection with these settings
+    /// (a Unix socket when `host` is a directory), as the storage makes its
+    /// own: for a session beside it, such as a tool's or a test's. O(1).
     /// - Throws: ``PostgresStorageError/badSettings(_:)`` when TLS is asked
     ///   for and cannot be set up (never a connection without it).
-    func configuration() throws -> PostgresConnection.Configuration {
+    public func configuration() throws -> PostgresConnection.Configuration {
         if host.hasPrefix("/") {
             return PostgresConnection.Configuration(
                 unixSocketPath: host + "/.s.PGSQL.\(port)",

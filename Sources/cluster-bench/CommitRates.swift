@@ -58,14 +58,7 @@ struct CommitRates {
         await storage.close()
         let logger = Logger(label: "bench")
         let connection = try await PostgresConnection.connect(
-            configuration: .init(
-                host: settings.host,
-                port: settings.port,
-                username: settings.user,
-                password: settings.password,
-                database: settings.database,
-                tls: .disable
-            ),
+            configuration: try settings.configuration(),
             id: 1,
             logger: logger
         )

@@ -154,14 +154,7 @@ extension TestServer {
         let settings = try settings()
         let logger = Logger(label: label)
         let connection = try await PostgresConnection.connect(
-            configuration: PostgresConnection.Configuration(
-                host: settings.host,
-                port: settings.port,
-                username: settings.user,
-                password: settings.password,
-                database: settings.database,
-                tls: .disable
-            ),
+            configuration: try settings.configuration(),
             id: 1,
             logger: logger
         )
