@@ -67,18 +67,19 @@ extension PersistentMap {
                 outcomes.withLock { $0[k] = (written, failure) }
             }
             let results = outcomes.withLock { $0 }
-            guard let failed = results.firstIndex(where: { $0.error != nil }) else {
-                if let short = results.indices.first(where: { results[$0].written != parts[$0].count }) {
-                    for k in parts.indices { base.deinitialize(starts[k], count: results[k].written) }
-                    fatalError(
-                        "concurrentMap: part \(short) yielded \(results[short].written) results for \(parts[short].count) entries"
-                    )
-                }
+            let failed = results.firstIndex { $0.error != nil }
+            let short = results.indices.first { results[$0].written != parts[$0].count }
+            guard failed != nil || short != nil else {
                 initializedCount = total
                 return
             }
             for k in parts.indices { base.deinitialize(starts[k], count: results[k].written) }
-            throw results[failed].error!
+            if let failed { throw results[failed].error! }
+            if let short {
+                fatalError(
+                    "concurrentMap: part \(short) yielded \(results[short].written) results for \(parts[short].count) entries"
+                )
+            }
         }
     }
 }
