@@ -341,4 +341,40 @@ struct StoreHistoryStorageTests {
         #expect(try await replayHistory(store) == store.current)
         try await store.close()
     }
+
+    @Test("peers' transactions of every size read back through compaction blocks, as-of values and reopen cycles")
+    func sizesThroughCompactionBlocks() async throws {
+        let path = temporaryStorePath("peer-blocks")
+        defer { removeStore(path) }
+        var options = testOptions(.grouped)
+        options.cachedTransactionChanges = 1
+        let sizes = [0, 1, 4_095, 4_096, 4_097, 30, 70_000, 900]
+        var store = try await Store.open(at: path, options: options)
+        let peer = try await Peer.open(store)
+        var values: [Int64: Database] = [:]
+        // Blocks are kept on disk from 256 transactions on.
+        for n in 0..<262 {
+            let size = n == 200 ? 3_000_000 : sizes[n % sizes.count]
+            let text = String(repeating: "é", count: size / 2) + String(repeating: "x", count: size % 2)
+            let report = try await peer.transact(message: text, metadata: ["n": .int(Int64(n))]) {
+                try $0.upsert(["text": .string(text)], id: RecordID(n % 37), into: "docs")
+            }
+            values[report.transaction.t] = report.after
+        }
+        try await store.compact()
+        let blocks = (try? FileManager.default.contentsOfDirectory(atPath: path + "/blocks")) ?? []
+        #expect(blocks.contains { $0.hasPrefix("block-") }, "compaction wrote no block")
+        let written = try await store.transactions(from: 1, limit: .max)
+        #expect(written.count == 262)
+        try await store.close()
+        for cycle in 0..<3 {
+            store = try await Store.open(at: path, options: options)
+            #expect(try await store.transactions(from: 1, limit: .max) == written, "cycle \(cycle)")
+            for t in [Int64(1), 7, 64, 128, 200, 201, 255, 256, 257, 262] {
+                #expect(try await store.database(asOf: t) == values[t], "cycle \(cycle), as of \(t)")
+            }
+            #expect(try await Peer.open(store).current == values[262])
+            try await store.close()
+        }
+    }
 }
