@@ -99,4 +99,13 @@ extension _MapNode {
         let children = _children
         for i in 0..<childCount { try children[i].forEachItem(body) }
     }
+
+    /// Calls `body` on every key of the subtree, depth-first, reading no value.
+    @inlinable
+    func forEachKey(_ body: (Key) throws -> Void) rethrows {
+        let items = _items
+        for i in 0..<itemCount { try body(items[i].key) }
+        let children = _children
+        for i in 0..<childCount { try children[i].forEachKey(body) }
+    }
 }

@@ -69,13 +69,17 @@ struct ExportCommand: AsyncParsableCommand {
         }
         if format == .json { console.write(Array("}\n".utf8)) }
         console.flush()
+        ProcessEnd.keep(value)
     }
 
     /// Every record of a table by ID, encoded on every core in chunks
-    /// written in order: the records are sorted by ID first (the same
-    /// value exports the same bytes in every run; a map's order follows a
-    /// per-process hash seed). They are taken out of the map in one walk
-    /// and sorted as pairs: a lookup per record costs a walk down the trie.
+    /// written in order: the IDs are sorted first (the same value exports
+    /// the same bytes in every run; a map's order follows a per-process
+    /// hash seed). Each chunk fetches its records in one batched lookup,
+    /// whose memory reads overlap, just before it encodes them: a record
+    /// is brought into cache once, not once to be gathered and again to
+    /// be written. Each batch of chunks is written while the next one is
+    /// encoded.
     static func write(
         _ records: PersistentMap<RecordID, Record>,
         table: String?,
@@ -85,28 +89,51 @@ struct ExportCommand: AsyncParsableCommand {
     ) throws {
         // A field named like the ID member, or (in JSON lines, with or
         // without --table) like the table member, would be read back as it.
-        let reserved = [Key(idField)] + (json ? [] : [RecordLineParser.tableField])
-        let sorted = Self.sortedByID(records)
+        // A name no record holds needs no check.
+        let reserved = ([Key(idField)] + (json ? [] : [RecordLineParser.tableField])).filter {
+            RecordTokens.fieldID(of: $0) != nil
+        }
+        let sorted = Self.sortedIDs(records)
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunkCount = (sorted.count + chunkSize - 1) / chunkSize
-        var first = true
-        // A few chunks per core at a time, written as soon as they are encoded.
+        // The encoded batch not yet written, with the commas between its
+        // chunks (JSON arrays) already in place.
+        var pending: [[UInt8]] = []
         for batchStart in stride(from: 0, to: chunkCount, by: lanes * 2) {
             let batch = batchStart..<min(chunkCount, batchStart + lanes * 2)
             let outputs = LaneResults<[UInt8]>(count: batch.count)
             let clashes = LaneResults<(id: RecordID, field: Key)?>(count: batch.count)
-            DispatchQueue.concurrentPerform(iterations: batch.count) { offset in
+            let previous = pending
+            // Only iteration 0 touches the console, while this thread
+            // waits for the loop: one thread at a time.
+            nonisolated(unsafe) let output = console
+            // Iteration 0 writes the previous batch; the others encode.
+            DispatchQueue.concurrentPerform(iterations: batch.count + 1) { iteration in
+                guard iteration > 0 else {
+                    for chunk in previous { output.writeLarge(chunk) }
+                    return
+                }
+                let offset = iteration - 1
                 let chunk = batch.lowerBound + offset
                 let range = (chunk * chunkSize)..<min(sorted.count, (chunk + 1) * chunkSize)
-                var writer = JSONWriter(capacity: range.count * 256)
+                var writer = JSONWriter(capacity: range.count * 384)
+                if json, chunk > 0 { writer.byte(UInt8(ascii: ",")) }
+                var names = JSONFieldNames()
                 var clash: (id: RecordID, field: Key)?
-                for index in range {
-                    let (id, record) = sorted[index]
-                    if clash == nil, let field = reserved.first(where: { record[$0] != nil }) { clash = (id, field) }
-                    if json, index > range.lowerBound { writer.byte(UInt8(ascii: ",")) }
-                    writer.record(record, id: id, idField: idField, table: table)
-                    if !json { writer.byte(0x0A) }
+                // A few hundred records at a time: fetched together, then
+                // written while they are still in cache.
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: 256) {
+                    let ids = sorted[start..<min(range.upperBound, start + 256)]
+                    for (id, record) in zip(ids, records.values(forKeys: ids)) {
+                        let record = record!
+                        if !reserved.isEmpty, clash == nil, let field = reserved.first(where: { record[$0] != nil }) {
+                            clash = (id, field)
+                        }
+                        if json, start > range.lowerBound || id != ids.first { writer.byte(UInt8(ascii: ",")) }
+                        writer.record(record, id: id, idField: idField, table: table, names: &names)
+                        if !json { writer.byte(0x0A) }
+                    }
                 }
                 outputs.set(offset, writer.bytes)
                 clashes.set(offset, clash)
@@ -122,33 +149,22 @@ struct ExportCommand: AsyncParsableCommand {
                         + "\(Text.safe(clash.field.string)), \(advice)"
                 )
             }
-            for offset in 0..<batch.count {
-                if json, !first { console.write([UInt8(ascii: ",")]) }
-                first = false
-                console.write(outputs[offset])
-            }
+            pending = (0..<batch.count).map { outputs[$0] }
         }
+        for output in pending { console.writeLarge(output) }
     }
 
-    /// The map's entries in ID order. Integer IDs (the common case) are
-    /// sorted as plain integers beside their positions, then gathered.
-    /// O(n log n).
-    static func sortedByID(_ records: PersistentMap<RecordID, Record>) -> [(id: RecordID, record: Record)] {
-        var entries: [(id: RecordID, record: Record)] = []
-        entries.reserveCapacity(records.count)
-        var integers: [(key: Int64, position: Int32)] = []
+    /// The map's IDs in order. Integer IDs (the common case) are read and
+    /// sorted as plain integers, without touching the records. O(n log n).
+    static func sortedIDs(_ records: PersistentMap<RecordID, Record>) -> [RecordID] {
+        var integers: [Int64] = []
         integers.reserveCapacity(records.count)
-        records.forEach { id, record in
-            if case .integer(let key) = id.kind, integers.count == entries.count {
-                integers.append((key, Int32(truncatingIfNeeded: entries.count)))
-            }
-            entries.append((id, record))
+        var others = false
+        records.keys.forEach { id in
+            if case .integer(let key) = id.kind { integers.append(key) } else { others = true }
         }
-        guard integers.count == entries.count, entries.count <= Int(Int32.max) else {
-            entries.sort { $0.id < $1.id }
-            return entries
-        }
-        integers.sort { $0.key < $1.key }
-        return integers.map { entries[Int($0.position)] }
+        guard !others else { return records.keys.sorted() }
+        integers.sort()
+        return integers.map { RecordID($0) }
     }
 }

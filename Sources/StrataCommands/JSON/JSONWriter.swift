@@ -108,19 +108,22 @@ package struct JSONWriter {
 
     /// A JSON string: quotes, the escapes JSON requires, UTF-8 as is.
     mutating func string(_ text: String) {
-        byte(UInt8(ascii: "\""))
         var text = text
-        text.withUTF8 { utf8 in
-            var start = 0
-            for index in 0..<utf8.count {
-                let unit = utf8[index]
-                guard unit < 0x20 || unit == UInt8(ascii: "\"") || unit == UInt8(ascii: "\\") else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
-                escape(unit)
-                start = index + 1
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
+        text.withUTF8 { string(utf8: $0) }
+    }
+
+    /// A JSON string of these UTF-8 bytes (escaped where JSON requires).
+    mutating func string<Bytes: RandomAccessCollection<UInt8>>(utf8: Bytes) where Bytes.Index == Int {
+        byte(UInt8(ascii: "\""))
+        var start = utf8.startIndex
+        for index in utf8.indices {
+            let unit = utf8[index]
+            guard unit < 0x20 || unit == UInt8(ascii: "\"") || unit == UInt8(ascii: "\\") else { continue }
+            bytes.append(contentsOf: utf8[start..<index])
+            escape(unit)
+            start = index + 1
         }
+        bytes.append(contentsOf: utf8[start...])
         byte(UInt8(ascii: "\""))
     }
 
@@ -156,18 +159,7 @@ package struct JSONWriter {
             raw(#"{"$bytes":""#)
             bytes.append(contentsOf: Data(data).base64EncodedString().utf8)
             raw(#""}"#)
-        case .date(let date):
-            byte(UInt8(ascii: "{"))
-            // Text only for dates ISO 8601 writes the way every reader
-            // reads (years 1583 to 9999, Gregorian); the seconds always.
-            if let text = JSONDates.iso8601(date) {
-                raw(#""$date":""#)
-                bytes.append(contentsOf: text.utf8)
-                raw(#"","#)
-            }
-            raw(#""$seconds":"#)
-            double(date.timeIntervalSinceReferenceDate)
-            byte(UInt8(ascii: "}"))
+        case .date(let date): self.date(secondsSince2001: date.timeIntervalSinceReferenceDate)
         case .reference(let reference):
             raw(#"{"$ref":{"table":"#)
             string(reference.table.string)
@@ -199,6 +191,19 @@ package struct JSONWriter {
         }
     }
 
+    /// `{"$date": "…", "$seconds": …}`: text only for dates ISO 8601
+    /// writes the way every reader reads (years 1583 to 9999, Gregorian);
+    /// the seconds always.
+    mutating func date(secondsSince2001 seconds: Double) {
+        byte(UInt8(ascii: "{"))
+        if JSONDates.iso8601(Date(timeIntervalSinceReferenceDate: seconds), into: &bytes, prefix: #""$date":""#) {
+            raw(#"","#)
+        }
+        raw(#""$seconds":"#)
+        double(seconds)
+        byte(UInt8(ascii: "}"))
+    }
+
     /// A record ID: a number, a string, or `{"$uuid": "…"}`.
     mutating func recordID(_ id: RecordID) {
         switch id.kind {
@@ -214,6 +219,20 @@ package struct JSONWriter {
     /// A record as one object: `extra` members first (its ID, its table),
     /// then its fields in their stored order.
     package mutating func record(_ record: Record, id: RecordID, idField: String, table: String?) {
+        var names = JSONFieldNames()
+        self.record(record, id: id, idField: idField, table: table, names: &names)
+    }
+
+    /// A record as one object, its fields written from their packed bytes
+    /// (no `Value` is built but for a map) and their names from `names`,
+    /// which must have been made after `record` existed.
+    package mutating func record(
+        _ record: Record,
+        id: RecordID,
+        idField: String,
+        table: String?,
+        names: inout JSONFieldNames
+    ) {
         byte(UInt8(ascii: "{"))
         if let table {
             raw(#""$table":"#)
@@ -223,13 +242,83 @@ package struct JSONWriter {
         string(idField)
         byte(UInt8(ascii: ":"))
         recordID(id)
-        for field in record {
-            byte(UInt8(ascii: ","))
-            string(field.name.string)
-            byte(UInt8(ascii: ":"))
-            value(field.value)
+        var tokens = record.tokens
+        // Strings are copied out of the record's bytes through one buffer
+        // view per record: a slice per string would retain and release
+        // the array each time.
+        tokens.bytes.withUnsafeBufferPointer { packed in
+            while let field = tokens.nextField() {
+                byte(UInt8(ascii: ","))
+                names.append(field, to: &bytes)
+                byte(UInt8(ascii: ":"))
+                value(&tokens, packed, names: &names)
+            }
         }
         byte(UInt8(ascii: "}"))
+    }
+
+    /// The next value of `tokens` (whose bytes are `packed`), as
+    /// ``value(_:)`` writes it.
+    private mutating func value(
+        _ tokens: inout RecordTokens,
+        _ packed: UnsafeBufferPointer<UInt8>,
+        names: inout JSONFieldNames
+    ) {
+        switch tokens.nextValue() {
+        case .null: raw("null")
+        case .bool(let flag): flag ? raw("true") : raw("false")
+        case .int(let number): integer(number)
+        case .double(let number): double(number)
+        case .string(let range): string(utf8: packed[range])
+        case .bytes(let range):
+            raw(#"{"$bytes":""#)
+            bytes.append(contentsOf: Data(packed[range]).base64EncodedString().utf8)
+            raw(#""}"#)
+        case .date(let seconds): date(secondsSince2001: seconds)
+        case .reference(let tableID, let id):
+            raw(#"{"$ref":{"table":"#)
+            names.append(tableID, to: &bytes)
+            raw(#","id":"#)
+            recordID(id)
+            raw("}}")
+        case .list(let count):
+            byte(UInt8(ascii: "["))
+            for index in 0..<count {
+                if index > 0 { byte(UInt8(ascii: ",")) }
+                value(&tokens, packed, names: &names)
+            }
+            byte(UInt8(ascii: "]"))
+        case .map(let map): value(map)
+        }
+    }
+}
+
+/// Field and table names as JSON strings, each escaped once (when first
+/// met) and then copied: a million records share a dozen names.
+package struct JSONFieldNames {
+    private let names: [Key]
+    /// Every name met so far, quoted, one after the other.
+    private var quoted: [UInt8] = []
+    /// Where each name's quoted form lies in `quoted`; empty until met
+    /// (a quoted name has at least its two quotes).
+    private var ranges: [Range<Int>]
+
+    /// The names of every record that exists now.
+    package init() {
+        names = RecordTokens.fieldNames
+        ranges = Array(repeating: 0..<0, count: names.count)
+    }
+
+    /// Appends `"name"` for the name with this ID.
+    mutating func append(_ id: Int, to bytes: inout [UInt8]) {
+        if ranges[id].isEmpty {
+            var writer = JSONWriter(capacity: names[id].utf8Count + 2)
+            writer.string(names[id].string)
+            ranges[id] = quoted.count..<(quoted.count + writer.bytes.count)
+            quoted.append(contentsOf: writer.bytes)
+        }
+        let range = ranges[id]
+        quoted.withUnsafeBufferPointer { bytes.append(contentsOf: $0[range]) }
     }
 }
 
@@ -242,20 +331,44 @@ package enum JSONDates {
     /// `2026-11-24T06:00:00.123Z`; nil for a date outside 1583...9999 (or
     /// not a number), which JSON then carries as seconds alone.
     static func iso8601(_ date: Date) -> String? {
+        var bytes: [UInt8] = []
+        guard iso8601(date, into: &bytes, prefix: "") else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `prefix` and the date as ``iso8601(_:)`` writes it, digit by
+    /// digit (no string is made); false, appending nothing, when that is nil.
+    static func iso8601(_ date: Date, into bytes: inout [UInt8], prefix: StaticString) -> Bool {
         let seconds = date.timeIntervalSince1970
-        guard writable.contains(seconds) else { return nil }
+        guard writable.contains(seconds) else { return false }
         var whole = time_t(seconds.rounded(.down))
-        var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
+        // To the nearest millisecond: a date made from whole milliseconds
+        // is stored a hair below them as often as above ($seconds is exact).
+        var millis = Int(((seconds - Double(whole)) * 1000).rounded())
         if millis >= 1000 {
             whole += 1
             millis -= 1000
         }
         var parts = tm()
         gmtime_r(&whole, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        let millisText = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T"
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)).\(millisText)Z"
+        prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        func digits(_ number: Int, _ count: Int, then separator: UInt8?) {
+            var divisor = 1
+            for _ in 1..<count { divisor *= 10 }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(number / divisor % 10))
+                divisor /= 10
+            }
+            if let separator { bytes.append(separator) }
+        }
+        digits(Int(parts.tm_year) + 1900, 4, then: UInt8(ascii: "-"))
+        digits(Int(parts.tm_mon) + 1, 2, then: UInt8(ascii: "-"))
+        digits(Int(parts.tm_mday), 2, then: UInt8(ascii: "T"))
+        digits(Int(parts.tm_hour), 2, then: UInt8(ascii: ":"))
+        digits(Int(parts.tm_min), 2, then: UInt8(ascii: ":"))
+        digits(Int(parts.tm_sec), 2, then: UInt8(ascii: "."))
+        digits(millis, 3, then: UInt8(ascii: "Z"))
+        return true
     }
 
     /// Parses what ``iso8601(_:)`` writes, and the forms without

@@ -59,10 +59,21 @@ final class Console {
 
     func flush() {
         defer { buffer.removeAll(keepingCapacity: true) }
+        send(buffer)
+    }
+
+    /// Writes a large block of bytes (an export's chunk) after what is
+    /// buffered, without copying it into the buffer.
+    func writeLarge(_ bytes: [UInt8]) {
+        flush()
+        send(bytes)
+    }
+
+    private func send(_ bytes: [UInt8]) {
         guard !closed else { return }
         var written = 0
-        while written < buffer.count {
-            let n = buffer.withUnsafeBytes { systemWrite(STDOUT_FILENO, $0.baseAddress! + written, $0.count - written) }
+        while written < bytes.count {
+            let n = bytes.withUnsafeBytes { systemWrite(STDOUT_FILENO, $0.baseAddress! + written, $0.count - written) }
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
                 let code = n < 0 ? errno : EIO

@@ -76,7 +76,7 @@ struct PersistentMapAPITests {
         #expect(map[299] == "299")
     }
 
-    @Test("Collection indices walk the entries in iteration order")
+    @Test("Collection indices walk the entries in iteration order; keys.forEach visits the same keys")
     func indices() {
         for shape in KeyShape.allCases {
             let count = shape == .constant ? 30 : 1_000
@@ -95,6 +95,9 @@ struct PersistentMapAPITests {
             #expect(map.count == count)
             #expect(map.index(forKey: shape.key(count + 5)) == nil)
             #expect(Array(map.keys) == map.indices.map { map.keys[$0] })
+            var viaForEach: [Collider] = []
+            map.keys.forEach { viaForEach.append($0) }
+            #expect(viaForEach == Array(map.keys), "shape \(shape)")
             #expect(Array(map.values) == map.indices.map { map.values[$0] })
             #expect(map.endIndex > map.startIndex)
         }

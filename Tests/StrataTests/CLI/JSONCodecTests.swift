@@ -93,6 +93,73 @@ struct JSONCodecTests {
         }
     }
 
+    @Test(
+        "a record written from its packed bytes is, byte for byte, its fields written as values (3,000 random records)",
+        arguments: [4, 5]
+    )
+    func recordsFromPackedBytes(seed: UInt64) throws {
+        var random = SeededRandom(seed: seed)
+        for n in 0..<1_500 {
+            let fields = (0..<random.int(below: 12)).map { _ in
+                (Key(Self.randomString(&random)), Self.randomValue(&random))
+            }
+            let record = Record(fields: fields)
+            let id: RecordID
+            let idJSON: [UInt8]
+            if random.chance(50) {
+                let number = Int64(bitPattern: random.next()) >> Int64(random.int(below: 63))
+                (id, idJSON) = (RecordID(number), Self.write(.int(number)))
+            } else {
+                let text = Self.randomString(&random)
+                (id, idJSON) = (RecordID(text), Self.write(.string(text)))
+            }
+            var expected = Array(#"{"$table":"t","$id":"#.utf8) + idJSON
+            for field in record {
+                expected += [UInt8(ascii: ",")] + Self.write(.string(field.name.string)) + [UInt8(ascii: ":")]
+                expected += Self.write(field.value)
+            }
+            expected.append(UInt8(ascii: "}"))
+            var writer = JSONWriter()
+            writer.record(record, id: id, idField: "$id", table: "t")
+            #expect(
+                writer.bytes == expected,
+                "seed \(seed), record \(n): \(String(decoding: writer.bytes, as: UTF8.self))"
+            )
+            let members = try writer.bytes.withUnsafeBufferPointer { try JSONReader.object($0) }
+            #expect(members.dropFirst(2).map { $0.0 } == record.map(\.name), "seed \(seed), record \(n)")
+            #expect(members.dropFirst(2).map { $0.1 } == record.map(\.value), "seed \(seed), record \(n)")
+        }
+    }
+
+    @Test("dates are written as ISO 8601 in UTC with milliseconds, from 1583 to 9999")
+    func dateText() throws {
+        var random = SeededRandom(seed: 6)
+        // Whole milliseconds from 1583-01-01 to 9999-12-31, and the edges.
+        let first: Int64 = -12_212_553_600_000
+        let last: Int64 = 253_402_300_799_999
+        var millis = [first, last, 0, -1, 999, 1_000, 951_782_400_000]
+        for _ in 0..<2_000 { millis.append(first + Int64(random.next() % UInt64(last - first))) }
+        for ms in millis {
+            let date = Date(timeIntervalSince1970: Double(ms) / 1_000)
+            let text = String(decoding: Self.write(.date(date)), as: UTF8.self)
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = TimeZone(identifier: "UTC")!
+            let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+            let wholeMillis = Int((ms % 1_000 + 1_000) % 1_000)
+            let iso = String(
+                format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                parts.year!,
+                parts.month!,
+                parts.day!,
+                parts.hour!,
+                parts.minute!,
+                parts.second!,
+                wholeMillis
+            )
+            #expect(text.hasPrefix(#"{"$date":"\#(iso)","$seconds":"#), "\(ms) ms: \(text)")
+        }
+    }
+
     @Test("what JSON allows and Strata reads: escapes, surrogate pairs, big numbers, whitespace")
     func accepted() throws {
         let cases: [(String, Value)] = [

@@ -1,0 +1,14 @@
+import Synchronization
+
+/// What a command leaves to the end of its process. A command that loaded
+/// a million records would otherwise release them one by one as it
+/// returns, a walk over the whole value (a cache miss per record) just
+/// before `exit` hands the memory back at once.
+enum ProcessEnd {
+    private static let kept = Mutex<[any Sendable]>([])
+
+    /// Keeps `value` until the process exits. O(1).
+    static func keep(_ value: some Sendable) {
+        kept.withLock { $0.append(value) }
+    }
+}
