@@ -342,10 +342,13 @@ package enum JSONDates {
         let seconds = date.timeIntervalSince1970
         guard writable.contains(seconds) else { return false }
         var whole = time_t(seconds.rounded(.down))
-        // To the nearest millisecond: a date made from whole milliseconds
-        // is stored a hair below them as often as above ($seconds is exact).
-        var millis = Int(((seconds - Double(whole)) * 1000).rounded())
+        // Rounded down, so that the text is never later than the date:
+        // `log --since` with a printed time keeps that transaction.
+        var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
         if millis >= 1000 {
+            // Only from a product that rounded up to 1000.0; never past
+            // 9999-12-31T23:59:59.999 (four digits of year).
+            guard writable.contains(Double(whole + 1)) else { return false }
             whole += 1
             millis -= 1000
         }

@@ -56,6 +56,41 @@ struct CLIWritingTests {
         #expect(Set(json.keys) == Set(value.tableNames.map(\.string)))
     }
 
+    @Test(
+        "export of a table of 40,000 records (chunks of 16,384, batches written while the next encodes) in both formats"
+    )
+    func largeExport() async throws {
+        let path = temporaryStorePath("cli-export-large")
+        defer { removeStore(path) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.durability = .none
+        let store = try await Store.open(at: path, options: options)
+        // IDs inserted out of order, and one table of a single record.
+        try await store.transact(message: "large") { builder in
+            for n in (0..<40_000).reversed() {
+                try builder.insert(
+                    ["n": .int(Int64(n)), "s": .string("é\(n)")],
+                    id: RecordID(Int64(n) * 3),
+                    into: "big"
+                )
+            }
+            try builder.insert(["n": 1], id: RecordID("only"), into: "one")
+        }
+        try await store.close()
+        let lines = try StrataRunner.run(["export", path, "--table", "big"])
+        #expect(lines.status == 0, "\(lines.error)")
+        let ids = lines.output.split(separator: "\n").map { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["$id"] as? Int
+        }
+        #expect(ids == (0..<40_000).map { $0 * 3 })
+        let json = try StrataRunner.run(["export", path, "--format", "json"]).object()
+        let big = try #require(json["big"] as? [[String: Any]])
+        #expect(big.map { $0["$id"] as? Int } == (0..<40_000).map { $0 * 3 })
+        #expect(big.map { $0["s"] as? String } == (0..<40_000).map { "é\($0)" })
+        #expect((json["one"] as? [[String: Any]])?.map { $0["$id"] as? String } == ["only"])
+    }
+
     @Test("export --as-of writes the past value")
     func exportAsOf() async throws {
         let path = temporaryStorePath("cli-export-asof")

@@ -100,15 +100,22 @@ struct JSONCodecTests {
     func recordsFromPackedBytes(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
         for n in 0..<1_500 {
-            let fields = (0..<random.int(below: 12)).map { _ in
+            var fields = (0..<random.int(below: 12)).map { _ in
                 (Key(Self.randomString(&random)), Self.randomValue(&random))
+            }
+            if random.chance(10) {
+                // Over 4 KB: lengths of several varint bytes.
+                fields.append(("long", .string(String(repeating: "ü\"x", count: random.int(below: 3_000)))))
             }
             let record = Record(fields: fields)
             let id: RecordID
             let idJSON: [UInt8]
-            if random.chance(50) {
+            if random.chance(40) {
                 let number = Int64(bitPattern: random.next()) >> Int64(random.int(below: 63))
                 (id, idJSON) = (RecordID(number), Self.write(.int(number)))
+            } else if random.chance(30) {
+                let uuid = UUID()
+                (id, idJSON) = (RecordID(uuid), Array(#"{"$uuid":"\#(uuid.uuidString)"}"#.utf8))
             } else {
                 let text = Self.randomString(&random)
                 (id, idJSON) = (RecordID(text), Self.write(.string(text)))
@@ -131,21 +138,23 @@ struct JSONCodecTests {
         }
     }
 
-    @Test("dates are written as ISO 8601 in UTC with milliseconds, from 1583 to 9999")
+    @Test("dates are written as ISO 8601 in UTC, milliseconds rounded down, from 1583 to 9999")
     func dateText() throws {
         var random = SeededRandom(seed: 6)
-        // Whole milliseconds from 1583-01-01 to 9999-12-31, and the edges.
-        let first: Int64 = -12_212_553_600_000
-        let last: Int64 = 253_402_300_799_999
-        var millis = [first, last, 0, -1, 999, 1_000, 951_782_400_000]
-        for _ in 0..<2_000 { millis.append(first + Int64(random.next() % UInt64(last - first))) }
-        for ms in millis {
-            let date = Date(timeIntervalSince1970: Double(ms) / 1_000)
+        // Times whose fraction is a multiple of 1/8 s are exact doubles, so
+        // their milliseconds are known; from 1583-01-01 to 9999-12-31.
+        let first: Int64 = -12_212_553_600
+        let last: Int64 = 253_402_300_799
+        var times: [(seconds: Int64, eighths: Int64)] = [(first, 0), (last, 7), (0, 0), (-1, 1), (951_782_399, 7)]
+        for _ in 0..<2_000 {
+            times.append((first + Int64(random.next() % UInt64(last - first)), Int64(random.int(below: 8))))
+        }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        for (seconds, eighths) in times {
+            let date = Date(timeIntervalSince1970: Double(seconds) + Double(eighths) / 8)
             let text = String(decoding: Self.write(.date(date)), as: UTF8.self)
-            var calendar = Calendar(identifier: .gregorian)
-            calendar.timeZone = TimeZone(identifier: "UTC")!
             let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-            let wholeMillis = Int((ms % 1_000 + 1_000) % 1_000)
             let iso = String(
                 format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
                 parts.year!,
@@ -154,9 +163,20 @@ struct JSONCodecTests {
                 parts.hour!,
                 parts.minute!,
                 parts.second!,
-                wholeMillis
+                Int(eighths * 125)
             )
-            #expect(text.hasPrefix(#"{"$date":"\#(iso)","$seconds":"#), "\(ms) ms: \(text)")
+            #expect(text.hasPrefix(#"{"$date":"\#(iso)","$seconds":"#), "\(seconds) s + \(eighths)/8: \(text)")
+        }
+        // Never later than the date, whatever its sub-millisecond part:
+        // the last instant of 9999 stays in 9999, a time a hair before a
+        // new minute, day or year stays before it.
+        let edges: [(Double, String)] = [
+            (253_402_300_799.9996, "9999-12-31T23:59:59.999Z"), (1_767_225_599.9999, "2025-12-31T23:59:59.999Z"),
+            (-0.0004, "1969-12-31T23:59:59.999Z"), (1_700_000_000.1236, "2023-11-14T22:13:20.123Z"),
+        ]
+        for (seconds, iso) in edges {
+            let text = String(decoding: Self.write(.date(Date(timeIntervalSince1970: seconds))), as: UTF8.self)
+            #expect(text.hasPrefix(#"{"$date":"\#(iso)","#), "\(seconds): \(text)")
         }
     }
 
