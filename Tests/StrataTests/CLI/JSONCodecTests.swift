@@ -99,9 +99,25 @@ struct JSONCodecTests {
     )
     func recordsFromPackedBytes(seed: UInt64) throws {
         var random = SeededRandom(seed: seed)
+        // Field and table names are interned for the whole process (and a
+        // codec test counts them while suites run side by side): 64 of
+        // them, each needing what any name may (quotes, controls, UTF-8).
+        var namesRandom = SeededRandom(seed: 99)
+        let names = (0..<64).map { Key("n\($0)" + Self.randomString(&namesRandom)) }
+        func pooled(_ value: Value) -> Value {
+            switch value {
+            case .reference(let reference):
+                return .reference(
+                    RecordReference(table: names[reference.table.string.utf8.count % 64], id: reference.id)
+                )
+            case .list(let items): return .list(PersistentVector(items.map(pooled)))
+            case .map(let map): return .map(map.mapValues(pooled))
+            default: return value
+            }
+        }
         for n in 0..<1_500 {
             var fields = (0..<random.int(below: 12)).map { _ in
-                (Key(Self.randomString(&random)), Self.randomValue(&random))
+                (names[random.int(below: names.count)], pooled(Self.randomValue(&random)))
             }
             if random.chance(10) {
                 // Over 4 KB: lengths of several varint bytes.
