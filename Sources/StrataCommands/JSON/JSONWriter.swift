@@ -155,10 +155,7 @@ package struct JSONWriter {
         case .int(let number): integer(number)
         case .double(let number): double(number)
         case .string(let text): string(text)
-        case .bytes(let data):
-            raw(#"{"$bytes":""#)
-            bytes.append(contentsOf: Data(data).base64EncodedString().utf8)
-            raw(#""}"#)
+        case .bytes(let data): self.bytesValue(Data(data))
         case .date(let date): self.date(secondsSince2001: date.timeIntervalSinceReferenceDate)
         case .reference(let reference):
             raw(#"{"$ref":{"table":"#)
@@ -189,6 +186,13 @@ package struct JSONWriter {
             byte(UInt8(ascii: "}"))
             if wrapped { byte(UInt8(ascii: "}")) }
         }
+    }
+
+    /// `{"$bytes": "<base64>"}`.
+    mutating func bytesValue(_ data: Data) {
+        raw(#"{"$bytes":""#)
+        bytes.append(contentsOf: data.base64EncodedString().utf8)
+        raw(#""}"#)
     }
 
     /// `{"$date": "…", "$seconds": …}`: text only for dates ISO 8601
@@ -270,10 +274,7 @@ package struct JSONWriter {
         case .int(let number): integer(number)
         case .double(let number): double(number)
         case .string(let range): string(utf8: packed[range])
-        case .bytes(let range):
-            raw(#"{"$bytes":""#)
-            bytes.append(contentsOf: Data(packed[range]).base64EncodedString().utf8)
-            raw(#""}"#)
+        case .bytes(let range): self.bytesValue(Data(packed[range]))
         case .date(let seconds): date(secondsSince2001: seconds)
         case .reference(let tableID, let id):
             raw(#"{"$ref":{"table":"#)
