@@ -31,21 +31,19 @@ extension PersistentSortedSet {
             let separators = inner.header.separators
             precondition(separators.count == inner.width - 1, "separators and children")
             var total = 0
-            inner.withChildren { children in
-                for (i, child) in children.enumerated() {
-                    let low = i == 0 ? lower : separators[i - 1]
-                    let high = i == separators.count ? upper : separators[i]
-                    if let low, let high { precondition(low < high, "separators not ascending") }
-                    // A separator is the first member to its right, never a
-                    // copy of one removed or replaced.
-                    if i > 0 {
-                        let first = Self._first(child.node, height: height - 1)
-                        precondition(!(first < separators[i - 1]) && !(separators[i - 1] < first), "stale separator")
-                    }
-                    let counted = check(child.node, height: height - 1, lower: low, upper: high, isRoot: false)
-                    precondition(child.count == counted, "child count")
-                    total += counted
+            for (i, child) in inner.children.enumerated() {
+                let low = i == 0 ? lower : separators[i - 1]
+                let high = i == separators.count ? upper : separators[i]
+                if let low, let high { precondition(low < high, "separators not ascending") }
+                // A separator is the first member to its right, never a
+                // copy of one removed or replaced.
+                if i > 0 {
+                    let first = Self._first(child.node, height: height - 1)
+                    precondition(!(first < separators[i - 1]) && !(separators[i - 1] < first), "stale separator")
                 }
+                let counted = check(child.node, height: height - 1, lower: low, upper: high, isRoot: false)
+                precondition(child.count == counted, "child count")
+                total += counted
             }
             precondition(inner.count == total, "subtree count")
             return total

@@ -53,14 +53,10 @@ extension PersistentSortedSet {
         let result = Self._insert(element, replacing: replacing, into: &_root!, height: _height)
         if let split = result.split {
             let left = _root!
-            let root = _Inner.make(capacity: 2, separators: [split.separator])
-            root.withUnsafeMutablePointers { header, storage in
-                storage.initialize(to: _SortedChild(node: left, count: Self._count(left, height: _height)))
-                (storage + 1).initialize(to: split.right)
-                header.pointee.width = 2
-                header.pointee.count = storage[0].count + split.right.count
+            let children = [_SortedChild(node: left, count: Self._count(left, height: _height)), split.right]
+            _root = children.withUnsafeBufferPointer {
+                _Inner.make(children: $0, separators: [split.separator], capacity: 2)
             }
-            _root = root
             _height += 1
         }
         return result.existing
@@ -124,9 +120,7 @@ extension PersistentSortedSet {
         }
         let inner = _inner(node)
         let child = inner.childIndex(probeIsBelow: { element < $0 })
-        let result = inner.withMutableChildren { children in
-            _insert(element, replacing: replacing, into: &children[child].node, height: height - 1)
-        }
+        let result = _insert(element, replacing: replacing, into: &inner._nodes[child], height: height - 1)
         let added = result.existing == nil ? 1 : 0
         // A separator is a copy of the first member of the subtree to its
         // right: a replaced member must not live on in it (a map's old value).
@@ -196,9 +190,7 @@ extension PersistentSortedSet {
         }
         let inner = _inner(node)
         let child = inner.childIndex(probeIsBelow: isAbove)
-        let removed = inner.withMutableChildren { children in
-            _remove(isBelow: isBelow, isAbove: isAbove, from: &children[child].node, height: height - 1)
-        }
+        let removed = _remove(isBelow: isBelow, isAbove: isAbove, from: &inner._nodes[child], height: height - 1)
         inner.adjust(child: child, by: -1)
         // Nor may a removed member live on as a separator: the subtree's new
         // first member takes its place (the child is never left empty).
@@ -227,74 +219,62 @@ extension PersistentSortedSet {
         let rightWidth = _width(node[r].node, height: height)
         if leftWidth + rightWidth <= _maximum(height: height) {
             // Merge the right child into the left.
-            let rightCount = node[r].count
-            node.withMutableChildren { children in
-                _makeUnique(&children[l].node, height: height, room: rightWidth)
-                if height == 0 {
-                    _leaf(children[l].node).append(from: _leaf(children[r].node), 0..<rightWidth)
-                } else {
-                    _inner(children[l].node).append(
-                        from: _inner(children[r].node),
-                        0..<rightWidth,
-                        separator: separator
-                    )
-                }
+            let rightCount = node.count(of: r)
+            let children = node._nodes
+            _makeUnique(&children[l], height: height, room: rightWidth)
+            if height == 0 {
+                _leaf(children[l]).append(from: _leaf(children[r]), 0..<rightWidth)
+            } else {
+                _inner(children[l]).append(from: _inner(children[r]), 0..<rightWidth, separator: separator)
             }
             node.adjust(child: l, by: rightCount)
             _ = node.remove(at: r)
             return
         }
+        let children = node._nodes
+        let moved: Int
+        let newSeparator: Element
         if leftWidth < rightWidth {
             // The right child's first entry moves to the left child.
-            let moved: Int
-            let newSeparator: Element
-            (moved, newSeparator) = node.withMutableChildren { children -> (Int, Element) in
-                _makeUnique(&children[l].node, height: height, room: 1)
-                _makeUnique(&children[r].node, height: height, room: 0)
-                if height == 0 {
-                    let left = _leaf(children[l].node)
-                    let right = _leaf(children[r].node)
-                    left.append(from: right, 0..<1)
-                    right.removePrefix(1)
-                    return (1, right[0])
-                }
-                let left = _inner(children[l].node)
-                let right = _inner(children[r].node)
-                let count = right[0].count
-                let next = right.header.separators[0]
+            _makeUnique(&children[l], height: height, room: 1)
+            _makeUnique(&children[r], height: height, room: 0)
+            if height == 0 {
+                let left = _leaf(children[l])
+                let right = _leaf(children[r])
+                left.append(from: right, 0..<1)
+                right.removePrefix(1)
+                (moved, newSeparator) = (1, right[0])
+            } else {
+                let left = _inner(children[l])
+                let right = _inner(children[r])
+                (moved, newSeparator) = (right.count(of: 0), right.header.separators[0])
                 left.append(from: right, 0..<1, separator: separator)
                 right.removePrefix(1)
-                return (count, next)
             }
             node.adjust(child: l, by: moved)
             node.adjust(child: r, by: -moved)
-            node.header.separators[l] = newSeparator
         } else {
             // The left child's last entry moves to the right child.
-            let moved: Int
-            let newSeparator: Element
-            (moved, newSeparator) = node.withMutableChildren { children -> (Int, Element) in
-                _makeUnique(&children[l].node, height: height, room: 0)
-                _makeUnique(&children[r].node, height: height, room: 1)
-                if height == 0 {
-                    let left = _leaf(children[l].node)
-                    let right = _leaf(children[r].node)
-                    let last = left[left.width - 1]
-                    left.removeSuffix(from: left.width - 1)
-                    right.insert(last, at: 0)
-                    return (1, last)
-                }
-                let left = _inner(children[l].node)
-                let right = _inner(children[r].node)
+            _makeUnique(&children[l], height: height, room: 0)
+            _makeUnique(&children[r], height: height, room: 1)
+            if height == 0 {
+                let left = _leaf(children[l])
+                let right = _leaf(children[r])
                 let last = left[left.width - 1]
-                let before = left.header.separators[left.width - 2]
+                left.removeSuffix(from: left.width - 1)
+                right.insert(last, at: 0)
+                (moved, newSeparator) = (1, last)
+            } else {
+                let left = _inner(children[l])
+                let right = _inner(children[r])
+                let last = left[left.width - 1]
+                (moved, newSeparator) = (last.count, left.header.separators[left.width - 2])
                 left.removeSuffix(from: left.width - 1)
                 right.prepend(last, separator: separator)
-                return (last.count, before)
             }
             node.adjust(child: l, by: -moved)
             node.adjust(child: r, by: moved)
-            node.header.separators[l] = newSeparator
         }
+        node.header.separators[l] = newSeparator
     }
 }

@@ -24,14 +24,8 @@ struct _SortedCursor<Element: Comparable> {
         var remaining = Swift.min(offset, set.count)
         for _ in 0..<set._height {
             let inner = _Set._inner(node)
-            var child = 0
-            inner.withChildren { children in
-                while child < children.count - 1 && remaining >= children[child].count {
-                    remaining -= children[child].count
-                    child += 1
-                }
-                node = children[child].node
-            }
+            let child = inner.child(containing: &remaining)
+            node = inner[child].node
             path.append((inner, child))
         }
         let leaf = _Set._leaf(node)
@@ -144,10 +138,9 @@ extension PersistentSortedSet: Sequence {
         guard let root = _root else { return }
         func visit(_ node: AnyObject, height: Int) throws -> Bool {
             if height == 0 { return try Self._leaf(node).withElements(body) }
-            return try Self._inner(node).withChildren { children in
-                for child in children where try !visit(child.node, height: height - 1) { return false }
-                return true
-            }
+            let inner = Self._inner(node)
+            for child in inner.children where try !visit(child.node, height: height - 1) { return false }
+            return true
         }
         _ = try visit(root, height: _height)
     }

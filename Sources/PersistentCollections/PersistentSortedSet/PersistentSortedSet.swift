@@ -129,9 +129,7 @@ extension PersistentSortedSet {
             height: height,
             { inner in
                 let child = inner.childIndex(probeIsBelow: isAbove)
-                inner.withChildren { children in
-                    for i in 0..<child { rank += children[i].count }
-                }
+                rank += inner.count(in: 0..<child)
                 return child
             }
         ) { $0.lowerBound(isBelow) }
@@ -183,12 +181,8 @@ extension PersistentSortedSet {
                 let inner = Self._inner(object)
                 let lowerChild = inner.childIndex(probeIsBelow: lowerIsAbove)
                 let upperChild = inner.childIndex(probeIsBelow: upperIsAbove)
-                var low = before
-                var between = 0
-                inner.withChildren { children in
-                    for i in 0..<Swift.min(lowerChild, upperChild) { low += children[i].count }
-                    for i in lowerChild..<Swift.max(lowerChild, upperChild) { between += children[i].count }
-                }
+                let low = before + inner.count(in: 0..<Swift.min(lowerChild, upperChild))
+                let between = inner.count(in: lowerChild..<Swift.max(lowerChild, upperChild))
                 guard lowerChild == upperChild else {
                     guard lowerChild < upperChild else { return .some(nil) }
                     let lower = Self._rank(
@@ -279,16 +273,7 @@ extension PersistentSortedSet {
     public func element(at offset: Int) -> Element {
         precondition(offset >= 0 && offset < count, "offset \(offset) out of 0..<\(count)")
         var remaining = offset
-        return _descend({ inner in
-            inner.withChildren { children in
-                var child = 0
-                while remaining >= children[child].count {
-                    remaining -= children[child].count
-                    child += 1
-                }
-                return child
-            }
-        }) { $0[remaining] }!
+        return _descend({ $0.child(containing: &remaining) }) { $0[remaining] }!
     }
 
     /// The smallest element, or nil. O(log n).

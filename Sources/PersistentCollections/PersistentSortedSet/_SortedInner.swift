@@ -34,23 +34,43 @@ struct _SortedInnerHeader<Element> {
     }
 }
 
-/// An internal node of a persistent B+tree: its children with their counts
-/// stored after the header in one allocation, and the separators between
-/// them.
+/// The unit of an internal node's tail allocation: a reference's size and
+/// alignment.
+/// Declared as holding a reference, as `_MapNodeWord` is, so that the
+/// optimizer never takes the children stored there for non-escaping values.
+@usableFromInline
+struct _SortedInnerWord {
+    @usableFromInline var reference: AnyObject?
+}
+
+/// An internal node of a persistent B+tree: its children's references and
+/// their element counts stored after the header in one allocation, and the
+/// separators between them.
+///
+/// Tail layout, for `capacity` children (bytes from the start of the tail,
+/// 64-bit platforms): `[ children: capacity × 8 ][ counts: capacity × 4 ]`,
+/// rounded up to whole words.
+/// A count takes 4 bytes, not 8: a path copy copies one node per level, and
+/// 16 children with 12 bytes each keep a node within a 256-byte
+/// allocation (with 16 bytes each it took 320).
 ///
 /// Storage invariants (the unsafe code below keeps them):
-/// - children `0..<width` are initialized, `width..<capacity` are not;
-///   `2 <= width <= capacity <= maximum` once built, and
+/// - the children region is bound to `AnyObject`, the counts region to
+///   `UInt32`, from allocation on;
+/// - children and counts `0..<width` are initialized, `width..<capacity`
+///   are not; `2 <= width <= capacity <= maximum` once built, and
 ///   `separators.count == width - 1`;
 /// - every element of child `i` is below `separators[i]`, and every
 ///   element of child `i + 1` is at least `separators[i]`;
-/// - `children[i].count` is the child's element count and `count` their
-///   sum, so that rank and offset descents read one node per level;
+/// - `counts[i]` is child `i`'s element count and `count` their sum, so
+///   that rank and offset descents read one node per level; a subtree
+///   below the root holds fewer than 2^32 elements (a count that would not
+///   fit traps);
 /// - all children are at the same height (leaves when the node's height
 ///   is 1); the tree, not the node, knows the height;
 /// - a node reachable from more than one tree is never mutated.
 @usableFromInline
-final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<Element>, _SortedChild> {
+final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<Element>, _SortedInnerWord> {
     /// Children per internal node at most.
     @inlinable static var maximum: Int { 16 }
     /// At least, except for the root.
@@ -59,11 +79,24 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// An empty node with room for `capacity` children.
     @inlinable
     static func make(capacity: Int, separators: ContiguousArray<Element> = []) -> _SortedInner {
-        let buffer = create(minimumCapacity: capacity) { _ in
+        let bytes = countsOffset(capacity: capacity) + capacity * MemoryLayout<UInt32>.stride
+        let word = MemoryLayout<_SortedInnerWord>.stride
+        let buffer = create(minimumCapacity: (bytes + word - 1) / word) { _ in
             _SortedInnerHeader(width: 0, capacity: capacity, count: 0, separators: separators)
         }
-        return unsafeDowncast(buffer, to: _SortedInner.self)
+        let node = unsafeDowncast(buffer, to: _SortedInner.self)
+        node.withUnsafeMutablePointerToElements { base in
+            let raw = UnsafeMutableRawPointer(base)
+            raw.bindMemory(to: AnyObject.self, capacity: capacity)
+            (raw + countsOffset(capacity: capacity)).bindMemory(to: UInt32.self, capacity: capacity)
+        }
+        return node
     }
+
+    /// Where the counts start, in bytes from the start of the tail (a
+    /// reference's stride is a multiple of a count's alignment).
+    @inlinable
+    static func countsOffset(capacity: Int) -> Int { capacity * MemoryLayout<AnyObject>.stride }
 
     /// A node over `children` and their `separators`.
     @inlinable
@@ -74,60 +107,102 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     ) -> _SortedInner {
         precondition(children.count <= capacity && separators.count == children.count - 1)
         let node = make(capacity: capacity, separators: separators)
-        node.withUnsafeMutablePointers { header, storage in
-            storage.initialize(from: children.baseAddress!, count: children.count)
-            header.pointee.width = children.count
-            header.pointee.count = children.reduce(0) { $0 + $1.count }
+        let nodes = node._nodes
+        let counts = node._counts
+        var total = 0
+        for (i, child) in children.enumerated() {
+            (nodes + i).initialize(to: child.node)
+            (counts + i).initialize(to: UInt32(child.count))
+            total += child.count
         }
+        node._header.pointee.width = children.count
+        node._header.pointee.count = total
         return node
     }
 
     deinit {
-        _ = withUnsafeMutablePointers { header, storage in storage.deinitialize(count: header.pointee.width) }
+        let width = _header.pointee.width
+        _prefetchObjects(_nodes, count: width)
+        _nodes.deinitialize(count: width)
     }
 
-    @inlinable var width: Int { header.width }
-    @inlinable var storedCapacity: Int { header.capacity }
-    @inlinable var count: Int { header.count }
+    /// The header, through a pointer: the `header` property of
+    /// `ManagedBuffer` pays a dynamic exclusivity check per access.
+    @inlinable
+    var _header: UnsafeMutablePointer<_SortedInnerHeader<Element>> {
+        withUnsafeMutablePointerToHeader { $0 }
+    }
 
+    /// The children's references; valid while `self` is alive.
+    @inlinable
+    var _nodes: UnsafeMutablePointer<AnyObject> {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: AnyObject.self) }
+    }
+
+    /// The children's element counts; valid while `self` is alive.
+    @inlinable
+    var _counts: UnsafeMutablePointer<UInt32> {
+        let capacity = _header.pointee.capacity
+        return withUnsafeMutablePointerToElements {
+            (UnsafeMutableRawPointer($0) + Self.countsOffset(capacity: capacity)).assumingMemoryBound(to: UInt32.self)
+        }
+    }
+
+    @inlinable var width: Int { _header.pointee.width }
+    @inlinable var storedCapacity: Int { _header.pointee.capacity }
+    @inlinable var count: Int { _header.pointee.count }
+
+    /// Child `child` and its count.
     @inlinable
     subscript(child: Int) -> _SortedChild {
-        withUnsafeMutablePointerToElements { $0[child] }
+        _SortedChild(node: _nodes[child], count: Int(_counts[child]))
+    }
+
+    /// Child `child`'s element count.
+    @inlinable
+    func count(of child: Int) -> Int { Int(_counts[child]) }
+
+    /// The elements under children `range`.
+    @inlinable
+    func count(in range: Range<Int>) -> Int {
+        let counts = _counts
+        var total = 0
+        for i in range { total += Int(counts[i]) }
+        return total
     }
 
     /// Child `position`'s node, unretained: for descents that hold the
     /// tree's root, which keeps every node below it alive, and so need no
     /// reference count traffic (on a node not in cache, each retain waits
-    /// for memory, and holds back the reads after it). `_SortedChild` starts
-    /// with its strong reference, whose bits are an `Unmanaged`'s.
+    /// for memory, and holds back the reads after it).
     @inlinable
     func unretainedChild(_ position: Int) -> Unmanaged<AnyObject> {
-        withUnsafeMutablePointerToElements {
-            UnsafeRawPointer($0 + position).load(as: Unmanaged<AnyObject>.self)
-        }
+        UnsafeRawPointer(_nodes + position).load(as: Unmanaged<AnyObject>.self)
     }
 
-    /// Calls `body` with the children.
+    /// The child a descent to offset `remaining` takes, and the offset
+    /// left within it. - Precondition: `remaining < count`.
     @inlinable
-    func withChildren<R>(_ body: (UnsafeBufferPointer<_SortedChild>) throws -> R) rethrows -> R {
-        try withUnsafeMutablePointers { header, storage in
-            try body(UnsafeBufferPointer(start: storage, count: header.pointee.width))
+    func child(containing remaining: inout Int) -> Int {
+        let counts = _counts
+        let last = width - 1
+        var child = 0
+        while child < last && remaining >= Int(counts[child]) {
+            remaining -= Int(counts[child])
+            child += 1
         }
+        return child
     }
 
-    /// Calls `body` with mutable access to the children (for a unique node).
+    /// The children, a view valid while `self` is alive.
     @inlinable
-    func withMutableChildren<R>(_ body: (UnsafeMutableBufferPointer<_SortedChild>) throws -> R) rethrows -> R {
-        try withUnsafeMutablePointers { header, storage in
-            try body(UnsafeMutableBufferPointer(start: storage, count: header.pointee.width))
-        }
-    }
+    var children: _Children { _Children(nodes: _nodes, counts: _counts, count: width) }
 
     /// The child whose subtree holds the probe's place: the number of
     /// separators the probe is not below (`probeIsBelow(s)` is probe < s).
     @inlinable
     func childIndex(probeIsBelow: (Element) -> Bool) -> Int {
-        header.separators.withUnsafeBufferPointer { separators in
+        _header.pointee.separators.withUnsafeBufferPointer { separators in
             var low = 0
             var high = separators.count
             while low < high {
@@ -142,8 +217,16 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// `capacity` (≥ width) children.
     @inlinable
     func copy(capacity: Int) -> _SortedInner {
-        let separators = header.separators
-        return withChildren { _SortedInner.make(children: $0, separators: separators, capacity: capacity) }
+        let node = _SortedInner.make(capacity: capacity, separators: _header.pointee.separators)
+        let width = self.width
+        let nodes = _nodes
+        let copies = node._nodes
+        _prefetchObjects(nodes, count: width)
+        for i in 0..<width { (copies + i).initialize(to: nodes[i]) }
+        node._counts.initialize(from: _counts, count: width)
+        node._header.pointee.width = width
+        node._header.pointee.count = count
+        return node
     }
 
     /// Inserts `child` at `position`, after `separator` (the bound between
@@ -151,31 +234,34 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// `position >= 1`.
     @inlinable
     func insert(_ child: _SortedChild, at position: Int, separator: Element) {
-        withUnsafeMutablePointers { header, storage in
-            let width = header.pointee.width
-            precondition(width < header.pointee.capacity && position >= 1 && position <= width)
-            (storage + position + 1).moveInitialize(from: storage + position, count: width - position)
-            (storage + position).initialize(to: child)
-            header.pointee.width = width + 1
-            header.pointee.count += child.count
-            header.pointee.separators.insert(separator, at: position - 1)
-        }
+        let width = self.width
+        precondition(width < storedCapacity && position >= 1 && position <= width)
+        let nodes = _nodes
+        let counts = _counts
+        (nodes + position + 1).moveInitialize(from: nodes + position, count: width - position)
+        (counts + position + 1).moveInitialize(from: counts + position, count: width - position)
+        (nodes + position).initialize(to: child.node)
+        (counts + position).initialize(to: UInt32(child.count))
+        _header.pointee.width = width + 1
+        _header.pointee.count += child.count
+        _header.pointee.separators.insert(separator, at: position - 1)
     }
 
     /// Removes the child at `position` with the separator before it (or,
     /// for the first child, after it); returns the child.
     @inlinable
     func remove(at position: Int) -> _SortedChild {
-        withUnsafeMutablePointers { header, storage in
-            let width = header.pointee.width
-            precondition(position >= 0 && position < width && width >= 2)
-            let removed = (storage + position).move()
-            (storage + position).moveInitialize(from: storage + position + 1, count: width - position - 1)
-            header.pointee.width = width - 1
-            header.pointee.count -= removed.count
-            header.pointee.separators.remove(at: Swift.max(position - 1, 0))
-            return removed
-        }
+        let width = self.width
+        precondition(position >= 0 && position < width && width >= 2)
+        let nodes = _nodes
+        let counts = _counts
+        let removed = _SortedChild(node: (nodes + position).move(), count: Int(counts[position]))
+        (nodes + position).moveInitialize(from: nodes + position + 1, count: width - position - 1)
+        (counts + position).moveInitialize(from: counts + position + 1, count: width - position - 1)
+        _header.pointee.width = width - 1
+        _header.pointee.count -= removed.count
+        _header.pointee.separators.remove(at: Swift.max(position - 1, 0))
+        return removed
     }
 
     /// Appends copies of `other`'s children in `range`, with `separator`
@@ -183,59 +269,76 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// - Precondition: room for them.
     @inlinable
     func append(from other: _SortedInner, _ range: Range<Int>, separator: Element?) {
-        let otherSeparators = other.header.separators
-        other.withChildren { source in
-            withUnsafeMutablePointers { header, storage in
-                let width = header.pointee.width
-                precondition(width + range.count <= header.pointee.capacity && range.upperBound <= source.count)
-                (storage + width).initialize(from: source.baseAddress! + range.lowerBound, count: range.count)
-                header.pointee.width = width + range.count
-                header.pointee.count += source[range].reduce(0) { $0 + $1.count }
-                if width > 0, !range.isEmpty { header.pointee.separators.append(separator!) }
-                if range.count > 1 {
-                    header.pointee.separators.append(
-                        contentsOf: otherSeparators[range.lowerBound..<(range.upperBound - 1)]
-                    )
-                }
-            }
+        let width = self.width
+        precondition(width + range.count <= storedCapacity && range.upperBound <= other.width)
+        (_nodes + width).initialize(from: other._nodes + range.lowerBound, count: range.count)
+        (_counts + width).initialize(from: other._counts + range.lowerBound, count: range.count)
+        _header.pointee.width = width + range.count
+        _header.pointee.count += other.count(in: range)
+        if width > 0, !range.isEmpty { _header.pointee.separators.append(separator!) }
+        if range.count > 1 {
+            _header.pointee.separators.append(
+                contentsOf: other._header.pointee.separators[range.lowerBound..<(range.upperBound - 1)]
+            )
         }
     }
 
     /// Drops the children from `position` on (and their separators).
     @inlinable
     func removeSuffix(from position: Int) {
-        withUnsafeMutablePointers { header, storage in
-            let width = header.pointee.width
-            precondition(position >= 1 && position <= width)
-            let dropped = UnsafeBufferPointer(start: storage + position, count: width - position)
-            header.pointee.count -= dropped.reduce(0) { $0 + $1.count }
-            (storage + position).deinitialize(count: width - position)
-            header.pointee.width = position
-            header.pointee.separators.removeSubrange((position - 1)...)
-        }
+        let width = self.width
+        precondition(position >= 1 && position <= width)
+        _header.pointee.count -= count(in: position..<width)
+        (_nodes + position).deinitialize(count: width - position)
+        _header.pointee.width = position
+        _header.pointee.separators.removeSubrange((position - 1)...)
     }
 
     /// Drops the first `k` children and the separators after them.
     @inlinable
     func removePrefix(_ k: Int) {
-        withUnsafeMutablePointers { header, storage in
-            let width = header.pointee.width
-            precondition(k >= 0 && k < width)
-            let dropped = UnsafeBufferPointer(start: storage, count: k)
-            header.pointee.count -= dropped.reduce(0) { $0 + $1.count }
-            storage.deinitialize(count: k)
-            storage.moveInitialize(from: storage + k, count: width - k)
-            header.pointee.width = width - k
-            header.pointee.separators.removeSubrange(0..<k)
-        }
+        let width = self.width
+        precondition(k >= 0 && k < width)
+        _header.pointee.count -= count(in: 0..<k)
+        let nodes = _nodes
+        let counts = _counts
+        nodes.deinitialize(count: k)
+        nodes.moveInitialize(from: nodes + k, count: width - k)
+        counts.moveInitialize(from: counts + k, count: width - k)
+        _header.pointee.width = width - k
+        _header.pointee.separators.removeSubrange(0..<k)
     }
 
     /// Sets child `position`'s count after its subtree changed by `delta`.
     @inlinable
     func adjust(child position: Int, by delta: Int) {
-        withUnsafeMutablePointers { header, storage in
-            storage[position].count += delta
-            header.pointee.count += delta
+        _counts[position] = UInt32(Int(_counts[position]) + delta)
+        _header.pointee.count += delta
+    }
+}
+
+extension _SortedInner {
+    /// A node's children: references and counts, read through pointers
+    /// into the node (valid while it is alive).
+    @usableFromInline
+    struct _Children: RandomAccessCollection {
+        @usableFromInline let nodes: UnsafeMutablePointer<AnyObject>
+        @usableFromInline let counts: UnsafeMutablePointer<UInt32>
+        @usableFromInline let count: Int
+
+        @inlinable
+        init(nodes: UnsafeMutablePointer<AnyObject>, counts: UnsafeMutablePointer<UInt32>, count: Int) {
+            self.nodes = nodes
+            self.counts = counts
+            self.count = count
+        }
+
+        @inlinable var startIndex: Int { 0 }
+        @inlinable var endIndex: Int { count }
+
+        @inlinable
+        subscript(position: Int) -> _SortedChild {
+            _SortedChild(node: nodes[position], count: Int(counts[position]))
         }
     }
 }
@@ -245,14 +348,16 @@ extension _SortedInner {
     /// child. - Precondition: `width < capacity`.
     @inlinable
     func prepend(_ child: _SortedChild, separator: Element) {
-        withUnsafeMutablePointers { header, storage in
-            let width = header.pointee.width
-            precondition(width < header.pointee.capacity)
-            (storage + 1).moveInitialize(from: storage, count: width)
-            storage.initialize(to: child)
-            header.pointee.width = width + 1
-            header.pointee.count += child.count
-            header.pointee.separators.insert(separator, at: 0)
-        }
+        let width = self.width
+        precondition(width < storedCapacity)
+        let nodes = _nodes
+        let counts = _counts
+        (nodes + 1).moveInitialize(from: nodes, count: width)
+        (counts + 1).moveInitialize(from: counts, count: width)
+        nodes.initialize(to: child.node)
+        counts.initialize(to: UInt32(child.count))
+        _header.pointee.width = width + 1
+        _header.pointee.count += child.count
+        _header.pointee.separators.insert(separator, at: 0)
     }
 }

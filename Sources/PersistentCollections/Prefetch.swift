@@ -1,0 +1,30 @@
+// Node copies and frees retain or release every child, and each atomic
+// count update on a child not in cache waits for its own memory read
+// before the next begins. Reading the children first, with plain loads
+// that do not depend on one another, lets the processor overlap those
+// misses: a 16-child node then costs about one memory latency instead
+// of one per child.
+
+/// Reads the first word of each of the `count` native Swift objects whose
+/// references are stored contiguously at `references`, before the caller retains or
+/// releases them. The word read is the object's type pointer: no thread
+/// writes it once the object exists (so the read races with nothing), and
+/// it shares a cache line with the reference counts.
+@inlinable
+func _prefetchObjects(_ references: UnsafeRawPointer, count: Int) {
+    let stride = MemoryLayout<UnsafeRawPointer>.stride
+    var mix: UInt = 0
+    for i in 0..<count {
+        // Raw loads: the references' memory stays bound to its own type.
+        let object = references.load(fromByteOffset: i * stride, as: UnsafeRawPointer.self)
+        mix ^= object.load(as: UInt.self)
+    }
+    // Type pointers are aligned, so their exclusive or is never 1; the test
+    // keeps the compiler from dropping the reads.
+    if mix == 1 { _prefetchNeverCalled() }
+}
+
+/// What the prefetches call when an impossible condition holds, so that
+/// the compiler keeps the reads the condition tests.
+@usableFromInline @inline(never)
+func _prefetchNeverCalled() {}
