@@ -64,17 +64,20 @@ extension PersistentMap {
 
     /// Bytes of every trie node of this map, plus `elementBytes` of each
     /// value: the memory this map alone would hold. O(n).
-    public func allocatedBytes(elementBytes: (Value) -> Int) -> Int {
+    ///
+    /// An error thrown by `elementBytes` ends the walk at once and is
+    /// rethrown: how a caller gives up a long measurement.
+    public func allocatedBytes(elementBytes: (Value) throws -> Int) rethrows -> Int {
         guard let root = _root else { return 0 }
-        return root._allocatedBytes(elementBytes: elementBytes)
+        return try root._allocatedBytes(elementBytes: elementBytes)
     }
 }
 
 extension _MapNode {
-    func _allocatedBytes(elementBytes: (Value) -> Int) -> Int {
+    func _allocatedBytes(elementBytes: (Value) throws -> Int) rethrows -> Int {
         var bytes = _allocatedBytes
-        for index in 0..<itemCount { bytes += elementBytes(_items[index].value) }
-        for index in 0..<childCount { bytes += _children[index]._allocatedBytes(elementBytes: elementBytes) }
+        for index in 0..<itemCount { bytes += try elementBytes(_items[index].value) }
+        for index in 0..<childCount { bytes += try _children[index]._allocatedBytes(elementBytes: elementBytes) }
         return bytes
     }
 

@@ -100,6 +100,8 @@ public actor Store {
     var valueSize = ValueSize()
     /// Whether the upkeep thread is measuring the current value's size.
     var measuringValueSize = false
+    /// Set by ``close()``: a measurement running off the actor then stops.
+    nonisolated let measurementsStopped = Mutex(false)
     /// The budget in bytes last divided among the engine's parts.
     var appliedMemoryBudget = Int.max
     /// Whether commits completed blocks since the running round began.
@@ -512,8 +514,8 @@ public actor Store {
     // MARK: Closing
 
     /// Lets every commit already appended finish (synced, published,
-    /// returned to its caller), waits for background snapshots and
-    /// compaction, syncs the log and releases the lock. Commits that arrive
+    /// returned to its caller), waits for background snapshots,
+    /// compaction and measurements, syncs the log and releases the lock. Commits that arrive
     /// once closing has begun throw ``StoreError/closed`` and are not
     /// committed; reads of ``current`` keep working.
     public func close() async throws {
@@ -521,6 +523,12 @@ public actor Store {
         await settleAppended()
         while let task = snapshotTask { await task.value }
         await compactionSettled()
+        // A measurement started before `closing` (one walks the whole value
+        // after an open) would otherwise go on using a core, and hold the
+        // value, after close returns; it stops early instead.
+        measurementsStopped.withLock { $0 = true }
+        await Self.measuringQueue.settle()
+        await Self.upkeepQueue.settle()
         guard let log else { return }
         defer {
             log.close()

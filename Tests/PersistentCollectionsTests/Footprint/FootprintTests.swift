@@ -102,4 +102,26 @@ struct FootprintTests {
         }
         #expect(empty.nodeBytes(notSharedWith: versions[0]) == 0)
     }
+
+    @Test("an error thrown while measuring ends the walk at once and is rethrown")
+    func allocatedBytesStopsOnThrow() {
+        struct Stop: Error {}
+        let map = Self.map(5_000)
+        var visited = 0
+        #expect(throws: Stop.self) {
+            try map.allocatedBytes { value in
+                visited += 1
+                if visited == 100 { throw Stop() }
+                return value.count
+            }
+        }
+        #expect(visited == 100)
+        // Without a throw, the walk visits every value.
+        visited = 0
+        let bytes = map.allocatedBytes { value in
+            visited += 1
+            return value.count
+        }
+        #expect(visited == 5_000 && bytes >= 5_000 * 40)
+    }
 }

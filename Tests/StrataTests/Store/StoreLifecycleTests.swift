@@ -120,6 +120,38 @@ struct StoreLifecycleTests {
         try await third.close()
     }
 
+    @Test("a store closed right after opening a large value, again and again, opens whole every time")
+    func closeRightAfterOpen() async throws {
+        // Each open starts measuring the value off the actor; a close
+        // stops that walk midway, and the next open must not notice.
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: Self.options)
+        try await store.transact(message: "import") { builder in
+            for i in 0..<40_000 { try builder.insert(["n": .int(Int64(i))], id: RecordID(i), into: "r") }
+        }
+        try await store.snapshot()
+        try await store.close()
+        for round in 0..<25 {
+            let reopened = try await Store.open(at: path, options: Self.options)
+            #expect(reopened.current.recordCount == 40_000 + round, "round \(round)")
+            // Every other round commits first, so that a measurement may be
+            // running on a changed value when the close comes.
+            if round % 2 == 0 {
+                try await Self.upsert(reopened, 100_000 + round, "round \(round)")
+            } else {
+                try await reopened.transact(message: "round \(round)") {
+                    try $0.insert(["n": .int(-1)], id: RecordID(100_000 + round), into: "r")
+                }
+            }
+            try await reopened.close()
+            await #expect(throws: StoreError.self) { try await Self.upsert(reopened, 1, "after close") }
+        }
+        let last = try await Store.open(at: path, options: Self.options)
+        #expect(last.current.recordCount == 40_025)
+        try await last.close()
+    }
+
     // MARK: Files in log/ that are not segments
 
     @Test("a file in log/ that is not a numbered segment is never read, cut or removed")

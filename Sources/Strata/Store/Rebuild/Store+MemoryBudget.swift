@@ -77,7 +77,11 @@ extension Store {
         Self.measuringQueue.async { [weak self] in
             guard let self else { return }
             let value = self.current
-            let size = ValueSize(measuredBytes: value._allocatedBytes, measuredRecords: value.recordCount)
+            // A close does not wait for a walk of the whole value.
+            guard let bytes = value._allocatedBytes(unless: { self.measurementsStopped.withLock { $0 } }) else {
+                return
+            }
+            let size = ValueSize(measuredBytes: bytes, measuredRecords: value.recordCount)
             Task { await self.valueSizeMeasured(size, changesBefore: changesBefore) }
         }
     }
