@@ -137,53 +137,108 @@ extension ByteReader {
         table: Key,
         digesting: Bool = true
     ) throws(CodecError) -> ([IndexEntry], UInt64) {
-        var offset = block.lowerBound
-        func invalid(_ reason: String, at position: Int) -> CodecError {
-            .invalidIndex(offset: position, table: table.string, index: definition.name.string, reason: reason)
-        }
-        // A length of bytes still to read (the suffix's), or a shared prefix
-        // (checked against the previous entry, which is in memory).
-        func length(ofRemaining: Bool) throws(CodecError) -> Int {
-            let start = offset
-            let value: UInt64
-            do { value = try Varint.read(bytes, at: &offset) } catch { throw invalid("a malformed length", at: start) }
-            let bound = ofRemaining ? block.upperBound - offset : Int(UInt32.max)
-            guard offset <= block.upperBound, value <= UInt64(max(bound, 0)) else {
-                throw invalid("a length runs past the index's entries", at: start)
-            }
-            return Int(value)
-        }
-        // Each entry takes at least its two lengths.
-        guard count <= block.count / 2 else { throw invalid("fewer entries than records", at: block.lowerBound) }
         var entries: [IndexEntry] = []
         // Bounded: a hostile count the bytes could hold still reserves little.
         entries.reserveCapacity(Swift.min(count, 1 << 17))
-        var current: [UInt8] = []
-        current.reserveCapacity(64)
-        var digest: UInt64 = 0
-        let valueCount = definition.fields.count
-        for _ in 0..<count {
-            let start = offset
-            let shared = try length(ofRemaining: false)
-            let suffix = try length(ofRemaining: true)
-            guard shared <= current.count else { throw invalid("a prefix longer than the previous entry", at: start) }
-            current.removeLast(current.count - shared)
-            current.append(contentsOf: bytes[offset..<(offset + suffix)])
-            offset += suffix
-            let layout = current.withUnsafeBytes { IndexEntry.checkedLayout($0, valueCount: valueCount) }
-            guard let layout else { throw invalid("a malformed entry", at: start) }
-            let entry = IndexEntry(current)
-            if let previous = entries.last, !entry.mayFollow(previous, in: definition, layout: layout) {
-                throw invalid(
-                    previous < entry ? "two entries with the same unique values" : "entries out of order",
-                    at: start
-                )
-            }
-            if digesting { digest &+= current.withUnsafeBytes { _EntryDigest.hash($0) } }
-            entries.append(entry)
-        }
-        guard offset == block.upperBound else { throw invalid("bytes after the last entry", at: offset) }
+        let digest = try forEachIndexEntry(
+            bytes,
+            in: block,
+            count: count,
+            definition: definition,
+            table: table,
+            digesting: digesting
+        ) { entries.append($0) }
         return (entries, digest)
+    }
+
+    /// Decodes and checks one index's block, handing each entry to `body`
+    /// once it is checked (in ascending order; a throw may follow some),
+    /// and returns, when `digesting`, the sum of their digests (else 0).
+    static func forEachIndexEntry(
+        _ bytes: [UInt8],
+        in block: Range<Int>,
+        count: Int,
+        definition: IndexDefinition,
+        table: Key,
+        digesting: Bool,
+        _ body: (IndexEntry) -> Void
+    ) throws(CodecError) -> UInt64 {
+        func invalid(_ reason: String, at position: Int) -> CodecError {
+            .invalidIndex(offset: position, table: table.string, index: definition.name.string, reason: reason)
+        }
+        // Each entry takes at least its two lengths.
+        guard count <= block.count / 2 else { throw invalid("fewer entries than records", at: block.lowerBound) }
+        // Millions of entries are read at open: one pass over the block's
+        // bytes, each entry rebuilt in place in `scratch` (no entry is
+        // longer than the block), nothing retained or released per entry.
+        let decoded = bytes.withUnsafeBytes { input in
+            withUnsafeTemporaryAllocation(byteCount: Swift.max(block.count, 1), alignment: 8) { scratch in
+                Result { () throws(CodecError) -> UInt64 in
+                    var offset = block.lowerBound
+                    // A length of bytes still to read (the suffix's), or a shared
+                    // prefix (checked against the previous entry, which is in memory).
+                    func length(ofRemaining: Bool) throws(CodecError) -> Int {
+                        let start = offset
+                        var value: UInt64 = 0
+                        var shift: UInt64 = 0
+                        while true {
+                            guard offset < block.upperBound else { throw invalid("a malformed length", at: start) }
+                            let byte = input[offset]
+                            offset += 1
+                            value |= UInt64(byte & 0x7F) << shift
+                            if byte & 0x80 == 0 {
+                                guard byte != 0 || shift == 0 else { throw invalid("a malformed length", at: start) }
+                                break
+                            }
+                            shift += 7
+                            // Lengths are far below 2^63: a longer varint is damage.
+                            guard shift < 63 else { throw invalid("a malformed length", at: start) }
+                        }
+                        let bound = ofRemaining ? block.upperBound - offset : Int(UInt32.max)
+                        guard value <= UInt64(max(bound, 0)) else {
+                            throw invalid("a length runs past the index's entries", at: start)
+                        }
+                        return Int(value)
+                    }
+                    var previous: IndexEntry?
+                    var currentCount = 0
+                    var digest: UInt64 = 0
+                    let valueCount = definition.fields.count
+                    for _ in 0..<count {
+                        let start = offset
+                        let shared = try length(ofRemaining: false)
+                        let suffix = try length(ofRemaining: true)
+                        guard shared <= currentCount else {
+                            throw invalid("a prefix longer than the previous entry", at: start)
+                        }
+                        // Within the block: the suffixes so far fill at most its bytes.
+                        currentCount = shared + suffix
+                        scratch.baseAddress!.advanced(by: shared).copyMemory(
+                            from: input.baseAddress!.advanced(by: offset),
+                            byteCount: suffix
+                        )
+                        offset += suffix
+                        let bytes = UnsafeRawBufferPointer(rebasing: scratch[..<currentCount])
+                        guard let layout = IndexEntry.checkedLayout(bytes, valueCount: valueCount) else {
+                            throw invalid("a malformed entry", at: start)
+                        }
+                        let entry = IndexEntry(bytes)
+                        if let previous, !entry.mayFollow(previous, in: definition, layout: layout) {
+                            throw invalid(
+                                previous < entry ? "two entries with the same unique values" : "entries out of order",
+                                at: start
+                            )
+                        }
+                        if digesting { digest &+= _EntryDigest.hash(bytes) }
+                        body(entry)
+                        previous = entry
+                    }
+                    guard offset == block.upperBound else { throw invalid("bytes after the last entry", at: offset) }
+                    return digest
+                }
+            }
+        }
+        return try decoded.get()
     }
 }
 

@@ -27,12 +27,22 @@ struct IndexEntry: Sendable {
 
     /// The entry holding `bytes`. O(count).
     init(_ bytes: [UInt8]) {
-        let w = bytes.withUnsafeBytes { Self.words(of: $0) }
+        self = bytes.withUnsafeBytes { IndexEntry($0) }
+    }
+
+    /// The entry holding a copy of `bytes`. O(count).
+    init(_ bytes: UnsafeRawBufferPointer) {
+        let w = Self.words(of: bytes)
         if bytes.count <= Self.inlineCapacity {
             storage = .inline(w.0, w.1, w.2, UInt32(w.3 >> 16), UInt16(truncatingIfNeeded: w.3), UInt8(bytes.count))
         } else {
             storage = .split(w.0, w.1, Array(bytes[16...]))
         }
+    }
+
+    /// The empty entry (no bytes). O(1).
+    init() {
+        storage = .inline(0, 0, 0, 0, 0, 0)
     }
 
     /// The first 30 bytes (zero-padded) as three big-endian words and a
@@ -41,7 +51,12 @@ struct IndexEntry: Sendable {
         // One copy into zeroed words, four byte swaps: entries are decoded
         // by the million at open.
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: bytes.prefix(30))) }
+        let count = Swift.min(bytes.count, 30)
+        if count > 0 {
+            withUnsafeMutableBytes(of: &words) {
+                $0.baseAddress!.copyMemory(from: bytes.baseAddress!, byteCount: count)
+            }
+        }
         return (
             UInt64(bigEndian: words.0), UInt64(bigEndian: words.1), UInt64(bigEndian: words.2),
             UInt64(bigEndian: words.3) >> 16

@@ -37,6 +37,14 @@ public struct TableIndex: Sendable {
         self.entries = PersistentSortedSet(sortedElements: entries)
     }
 
+    /// An index of `definition` whose entries are the runs of `parts` in
+    /// order, each run's entries below the next run's (a snapshot's chunks,
+    /// each decoded into a tree of its own). O(n / 30).
+    init(_ definition: IndexDefinition, concatenating parts: [PersistentSortedSet<IndexEntry>]) {
+        self.definition = definition
+        self.entries = PersistentSortedSet(concatenating: parts)
+    }
+
     /// The number of entries (the table's record count). O(1).
     public var count: Int { entries.count }
 

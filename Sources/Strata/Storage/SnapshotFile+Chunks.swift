@@ -307,7 +307,9 @@ extension SnapshotFile {
 
     enum Decoded {
         case records([(RecordID, Record)])
-        case entries([IndexEntry])
+        /// A run of one index's entries, as a tree of their own: built on
+        /// the decoding thread, joined with the index's other runs after.
+        case entries(PersistentSortedSet<IndexEntry>)
     }
 
     /// Chunk `i`: its checksum checked, decompressed into `raw`, decoded.
@@ -348,15 +350,17 @@ extension SnapshotFile {
                 )
             case .entries:
                 let table = layout.tables[chunk.table]
-                let (entries, _) = try ByteReader.indexEntries(
+                // Straight into the run's leaves: no array of entries between.
+                var run = PersistentSortedSet<IndexEntry>.Builder()
+                _ = try ByteReader.forEachIndexEntry(
                     raw,
                     in: 0..<raw.count,
                     count: chunk.count,
                     definition: table.definitions[chunk.index],
                     table: table.name,
                     digesting: false
-                )
-                return .entries(entries)
+                ) { run.append($0) }
+                return .entries(run.build())
             }
         } catch let error as FormatError {
             throw error
@@ -418,8 +422,9 @@ extension SnapshotFile {
         for i in chunks.indices { chunksOfTable[chunks[i].table].append(i) }
         for (number, table) in layout.tables.enumerated() {
             var parts: [[(RecordID, Record)]] = []
-            // Per index, its chunks' entries in order (joined by the build, not copied).
-            var entries: [[[IndexEntry]]] = Array(repeating: [], count: table.definitions.count)
+            // Per index, its chunks' runs in order.
+            var entries: [[PersistentSortedSet<IndexEntry>]] = Array(repeating: [], count: table.definitions.count)
+            var lastEntries: [IndexEntry?] = Array(repeating: nil, count: table.definitions.count)
             for i in chunksOfTable[number] {
                 switch decoded[i].take()! {
                 case .records(let records):
@@ -428,7 +433,7 @@ extension SnapshotFile {
                     // Each chunk is checked alone; its first entry must follow the last before it.
                     let index = chunks[i].index
                     let definition = table.definitions[index]
-                    if let last = entries[index].last?.last, let first = chunkEntries.first,
+                    if let last = lastEntries[index], let first = chunkEntries.first,
                         !first.mayFollow(last, in: definition)
                     {
                         throw damaged(
@@ -437,18 +442,20 @@ extension SnapshotFile {
                         )
                     }
                     entries[index].append(chunkEntries)
+                    lastEntries[index] = chunkEntries.last ?? lastEntries[index]
                 }
             }
             guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: parts) else {
                 throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
             }
             var value = Table(records: records)
-            // The indexes' trees are built side by side, one per core.
-            let chunked = entries
+            // The runs' leaves are joined as they are (the levels above are
+            // new), the indexes side by side.
+            let runs = entries
             let definitions = table.definitions
-            let built = Mutex([TableIndex?](repeating: nil, count: chunked.count))
-            DispatchQueue.concurrentPerform(iterations: chunked.count) { i in
-                let index = TableIndex(definitions[i], sortedEntries: chunked[i].joined())
+            let built = Mutex([TableIndex?](repeating: nil, count: runs.count))
+            DispatchQueue.concurrentPerform(iterations: runs.count) { i in
+                let index = TableIndex(definitions[i], concatenating: runs[i])
                 built.withLock { $0[i] = index }
             }
             value.indexes = built.withLock { $0 }.map { $0! }

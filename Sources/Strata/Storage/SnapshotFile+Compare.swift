@@ -79,7 +79,7 @@ extension SnapshotFile {
                         }
                         outcome = .records(differing: differing, first: first, idHashes: idHashes)
                     case .entries(let entries):
-                        outcome = .entries(entries)
+                        outcome = .entries(Array(entries))
                     }
                     outcomes.withLock { $0[i] = outcome }
                 } catch let error as FormatError {

@@ -1,0 +1,73 @@
+extension PersistentSortedSet {
+    /// Builds a set from elements handed over one at a time in strictly
+    /// ascending order, for input that is not a sequence to iterate (a
+    /// decoder that may stop at damage): leaves are filled to capacity as
+    /// the elements come, and ``build()`` adds the levels above.
+    ///
+    ///     var builder = PersistentSortedSet<Int>.Builder()
+    ///     for id in sortedIDs { builder.append(id) }
+    ///     let ids = builder.build()
+    ///
+    /// The result is the set ``PersistentSortedSet/init(sortedElements:)``
+    /// builds from the same elements.
+    @frozen
+    public struct Builder {
+        /// The sealed leaves, each full, and their first elements.
+        @usableFromInline var _level: [_SortedChild]
+        @usableFromInline var _firsts: [Element]
+        /// The leaf being filled; not in `_level` yet.
+        @usableFromInline var _leaf: _Leaf?
+
+        /// An empty builder.
+        @inlinable
+        public init() {
+            _level = []
+            _firsts = []
+            _leaf = nil
+        }
+
+        /// Appends `element`. O(1) amortized.
+        /// - Precondition: `element` is above every element appended
+        ///   before (checked in debug builds).
+        @inlinable
+        public mutating func append(_ element: Element) {
+            if let leaf = _leaf, leaf.width < _Leaf.maximum {
+                assert(leaf[leaf.width - 1] < element, "elements are not strictly ascending")
+                leaf.withUnsafeMutablePointers { header, storage in
+                    (storage + header.pointee.width).initialize(to: element)
+                    header.pointee.width += 1
+                }
+                return
+            }
+            _seal()
+            let leaf = _Leaf.make(capacity: _Leaf.maximum)
+            leaf.withUnsafeMutablePointers { header, storage in
+                storage.initialize(to: element)
+                header.pointee.width = 1
+            }
+            _leaf = leaf
+        }
+
+        /// Moves the leaf being filled into the sealed level.
+        @inlinable
+        mutating func _seal() {
+            guard let leaf = _leaf else { return }
+            assert(_firsts.last.map { $0 < leaf[0] } ?? true, "elements are not strictly ascending")
+            _level.append(_SortedChild(node: leaf, count: leaf.width))
+            _firsts.append(leaf[0])
+            _leaf = nil
+        }
+
+        /// The set of the elements appended. O(n / 30): the levels above
+        /// the leaves.
+        @inlinable
+        public consuming func build() -> PersistentSortedSet {
+            _seal()
+            guard !_level.isEmpty else { return PersistentSortedSet() }
+            var level = _level
+            var firsts = _firsts
+            PersistentSortedSet._balanceLast(&level, &firsts, height: 0)
+            return PersistentSortedSet(leaves: level, firsts: firsts)
+        }
+    }
+}
