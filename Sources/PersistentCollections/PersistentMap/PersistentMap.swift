@@ -92,8 +92,9 @@ extension PersistentMap {
         let hash = _hash(key)
         // No `let root = _root` binding here: a second reference would make
         // the root look shared and force a copy of the whole path.
-        guard _root?.contains(key, hash, shift: 0) == true else { return nil }
-        let removed = _Node.remove(&_root!, key, hash, 0)
+        guard _root != nil else { return nil }
+        let (found, removed) = _Node.remove(&_root!, key, hash, 0, isKnownPresent: false)
+        guard found else { return nil }
         _didRemove()
         return removed
     }
@@ -139,7 +140,7 @@ extension PersistentMap {
                 if let value {
                     pointer.initialize(to: value)
                 } else {
-                    _ = _Node.remove(&_root!, key, hash, 0, valueIsMoved: true)
+                    _ = _Node.remove(&_root!, key, hash, 0, isKnownPresent: true, valueIsMoved: true)
                     _didRemove()
                 }
             }

@@ -95,9 +95,9 @@ extension _MapNode {
                 _header.pointee.dataMap = 0
                 _header.pointee.nodeMap = 0
             } else {
-                node._items.initialize(from: _items, count: index)
-                (node._items + index + 1).initialize(from: _items + index, count: count - index)
-                node._children.initialize(from: _children, count: childCount)
+                node._items._initialize(copying: _items, count: index)
+                (node._items + index + 1)._initialize(copying: _items + index, count: count - index)
+                node._children._initialize(copying: _children, count: childCount)
             }
         }
         (node._items + index).initialize(to: item)
@@ -135,10 +135,10 @@ extension _MapNode {
             _header.pointee.dataMap = 0
             _header.pointee.nodeMap = 0
         } else {
-            node._items.initialize(from: _items, count: index)
-            (node._items + index).initialize(from: _items + index + 1, count: items - index - 1)
-            node._children.initialize(from: _children, count: childIndex)
-            (node._children + childIndex + 1).initialize(from: _children + childIndex, count: children - childIndex)
+            node._items._initialize(copying: _items, count: index)
+            (node._items + index)._initialize(copying: _items + index + 1, count: items - index - 1)
+            node._children._initialize(copying: _children, count: childIndex)
+            (node._children + childIndex + 1)._initialize(copying: _children + childIndex, count: children - childIndex)
         }
         (node._children + childIndex).initialize(to: child)
         node._header.pointee.dataMap = oldDataMap ^ bit

@@ -1,45 +1,65 @@
 extension _MapNode {
-    /// Removes `key`, which must be present, from the subtree at `slot`,
-    /// restoring canonical shape on the way back up: a child left with a
-    /// single item and no children is inlined into its parent.
+    /// Removes `key` from the subtree at `slot`, restoring canonical shape
+    /// on the way back up: a child left with a single item and no children
+    /// is inlined into its parent.
+    ///
+    /// One descent: uniquely referenced nodes are changed in place as it
+    /// goes, and an absent key leaves them as they were. The first shared
+    /// node on the path is copied only once the key is known to be below it
+    /// (one lookup from there; `isKnownPresent` skips it for the levels
+    /// under a copy).
     ///
     /// When `valueIsMoved` is true the caller has already moved the value
     /// out of its slot (the `_modify` accessor does), so only the key is
-    /// destroyed.
+    /// destroyed; the key is then present.
     ///
-    /// - Returns: the removed value (nil when `valueIsMoved`).
+    /// - Returns: whether `key` was present, and the removed value (nil when
+    ///   absent or `valueIsMoved`).
     @inlinable
     static func remove(
         _ slot: inout _MapNode,
         _ key: Key,
         _ hash: UInt64,
         _ shift: Int,
+        isKnownPresent: Bool,
         valueIsMoved: Bool = false
-    ) -> Value? {
+    ) -> (found: Bool, value: Value?) {
         let isUnique = isKnownUniquelyReferenced(&slot)
+        // A shared node is copied along the path only for a key it holds.
+        if !isUnique && !isKnownPresent && !slot.contains(key, hash, shift: shift) { return (false, nil) }
         if slot.isCollision {
+            let count = slot.itemCount
             var index = 0
-            while slot._items[index].key != key { index += 1 }
+            while index < count && slot._items[index].key != key { index += 1 }
+            guard index < count else { return (false, nil) }
             let (node, removed) = slot.removingItem(at: index, bit: 0, isUnique: isUnique, valueIsMoved)
             slot = node
-            return removed
+            return (true, removed)
         }
         let bit = _slotBit(hash, shift)
         let header = slot._header.pointee
         if header.dataMap & bit != 0 {
-            let (node, removed) = slot.removingItem(
-                at: _rank(header.dataMap, bit),
-                bit: bit,
-                isUnique: isUnique,
-                valueIsMoved
-            )
+            let index = _rank(header.dataMap, bit)
+            guard slot._items[index].key == key else { return (false, nil) }
+            let (node, removed) = slot.removingItem(at: index, bit: bit, isUnique: isUnique, valueIsMoved)
             slot = node
-            return removed
+            return (true, removed)
         }
+        guard header.nodeMap & bit != 0 else { return (false, nil) }
+        // Shared: the key is below (checked above), so the copy is needed.
         if !isUnique { slot = slot.copy() }
         let childIndex = _rank(header.nodeMap, bit)
         let childSlot = slot._children + childIndex
-        let removed = remove(&childSlot.pointee, key, hash, shift + bitsPerLevel, valueIsMoved: valueIsMoved)
+        let (found, removed) = remove(
+            &childSlot.pointee,
+            key,
+            hash,
+            shift + bitsPerLevel,
+            isKnownPresent: isKnownPresent || !isUnique,
+            valueIsMoved: valueIsMoved
+        )
+        // Absent: only unique nodes were visited, and none changed.
+        guard found else { return (false, nil) }
         let child = childSlot.pointee
         if child.childCount == 0 && child.itemCount == 1 {
             // Inline the child's last item here, in the slot `bit`.
@@ -52,7 +72,7 @@ extension _MapNode {
             }
             slot = slot.replacingChild(at: childIndex, bit: bit, with: item)
         }
-        return removed
+        return (true, removed)
     }
 
     /// This node without the item at `index` (slot `bit`; ignored in a
@@ -75,9 +95,9 @@ extension _MapNode {
         precondition(!valueIsMoved, "a moved-out value implies a uniquely referenced path")
         let children = childCount
         let node = _MapNode.allocate(itemCapacity: count - 1, childCapacity: children, isCollision: isCollision)
-        node._items.initialize(from: _items, count: index)
-        (node._items + index).initialize(from: _items + index + 1, count: count - index - 1)
-        node._children.initialize(from: _children, count: children)
+        node._items._initialize(copying: _items, count: index)
+        (node._items + index)._initialize(copying: _items + index + 1, count: count - index - 1)
+        node._children._initialize(copying: _children, count: children)
         node._header.pointee.dataMap = newDataMap
         node._header.pointee.nodeMap = nodeMap
         return (node, _items[index].value)

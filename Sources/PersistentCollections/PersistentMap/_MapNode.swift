@@ -88,7 +88,7 @@ final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNo
         let count = itemCount
         let children = childCount
         _items.deinitialize(count: count)
-        _children.deinitialize(count: children)
+        _children._deinitializeReferences(count: children)
     }
 }
 
@@ -206,8 +206,8 @@ extension _MapNode {
         )
         node._header.pointee.dataMap = dataMap
         node._header.pointee.nodeMap = nodeMap
-        node._items.initialize(from: _items, count: items)
-        node._children.initialize(from: _children, count: children)
+        node._items._initialize(copying: _items, count: items)
+        node._children._initialize(copying: _children, count: children)
         return node
     }
 

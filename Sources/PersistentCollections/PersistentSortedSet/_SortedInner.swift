@@ -123,7 +123,7 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     deinit {
         let width = _header.pointee.width
         _prefetchObjects(_nodes, count: width)
-        _nodes.deinitialize(count: width)
+        _nodes._deinitializeReferences(count: width)
     }
 
     /// The header, through a pointer: the `header` property of
@@ -223,7 +223,7 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         let copies = node._nodes
         _prefetchObjects(nodes, count: width)
         for i in 0..<width { (copies + i).initialize(to: nodes[i]) }
-        node._counts.initialize(from: _counts, count: width)
+        node._counts._initialize(copying: _counts, count: width)
         node._header.pointee.width = width
         node._header.pointee.count = count
         return node
@@ -271,8 +271,8 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     func append(from other: _SortedInner, _ range: Range<Int>, separator: Element?) {
         let width = self.width
         precondition(width + range.count <= storedCapacity && range.upperBound <= other.width)
-        (_nodes + width).initialize(from: other._nodes + range.lowerBound, count: range.count)
-        (_counts + width).initialize(from: other._counts + range.lowerBound, count: range.count)
+        (_nodes + width)._initialize(copying: other._nodes + range.lowerBound, count: range.count)
+        (_counts + width)._initialize(copying: other._counts + range.lowerBound, count: range.count)
         _header.pointee.width = width + range.count
         _header.pointee.count += other.count(in: range)
         if width > 0, !range.isEmpty { _header.pointee.separators.append(separator!) }

@@ -48,7 +48,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
         precondition(elements.count <= capacity)
         let leaf = make(capacity: capacity)
         leaf.withUnsafeMutablePointers { header, storage in
-            storage.initialize(from: elements.baseAddress!, count: elements.count)
+            storage._initialize(copying: elements.baseAddress!, count: elements.count)
             header.pointee.width = elements.count
         }
         return leaf
@@ -139,7 +139,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
             withUnsafeMutablePointers { header, storage in
                 let width = header.pointee.width
                 precondition(width + range.count <= header.pointee.capacity && range.upperBound <= source.count)
-                (storage + width).initialize(from: source.baseAddress! + range.lowerBound, count: range.count)
+                (storage + width)._initialize(copying: source.baseAddress! + range.lowerBound, count: range.count)
                 header.pointee.width = width + range.count
             }
         }

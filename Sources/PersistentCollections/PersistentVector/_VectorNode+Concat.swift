@@ -82,8 +82,8 @@ extension _VectorNode {
     @inlinable
     static func merged(_ a: _VectorNode, _ b: _VectorNode) -> _VectorNode {
         let node = allocateLeaf(capacity: a.count + b.count)
-        node._elements.initialize(from: a._elements, count: a.count)
-        (node._elements + a.count).initialize(from: b._elements, count: b.count)
+        node._elements._initialize(copying: a._elements, count: a.count)
+        (node._elements + a.count)._initialize(copying: b._elements, count: b.count)
         node._header.pointee.count = UInt32(a.count + b.count)
         return node
     }
@@ -171,7 +171,7 @@ extension _VectorNode {
                 while filled < target {
                     let take = min(target - filled, counts[source] - offset)
                     nodes[source].node._withUnsafeGuaranteedRef {
-                        (node._elements + filled).initialize(from: $0._elements + offset, count: take)
+                        (node._elements + filled)._initialize(copying: $0._elements + offset, count: take)
                     }
                     filled += take
                     offset += take

@@ -15,10 +15,10 @@ extension _VectorNode {
         let newLast = child.prefix(count - before, height: height - 1)
         if slot == self.count - 1 && newLast === child { return self }
         let node = Self.allocateBranch(capacity: slot + 1, relaxed: isRelaxed)
-        node._children.initialize(from: _children, count: slot)
+        node._children._initialize(copying: _children, count: slot)
         (node._children + slot).initialize(to: newLast)
         if isRelaxed {
-            node._sizes.initialize(from: _sizes, count: slot)
+            node._sizes._initialize(copying: _sizes, count: slot)
             (node._sizes + slot).initialize(to: count)
         }
         node._header.pointee.count = UInt32(slot + 1)
@@ -42,7 +42,7 @@ extension _VectorNode {
         let relaxed = kept > 1
         let node = Self.allocateBranch(capacity: kept, relaxed: relaxed)
         node._children.initialize(to: newFirst)
-        (node._children + 1).initialize(from: _children + slot + 1, count: kept - 1)
+        (node._children + 1)._initialize(copying: _children + slot + 1, count: kept - 1)
         if relaxed {
             // Cumulative sizes shift down by the elements dropped.
             let total = isRelaxed ? 0 : size(height: height)

@@ -65,7 +65,7 @@ final class _VectorNode<Element>: ManagedBuffer<_VectorNodeHeader, _VectorNodeWo
         if h.isLeaf {
             _elements.deinitialize(count: Int(h.count))
         } else {
-            _children.deinitialize(count: Int(h.count))
+            _children._deinitializeReferences(count: Int(h.count))
         }
     }
 }
@@ -165,13 +165,13 @@ extension _VectorNode {
         let cap = newCapacity ?? slotCapacity
         if isLeaf {
             let node = _VectorNode.allocateLeaf(capacity: cap)
-            node._elements.initialize(from: _elements, count: n)
+            node._elements._initialize(copying: _elements, count: n)
             node._header.pointee.count = UInt32(n)
             return node
         }
         let node = _VectorNode.allocateBranch(capacity: cap, relaxed: isRelaxed)
-        node._children.initialize(from: _children, count: n)
-        if isRelaxed { node._sizes.initialize(from: _sizes, count: n) }
+        node._children._initialize(copying: _children, count: n)
+        if isRelaxed { node._sizes._initialize(copying: _sizes, count: n) }
         node._header.pointee.count = UInt32(n)
         return node
     }
@@ -181,7 +181,7 @@ extension _VectorNode {
     static func leaf(_ elements: UnsafeBufferPointer<Element>, capacity: Int? = nil) -> _VectorNode {
         let node = allocateLeaf(capacity: capacity ?? elements.count)
         if let base = elements.baseAddress {
-            node._elements.initialize(from: base, count: elements.count)
+            node._elements._initialize(copying: base, count: elements.count)
         }
         node._header.pointee.count = UInt32(elements.count)
         return node
@@ -204,9 +204,9 @@ extension _VectorNode {
             sizes.append(total)
         }
         let node = allocateBranch(capacity: children.count, relaxed: !regular)
-        children.withUnsafeBufferPointer { node._children.initialize(from: $0.baseAddress!, count: children.count) }
+        children.withUnsafeBufferPointer { node._children._initialize(copying: $0.baseAddress!, count: children.count) }
         if !regular {
-            sizes.withUnsafeBufferPointer { node._sizes.initialize(from: $0.baseAddress!, count: children.count) }
+            sizes.withUnsafeBufferPointer { node._sizes._initialize(copying: $0.baseAddress!, count: children.count) }
         }
         node._header.pointee.count = UInt32(children.count)
         return node

@@ -155,4 +155,38 @@ struct PersistentMapAPITests {
         #expect(continued.count == built.count + 1)
         #expect(built[99_999] == nil)
     }
+
+    @Test(
+        "removing an absent key changes and copies nothing, from a shared map or a unique one",
+        arguments: KeyShape.allCases
+    )
+    func removeAbsent(shape: KeyShape) {
+        var random = SeededRandom(seed: 7 &+ UInt64(shape.rawValue.utf8.count))
+        // Even IDs present; odd IDs (same hash slots under fewBits and
+        // constant) absent, so a probe meets a different key at its slot.
+        var map = PersistentMap<Collider, Int>()
+        for id in stride(from: 0, to: 4_000, by: 2) { map[shape.key(id)] = id }
+        let original = map
+        for _ in 0..<500 {
+            let absent = shape.key(2 * random.int(below: 3_000) + 1)
+            #expect(map.removeValue(forKey: absent) == nil, "shape \(shape) key \(absent)")
+        }
+        map._invariantCheck()
+        #expect(map == original && map.count == 2_000)
+        // Shared all along: no node was copied for a key it did not hold.
+        #expect(map.nodeBytes(notSharedWith: original) == 0, "shape \(shape)")
+        // Present keys still come out, from the shared map, then unique.
+        var kept: [PersistentMap<Collider, Int>] = []
+        for id in stride(from: 0, to: 4_000, by: 2) {
+            #expect(map.removeValue(forKey: shape.key(id)) == id, "shape \(shape) id \(id)")
+            #expect(map.removeValue(forKey: shape.key(id)) == nil, "shape \(shape) id \(id) twice")
+            if id % 400 == 0 { kept.append(map) }
+        }
+        #expect(map.isEmpty)
+        #expect(original.count == 2_000 && original[shape.key(2)] == 2)
+        for (n, version) in kept.enumerated() {
+            version._invariantCheck()
+            #expect(version.count == 2_000 - 200 * n - 1, "shape \(shape) version \(n)")
+        }
+    }
 }
