@@ -35,19 +35,31 @@ enum FieldNames {
             ids[name] = id
             return id
         }
+
+        /// The ID of `name`, assigning the next one when it is new.
+        mutating func id(of name: Key) -> UInt32 {
+            if let id = ids[name] {
+                // A record now holds it: it stays, whatever the decodes do.
+                // (Nothing is reserved most of the time: no lookup then.)
+                if !reservations.isEmpty { reservations[id] = nil }
+                return id
+            }
+            return insert(name)
+        }
     }
 
     static let table = Mutex(State())
 
     /// The ID of `name`, assigning the next one when it is new. O(1).
     static func id(of name: Key) -> UInt32 {
+        table.withLock { $0.id(of: name) }
+    }
+
+    /// The IDs of `names`, in order, into `ids` (room for them all): one
+    /// lock for a record's fields, not one per field. O(k).
+    static func ids(of names: some Sequence<Key>, into ids: UnsafeMutableBufferPointer<UInt32>) {
         table.withLock { state in
-            if let id = state.ids[name] {
-                // A record now holds it: it stays, whatever the decodes do.
-                state.reservations[id] = nil
-                return id
-            }
-            return state.insert(name)
+            for (i, name) in names.enumerated() { ids[i] = state.id(of: name) }
         }
     }
 

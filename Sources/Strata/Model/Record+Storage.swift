@@ -12,13 +12,18 @@ extension Record {
     /// (`isSorted`: and be in name order already).
     static func _pack(_ fields: [(name: Key, value: Value)], isSorted: Bool = false) -> [UInt8] {
         let sorted = isSorted ? fields : fields.sorted { _precedes($0.name, $1.name) }
-        var writer = ByteWriter(capacity: 16 + 24 * sorted.count)
-        writer.varint(sorted.count)
-        for field in sorted {
-            writer.varint(UInt64(FieldNames.id(of: field.name)))
-            writer.value(field.value, packed: true)
+        return withUnsafeTemporaryAllocation(of: UInt32.self, capacity: sorted.count) { ids in
+            // Records are packed on every core at once (an import): one
+            // lock of the name table per record.
+            FieldNames.ids(of: sorted.lazy.map(\.name), into: ids)
+            var writer = ByteWriter(capacity: 16 + 24 * sorted.count)
+            writer.varint(sorted.count)
+            for (i, field) in sorted.enumerated() {
+                writer.varint(UInt64(ids[i]))
+                writer.value(field.value, packed: true)
+            }
+            return Array(writer.bytes[...])  // an exact-size copy
         }
-        return Array(writer.bytes[...])  // an exact-size copy
     }
 
     /// Calls `body` with each field's name ID and the byte range of its
