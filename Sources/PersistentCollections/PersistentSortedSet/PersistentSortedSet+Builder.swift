@@ -10,8 +10,11 @@ extension PersistentSortedSet {
     ///
     /// The result is the set ``PersistentSortedSet/init(sortedElements:)``
     /// builds from the same elements.
+    ///
+    /// Not copyable: it fills its leaf in place, and a copy would share
+    /// that leaf with the original, or with the set one of them built.
     @frozen
-    public struct Builder {
+    public struct Builder: ~Copyable {
         /// The sealed leaves, each full, and their first elements.
         @usableFromInline var _level: [_SortedChild]
         @usableFromInline var _firsts: [Element]

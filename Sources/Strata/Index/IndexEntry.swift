@@ -40,11 +40,6 @@ struct IndexEntry: Sendable {
         }
     }
 
-    /// The empty entry (no bytes). O(1).
-    init() {
-        storage = .inline(0, 0, 0, 0, 0, 0)
-    }
-
     /// The first 30 bytes (zero-padded) as three big-endian words and a
     /// big-endian 48-bit tail: comparing them compares the bytes. O(1).
     static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {

@@ -50,14 +50,6 @@ final class BackgroundQueue: @unchecked Sendable {
         condition.signal()
     }
 
-    /// Returns once every job queued before the call has run: how a
-    /// closing store makes sure no job of its own still runs after it.
-    func settle() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            async { continuation.resume() }
-        }
-    }
-
     private func serve() {
         if lowered {
             #if os(Linux)

@@ -102,6 +102,9 @@ public actor Store {
     var measuringValueSize = false
     /// Set by ``close()``: a measurement running off the actor then stops.
     nonisolated let measurementsStopped = Mutex(false)
+    /// This store's measurements on the shared threads, which ``close()``
+    /// waits for.
+    nonisolated let backgroundJobs = BackgroundJobs()
     /// The budget in bytes last divided among the engine's parts.
     var appliedMemoryBudget = Int.max
     /// Whether commits completed blocks since the running round began.
@@ -520,15 +523,15 @@ public actor Store {
     /// committed; reads of ``current`` keep working.
     public func close() async throws {
         closing = true
-        await settleAppended()
-        while let task = snapshotTask { await task.value }
-        await compactionSettled()
         // A measurement started before `closing` (one walks the whole value
         // after an open) would otherwise go on using a core, and hold the
         // value, after close returns; it stops early instead.
         measurementsStopped.withLock { $0 = true }
-        await Self.measuringQueue.settle()
-        await Self.upkeepQueue.settle()
+        await settleAppended()
+        while let task = snapshotTask { await task.value }
+        await compactionSettled()
+        // Their reports to the store do nothing once it is closing.
+        await backgroundJobs.settled()
         guard let log else { return }
         defer {
             log.close()

@@ -610,3 +610,99 @@ enum TestVarint {
         bytes.append(UInt8(v))
     }
 }
+
+extension SnapshotChunkTests {
+    @Test("hostile index-entry chunks resealed with sound checksums are refused or open sound, never crash")
+    func hostileEntryChunks() async throws {
+        let path = temporaryStorePath("snapshot-hostile-entries")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+            try builder.createIndex("byCode", on: "songs", fields: ["code"], unique: true)
+            for n in 0..<60 {
+                // Titles over 30 bytes share prefixes past 30 bytes (the
+                // entries' inline part), some are short, one is empty.
+                let title =
+                    n % 3 == 0
+                    ? "A very long shared title prefix, part \(n / 6) — ü \(n)"
+                    : (n == 1 ? "" : "t\(n % 7)")
+                try builder.insert(
+                    ["title": .string(title), "code": .int(Int64(n * 7))],
+                    id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"),
+                    into: "songs"
+                )
+            }
+        }
+        try await store.snapshot()
+        let original = await store.current
+        try await store.close()
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let entryChunks = layout.chunks.indices.filter { layout.chunks[$0].fields[0] == 1 }
+        #expect(entryChunks.count == 2)
+
+        var random = SplitMix64(seed: 2027)
+        var accepted = 0
+        var refused = 0
+        for round in 0..<240 {
+            let chunk = entryChunks[round % entryChunks.count]
+            let raw = try layout.raw(of: chunk, in: bytes)
+            var mutated = raw
+            switch round % 6 {
+            case 0:
+                for _ in 0..<(1 + Int(random.next() % 3)) {
+                    mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
+                }
+            case 1:
+                mutated.removeLast(1 + Int(random.next() % UInt64(mutated.count)))
+            case 2:
+                let at = Int(random.next() % UInt64(mutated.count))
+                mutated.insert(
+                    contentsOf: (0..<Int(1 + random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+                    at: at
+                )
+            case 3:
+                // A length that never ends, or runs past 63 bits.
+                let at = Int(random.next() % UInt64(mutated.count))
+                mutated.replaceSubrange(at..<at, with: [UInt8](repeating: 0xFF, count: 1 + Int(random.next() % 12)))
+            case 4:
+                // The first entry claims a prefix shared with no entry.
+                mutated[0] = UInt8(1 + random.next() % 100)
+            default:
+                // A zero-length suffix repeats the previous entry; a huge one runs past the end.
+                let at = Int(random.next() % UInt64(mutated.count))
+                mutated[at] = random.next() % 2 == 0 ? 0 : 0x7F
+            }
+            let count: UInt64? = round % 13 == 0 ? UInt64(random.next() % 200) : nil
+            try Data(try layout.resealing(bytes, chunk: chunk, raw: mutated, count: count)).write(
+                to: URL(fileURLWithPath: file)
+            )
+            let reopened = try await Store.open(at: path, options: testOptions())
+            if Self.skippedSnapshot(reopened.warnings) {
+                refused += 1
+                #expect(await reopened.current == original, "round \(round)")
+            } else {
+                // Accepted: the entries were well formed, ordered and (for
+                // the unique index) distinct, so the trees answer queries;
+                // whether they are the records' entries is verify's to say.
+                accepted += 1
+                let value = try await reopened.database(inSnapshot: 1)
+                #expect(value[table: "songs"].records == original[table: "songs"].records, "round \(round)")
+                _ = try value.query("songs").order(by: "title").ids()
+                _ = try value.query("songs").where("code", in: .int(0)...(.int(200))).count()
+                if value != original {
+                    let report = try Store.verify(at: path)
+                    #expect(!report.isSound, "round \(round): a snapshot unlike its log passed verify")
+                }
+            }
+            try await reopened.close()
+        }
+        #expect(refused > 0, "accepted \(accepted), refused \(refused)")
+        // The untouched snapshot still opens from its chunks.
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let sound = try await Store.open(at: path, options: testOptions())
+        #expect(!Self.skippedSnapshot(sound.warnings))
+        #expect(await sound.current == original)
+        try await sound.close()
+    }
+}

@@ -74,22 +74,30 @@ extension Store {
         guard !measuringValueSize, !closing else { return }
         measuringValueSize = true
         let changesBefore = valueSize.changesSince
+        let jobs = backgroundJobs
+        jobs.begin()
         Self.measuringQueue.async { [weak self] in
-            guard let self else { return }
+            guard let self else { return jobs.end() }
             let value = self.current
-            // A close does not wait for a walk of the whole value.
+            // A close does not wait for a walk of the whole value: it stops.
             guard let bytes = value._allocatedBytes(unless: { self.measurementsStopped.withLock { $0 } }) else {
+                jobs.end()
                 return
             }
             let size = ValueSize(measuredBytes: bytes, measuredRecords: value.recordCount)
-            Task { await self.valueSizeMeasured(size, changesBefore: changesBefore) }
+            Task {
+                await self.valueSizeMeasured(size, changesBefore: changesBefore)
+                jobs.end()
+            }
         }
     }
 
     /// Keeps the changes counted while the measurement ran (they may or
     /// may not be in the value measured: counted, to measure again sooner).
+    /// Nothing once the store is closing.
     private func valueSizeMeasured(_ size: ValueSize, changesBefore: Int) {
         measuringValueSize = false
+        guard !closing else { return }
         var size = size
         size.changesSince = max(0, valueSize.changesSince - changesBefore)
         valueSize = size

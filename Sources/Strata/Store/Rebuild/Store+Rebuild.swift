@@ -227,19 +227,26 @@ extension Store {
         measuringCheckpoints = true
         let pending = checkpoints.takePendingMeasurements(current: current)
         let generation = checkpoints.generation
+        let jobs = backgroundJobs
+        jobs.begin()
         Self.measuringQueue.async {
             let results = pending.map {
                 ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer), $0.againstCurrent)
             }
-            Task { await self.checkpointsMeasured(results, generation: generation) }
+            Task {
+                await self.checkpointsMeasured(results, generation: generation)
+                jobs.end()
+            }
         }
     }
 
+    /// Nothing once the store is closing.
     private func checkpointsMeasured(
         _ results: [(index: Int, bytes: Int, againstCurrent: Bool)],
         generation: Int
     ) {
         measuringCheckpoints = false
+        guard !closing else { return }
         checkpoints.measured(results, generation: generation)
         measureCheckpoints()
     }
