@@ -253,44 +253,19 @@ struct SnapshotChunkTests {
     func hostileChunks() async throws {
         let path = temporaryStorePath("snapshot-hostile")
         defer { removeStore(path) }
-        let store = try await Store.open(at: path, options: testOptions())
-        try await store.transact(message: "import") { builder in
-            for n in 0..<40 {
-                try builder.insert(
-                    [
-                        "title": .string("t\(n) ü"), "n": .int(Int64(n)),
-                        "tags": .list([.string("a"), .map(["k": .null])]),
-                        "ref": .reference(RecordReference(table: "songs", id: RecordID(Int64(n + 1)))),
-                    ],
-                    id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"),
-                    into: "songs"
-                )
-            }
+        let (original, file, bytes, layout) = try await Self.snapshotted(at: path, records: 40) { n in
+            [
+                "title": .string("t\(n) ü"), "n": .int(Int64(n)),
+                "tags": .list([.string("a"), .map(["k": .null])]),
+                "ref": .reference(RecordReference(table: "songs", id: RecordID(Int64(n + 1)))),
+            ]
         }
-        try await store.snapshot()
-        let original = await store.current
-        try await store.close()
-        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
         let raw = try layout.raw(of: 0, in: bytes)
 
         var random = SplitMix64(seed: 2026)
         var accepted = 0
         for round in 0..<300 {
-            var mutated = raw
-            switch round % 3 {
-            case 0:
-                for _ in 0..<(1 + Int(random.next() % 3)) {
-                    mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
-                }
-            case 1:
-                mutated.removeLast(1 + Int(random.next() % UInt64(mutated.count)))
-            default:
-                let at = Int(random.next() % UInt64(mutated.count))
-                mutated.insert(
-                    contentsOf: (0..<Int(1 + random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
-                    at: at
-                )
-            }
+            let mutated = Self.mutated(raw, kind: round % 3, random: &random)
             try Data(try layout.resealing(bytes, chunk: 0, raw: mutated)).write(to: URL(fileURLWithPath: file))
             let reopened = try await Store.open(at: path, options: testOptions())
             let refused = Self.skippedSnapshot(reopened.warnings)
@@ -612,32 +587,79 @@ enum TestVarint {
 }
 
 extension SnapshotChunkTests {
-    @Test("hostile index-entry chunks resealed with sound checksums are refused or open sound, never crash")
-    func hostileEntryChunks() async throws {
-        let path = temporaryStorePath("snapshot-hostile-entries")
-        defer { removeStore(path) }
+    /// A store at `path` with `indexes` and `records` songs (`fields(n)`,
+    /// IDs alternately integers and strings) in one transaction,
+    /// snapshotted and closed: its value and its newest snapshot.
+    static func snapshotted(
+        at path: String,
+        records: Int,
+        indexes: [(name: Key, fields: [FieldPath], unique: Bool)] = [],
+        fields: @escaping @Sendable (Int) -> Record
+    ) async throws -> (original: Database, file: String, bytes: [UInt8], layout: SnapshotLayout) {
         let store = try await Store.open(at: path, options: testOptions())
         try await store.transact(message: "import") { builder in
-            try builder.createIndex("byTitle", on: "songs", fields: ["title"])
-            try builder.createIndex("byCode", on: "songs", fields: ["code"], unique: true)
-            for n in 0..<60 {
-                // Titles over 30 bytes share prefixes past 30 bytes (the
-                // entries' inline part), some are short, one is empty.
-                let title =
-                    n % 3 == 0
-                    ? "A very long shared title prefix, part \(n / 6) — ü \(n)"
-                    : (n == 1 ? "" : "t\(n % 7)")
-                try builder.insert(
-                    ["title": .string(title), "code": .int(Int64(n * 7))],
-                    id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"),
-                    into: "songs"
-                )
+            for index in indexes {
+                try builder.createIndex(index.name, on: "songs", fields: index.fields, unique: index.unique)
+            }
+            for n in 0..<records {
+                try builder.insert(fields(n), id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"), into: "songs")
             }
         }
         try await store.snapshot()
         let original = await store.current
         try await store.close()
         let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        return (original, file, bytes, layout)
+    }
+
+    /// `raw` damaged one way: 0 bytes overwritten, 1 cut short, 2 bytes
+    /// inserted, 3 a run of 0xFF (a varint that never ends, or runs past
+    /// 63 bits), 4 the first byte (an index chunk: the first entry's shared
+    /// prefix) set to 1...100, 5 a byte set to 0 or 0x7F (a zero or a
+    /// huge length, where a length is).
+    static func mutated(_ raw: [UInt8], kind: Int, random: inout SplitMix64) -> [UInt8] {
+        var mutated = raw
+        switch kind {
+        case 0:
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
+            }
+        case 1:
+            mutated.removeLast(1 + Int(random.next() % UInt64(mutated.count)))
+        case 2:
+            let at = Int(random.next() % UInt64(mutated.count))
+            mutated.insert(
+                contentsOf: (0..<Int(1 + random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
+                at: at
+            )
+        case 3:
+            let at = Int(random.next() % UInt64(mutated.count))
+            mutated.replaceSubrange(at..<at, with: [UInt8](repeating: 0xFF, count: 1 + Int(random.next() % 12)))
+        case 4:
+            mutated[0] = UInt8(1 + random.next() % 100)
+        default:
+            let at = Int(random.next() % UInt64(mutated.count))
+            mutated[at] = random.next() % 2 == 0 ? 0 : 0x7F
+        }
+        return mutated
+    }
+
+    @Test("hostile index-entry chunks resealed with sound checksums are refused or open sound, never crash")
+    func hostileEntryChunks() async throws {
+        let path = temporaryStorePath("snapshot-hostile-entries")
+        defer { removeStore(path) }
+        let indexes: [(name: Key, fields: [FieldPath], unique: Bool)] = [
+            ("byTitle", ["title"], false), ("byCode", ["code"], true),
+        ]
+        let (original, file, bytes, layout) = try await Self.snapshotted(at: path, records: 60, indexes: indexes) { n in
+            // Titles over 30 bytes share prefixes past 30 bytes (the
+            // entries' inline part), some are short, one is empty.
+            let title =
+                n % 3 == 0
+                ? "A very long shared title prefix, part \(n / 6) — ü \(n)"
+                : (n == 1 ? "" : "t\(n % 7)")
+            return ["title": .string(title), "code": .int(Int64(n * 7))]
+        }
         let entryChunks = layout.chunks.indices.filter { layout.chunks[$0].fields[0] == 1 }
         #expect(entryChunks.count == 2)
 
@@ -647,32 +669,7 @@ extension SnapshotChunkTests {
         for round in 0..<240 {
             let chunk = entryChunks[round % entryChunks.count]
             let raw = try layout.raw(of: chunk, in: bytes)
-            var mutated = raw
-            switch round % 6 {
-            case 0:
-                for _ in 0..<(1 + Int(random.next() % 3)) {
-                    mutated[Int(random.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: random.next())
-                }
-            case 1:
-                mutated.removeLast(1 + Int(random.next() % UInt64(mutated.count)))
-            case 2:
-                let at = Int(random.next() % UInt64(mutated.count))
-                mutated.insert(
-                    contentsOf: (0..<Int(1 + random.next() % 4)).map { _ in UInt8(truncatingIfNeeded: random.next()) },
-                    at: at
-                )
-            case 3:
-                // A length that never ends, or runs past 63 bits.
-                let at = Int(random.next() % UInt64(mutated.count))
-                mutated.replaceSubrange(at..<at, with: [UInt8](repeating: 0xFF, count: 1 + Int(random.next() % 12)))
-            case 4:
-                // The first entry claims a prefix shared with no entry.
-                mutated[0] = UInt8(1 + random.next() % 100)
-            default:
-                // A zero-length suffix repeats the previous entry; a huge one runs past the end.
-                let at = Int(random.next() % UInt64(mutated.count))
-                mutated[at] = random.next() % 2 == 0 ? 0 : 0x7F
-            }
+            let mutated = Self.mutated(raw, kind: round % 6, random: &random)
             let count: UInt64? = round % 13 == 0 ? UInt64(random.next() % 200) : nil
             try Data(try layout.resealing(bytes, chunk: chunk, raw: mutated, count: count)).write(
                 to: URL(fileURLWithPath: file)
@@ -697,7 +694,7 @@ extension SnapshotChunkTests {
             }
             try await reopened.close()
         }
-        #expect(refused > 0, "accepted \(accepted), refused \(refused)")
+        #expect(refused > 0 && accepted > 0, "accepted \(accepted), refused \(refused)")
         // The untouched snapshot still opens from its chunks.
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         let sound = try await Store.open(at: path, options: testOptions())
