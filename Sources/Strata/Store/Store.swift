@@ -102,9 +102,6 @@ public actor Store {
     var measuringValueSize = false
     /// Set by ``close()``: a measurement running off the actor then stops.
     nonisolated let measurementsStopped = Mutex(false)
-    /// This store's measurements on the shared threads, which ``close()``
-    /// waits for.
-    nonisolated let backgroundJobs = BackgroundJobs()
     /// The budget in bytes last divided among the engine's parts.
     var appliedMemoryBudget = Int.max
     /// Whether commits completed blocks since the running round began.
@@ -517,21 +514,21 @@ public actor Store {
     // MARK: Closing
 
     /// Lets every commit already appended finish (synced, published,
-    /// returned to its caller), waits for background snapshots,
-    /// compaction and measurements, syncs the log and releases the lock. Commits that arrive
+    /// returned to its caller), waits for background snapshots and
+    /// compaction, stops measurements of the value, syncs the log and
+    /// releases the lock. Commits that arrive
     /// once closing has begun throw ``StoreError/closed`` and are not
     /// committed; reads of ``current`` keep working.
     public func close() async throws {
         closing = true
         // A measurement started before `closing` (one walks the whole value
         // after an open) would otherwise go on using a core, and hold the
-        // value, after close returns; it stops early instead.
+        // value, after close returns; it stops early instead, and the
+        // reports of measurements do nothing once closing.
         measurementsStopped.withLock { $0 = true }
         await settleAppended()
         while let task = snapshotTask { await task.value }
         await compactionSettled()
-        // Their reports to the store do nothing once it is closing.
-        await backgroundJobs.settled()
         guard let log else { return }
         defer {
             log.close()

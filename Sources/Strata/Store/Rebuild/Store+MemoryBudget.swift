@@ -74,21 +74,16 @@ extension Store {
         guard !measuringValueSize, !closing else { return }
         measuringValueSize = true
         let changesBefore = valueSize.changesSince
-        let jobs = backgroundJobs
-        jobs.begin()
         Self.measuringQueue.async { [weak self] in
-            guard let self else { return jobs.end() }
+            guard let self else { return }
             let value = self.current
-            // A close does not wait for a walk of the whole value: it stops.
+            // A closed store's walk of the whole value stops early instead
+            // of using a core, and holding the value, after close returned.
             guard let bytes = value._allocatedBytes(unless: { self.measurementsStopped.withLock { $0 } }) else {
-                jobs.end()
                 return
             }
             let size = ValueSize(measuredBytes: bytes, measuredRecords: value.recordCount)
-            Task {
-                await self.valueSizeMeasured(size, changesBefore: changesBefore)
-                jobs.end()
-            }
+            Task { await self.valueSizeMeasured(size, changesBefore: changesBefore) }
         }
     }
 

@@ -227,16 +227,11 @@ extension Store {
         measuringCheckpoints = true
         let pending = checkpoints.takePendingMeasurements(current: current)
         let generation = checkpoints.generation
-        let jobs = backgroundJobs
-        jobs.begin()
         Self.measuringQueue.async {
             let results = pending.map {
                 ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer), $0.againstCurrent)
             }
-            Task {
-                await self.checkpointsMeasured(results, generation: generation)
-                jobs.end()
-            }
+            Task { await self.checkpointsMeasured(results, generation: generation) }
         }
     }
 
