@@ -17,10 +17,11 @@ extension Peer {
         let value = head
         guard value.basis != cachedBasis, value.basis > 0 else { return }
         let id = try await basisID(of: value)
-        let write = Task.detached(priority: .utility) { try cache.write(value, basisID: id) }
-        cacheWrite = Task { _ = await write.result }
+        let queue = cacheQueue
+        let write = Task { await queue.run { try cache.write(value, basisID: id) } }
+        cacheWrite = Task { _ = await write.value }
         defer { cacheWrite = nil }
-        try await write.value
+        try await write.value.get()
         cachedBasis = max(cachedBasis, value.basis)
     }
 
@@ -32,12 +33,11 @@ extension Peer {
             cachedBasis < 0 || head.basis - cachedBasis >= Self.cacheInterval
         else { return }
         let value = head
+        let queue = cacheQueue
         cacheWrite = Task { [weak self] in
             var written = false
             if let id = try? await self?.basisID(of: value) {
-                written = await Task.detached(priority: .background) {
-                    (try? cache.write(value, basisID: id)) != nil
-                }.value
+                written = (try? await queue.run { try cache.write(value, basisID: id) }.get()) != nil
             }
             await self?.cacheWritten(value.basis, written: written)
         }

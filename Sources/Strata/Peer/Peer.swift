@@ -53,6 +53,8 @@ public actor Peer {
     var cachedBasis: Int64 = -1
     /// A cache write under way.
     var cacheWrite: Task<Void, Never>?
+    /// Where cache files are written: off the cooperative pool (see ``BlockingQueue``).
+    nonisolated let cacheQueue = BlockingQueue(label: "strata.peer.cache", qos: .utility)
     /// After a failed background write, the basis from which to try again.
     var cacheRetry: Int64 = 0
     /// The value the peer opened on and its basis transaction's ID, when

@@ -38,12 +38,11 @@ extension Store {
         // later commits are already in it: open reads it for them anyway).
         if let log, log.nextSequence - 1 == value.basis { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
+        let queue = snapshotQueue
         snapshotTask = Task {
-            let result = await Task.detached {
-                Result {
-                    try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
-                }
-            }.value
+            let result = await queue.run {
+                try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
+            }
             if case .success(let written) = result {
                 self.snapshotWritten(basis: value.basis, basisID: basisID, size: written.size)
             }

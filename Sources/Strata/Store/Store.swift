@@ -102,6 +102,11 @@ public actor Store {
     var measuringValueSize = false
     /// Set by ``close()``: a measurement running off the actor then stops.
     nonisolated let measurementsStopped = Mutex(false)
+    /// The store's own queues for what blocks on the disk: its group syncs
+    /// (one at a time, never behind another store's) and its snapshot
+    /// writes (long; never in front of a sync).
+    nonisolated let syncQueue = BlockingQueue(label: "strata.store.sync", qos: .userInitiated)
+    nonisolated let snapshotQueue = BlockingQueue(label: "strata.store.snapshot", qos: .utility)
     /// The budget in bytes last divided among the engine's parts.
     var appliedMemoryBudget = Int.max
     /// Whether commits completed blocks since the running round began.
@@ -382,7 +387,7 @@ public actor Store {
             // active now covers every record appended so far.
             let file = self.log?.activeFile
             let target = self.appendedCount
-            let result = await Self.syncOffPool(file)
+            let result = await self.syncOffPool(file)
             self.finishSync(result, target: target)
         }
         syncTask = task
@@ -435,15 +440,11 @@ public actor Store {
         while let task = syncTask { await task.value }
     }
 
-    /// One serial thread for group syncs: `fdatasync` blocks, and blocking
-    /// one of the cooperative pool's few threads would stall the writers
-    /// whose appends the next sync should gather.
-    private static let syncQueue = DispatchQueue(label: "strata.store.sync", qos: .userInitiated)
-
-    private static func syncOffPool(_ file: TransactionLog.SharedFile?) async -> Result<Void, any Error> {
-        await withCheckedContinuation { continuation in
-            syncQueue.async { continuation.resume(returning: Result { try file?.file.sync() }) }
-        }
+    /// Syncs `file` on the store's sync queue: `fdatasync` blocks, and
+    /// blocking one of the cooperative pool's few threads would stall the
+    /// writers whose appends the next sync should gather.
+    private func syncOffPool(_ file: TransactionLog.SharedFile?) async -> Result<Void, any Error> {
+        await syncQueue.run { try file?.file.sync() }
     }
 
     /// Publishes what a group sync covered. Appends after it started have

@@ -31,10 +31,10 @@ struct CLIDamageTests {
         let path = temporaryStorePath("cli-verify")
         defer { removeStore(path) }
         let value = try await CLIFixtures.makeLibrary(at: path)
-        let outcome = try StrataRunner.run(["verify", path])
+        let outcome = try await StrataRunner.run(["verify", path])
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.output.contains("sound: \(value.basis) transactions"), "\(outcome)")
-        let json = try StrataRunner.run(["verify", path, "--json"]).object()
+        let json = try await StrataRunner.run(["verify", path, "--json"]).object()
         #expect(json["sound"] as? Bool == true)
         #expect(json["segments"] as? Int == logSegments(path).count)
         #expect(json["snapshots"] as? Int == snapshotFiles(path).count)
@@ -56,15 +56,15 @@ struct CLIDamageTests {
         try Self.flip(damaged, at: 40)
         let before = Self.bytes(of: path)
 
-        let verify = try StrataRunner.run(["verify", path, "--json"])
+        let verify = try await StrataRunner.run(["verify", path, "--json"])
         #expect(verify.status == 1, "\(verify)")
         let problems = try #require(try verify.object()["problems"] as? [[String: Any]])
         #expect(problems.contains { ($0["file"] as? String) == damaged }, "\(problems)")
-        let text = try StrataRunner.run(["verify", path])
+        let text = try await StrataRunner.run(["verify", path])
         #expect(text.output.contains("damage  \(damaged) at offset"), "\(text)")
         #expect(text.error.contains("strata repair"), "\(text)")
 
-        let repair = try StrataRunner.run(["repair", path, "--into", repaired, "--json"])
+        let repair = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
         #expect(repair.status == 1, "repaired, but not whole: \(repair)")
         #expect(repair.error.contains("the rest was dropped"), "\(repair)")
         let report = try repair.object()
@@ -94,10 +94,10 @@ struct CLIDamageTests {
         #expect(firstCopied?.id == (try await original.transaction(at: 1))?.id, "IDs kept")
         try await copy.close()
         try await original.close()
-        #expect(try StrataRunner.run(["verify", repaired]).status == 0)
-        let again = try StrataRunner.run(["repair", path, "--into", repaired])
+        #expect(try await StrataRunner.run(["verify", repaired]).status == 0)
+        let again = try await StrataRunner.run(["repair", path, "--into", repaired])
         #expect(again.status == 2, "never into a store that holds something: \(again)")
-        let inside = try StrataRunner.run(["repair", path, "--into", path + "/copy"])
+        let inside = try await StrataRunner.run(["repair", path, "--into", path + "/copy"])
         #expect(inside.status == 2, "never into the store it reads: \(inside)")
         #expect(!FileManager.default.fileExists(atPath: path + "/copy"))
     }
@@ -110,18 +110,18 @@ struct CLIDamageTests {
         let snapshots = snapshotFiles(path)
         try #require(snapshots.count >= 2)
         try FileManager.default.removeItem(atPath: snapshots[0])
-        let missing = try StrataRunner.run(["verify", path])
+        let missing = try await StrataRunner.run(["verify", path])
         #expect(missing.status == 0, "the log is whole: \(missing)")
-        let info = try StrataRunner.run(["info", path, "--json"]).object()
+        let info = try await StrataRunner.run(["info", path, "--json"]).object()
         #expect(info["t"] as? Int == Int(value.basis))
 
         let newest = try #require(snapshots.last)
         try Self.flip(newest, at: 100)
-        let snapshot = try StrataRunner.run(["verify", path, "--json"])
+        let snapshot = try await StrataRunner.run(["verify", path, "--json"])
         #expect(snapshot.status == 1)
         let problems = try #require(try snapshot.object()["problems"] as? [[String: Any]])
         #expect(problems.map { $0["file"] as? String } == [newest], "\(problems)")
-        let reading = try StrataRunner.run(["get", path, "songs", "1"])
+        let reading = try await StrataRunner.run(["get", path, "songs", "1"])
         #expect(reading.status == 0, "reads fall back on the log: \(reading)")
         #expect(reading.error.contains("warning") && reading.error.contains("skipped snapshot"), "\(reading)")
 
@@ -131,11 +131,11 @@ struct CLIDamageTests {
         let handle = try #require(FileHandle(forUpdatingAtPath: cut))
         try handle.truncate(atOffset: UInt64(size - 10))
         try handle.close()
-        let verify = try StrataRunner.run(["verify", path, "--json"])
+        let verify = try await StrataRunner.run(["verify", path, "--json"])
         #expect(verify.status == 1, "\(verify)")
         let found = try #require(try verify.object()["problems"] as? [[String: Any]])
         #expect(found.contains { ($0["file"] as? String) == cut }, "\(found)")
-        let log = try StrataRunner.run(["log", path])
+        let log = try await StrataRunner.run(["log", path])
         #expect(log.status == 1, "\(log)")
         #expect(log.error.hasPrefix("strata: \(path): "), "\(log)")
         #expect(log.error.contains("strata verify"), "what to do: \(log)")
@@ -146,10 +146,7 @@ struct CLIDamageTests {
         let path = temporaryStorePath("cli-locked")
         defer { removeStore(path) }
         let child = try ChildProcess(path: StoreCrashTests.writerPath, arguments: [path, "grouped"])
-        defer {
-            child.kill()
-            _ = child.finish()
-        }
+        defer { child.killAndReap() }
         // Let it commit a while: segments of 4 KB roll over, snapshots are written.
         var t: Int64 = 0
         for _ in 0..<200 where t < 60 {
@@ -158,15 +155,15 @@ struct CLIDamageTests {
         }
         #expect(t >= 60, "the writer committed")
         for arguments in [["log", path, "--limit", "5"], ["info", path], ["export", path], ["show", path, "1"]] {
-            let outcome = try StrataRunner.run(arguments)
+            let outcome = try await StrataRunner.run(arguments)
             #expect(outcome.status == 0, "\(arguments): \(outcome)")
         }
-        let verify = try StrataRunner.run(["verify", path])
+        let verify = try await StrataRunner.run(["verify", path])
         #expect(verify.status == 0, "a store being written verifies sound: \(verify)")
         for arguments in [
             ["snapshot", path], ["compact", path], ["revert", path, "1"], ["truncate", path, "--after", "1", "--yes"],
         ] {
-            let outcome = try StrataRunner.run(arguments)
+            let outcome = try await StrataRunner.run(arguments)
             #expect(outcome.status == 3, "\(arguments): \(outcome)")
             #expect(outcome.error.contains("open for writing by another process"), "\(outcome)")
             #expect(outcome.error.split(separator: "\n").count == 1, "\(outcome)")
@@ -188,7 +185,7 @@ struct CLIDamageTests {
         ] {
             for command in [["info"], ["log"], ["verify"], ["export"], ["snapshot"], ["repair"]] {
                 let arguments = command + [path] + (command == ["repair"] ? ["--into", directory + "/x"] : [])
-                let outcome = try StrataRunner.run(arguments)
+                let outcome = try await StrataRunner.run(arguments)
                 #expect(outcome.status == 4, "\(arguments): \(outcome)")
                 #expect(outcome.error.contains(words) && outcome.error.contains(path), "\(arguments): \(outcome)")
             }
@@ -205,25 +202,25 @@ struct CLIDamageTests {
         bytes.replaceSubrange(56..<60, with: withUnsafeBytes(of: checksum.littleEndian) { Array($0) })
         try Data(bytes).write(to: URL(fileURLWithPath: manifest))
         for command in [["info"], ["log"], ["verify"]] {
-            let outcome = try StrataRunner.run(command + [newer])
+            let outcome = try await StrataRunner.run(command + [newer])
             #expect(outcome.status == 4, "\(command): \(outcome)")
             #expect(outcome.error.contains("newer"), "\(outcome)")
         }
     }
 
     @Test("usage errors exit 2 with the usage; help exits 0")
-    func usage() throws {
+    func usage() async throws {
         for arguments in [
             ["frobnicate"], ["log"], ["log", "/x", "--limit", "-1"], ["get", "/x", "songs"],
             ["log", "/x", "--record", "1"],
         ] {
-            let outcome = try StrataRunner.run(arguments)
+            let outcome = try await StrataRunner.run(arguments)
             #expect(outcome.status == 2, "\(arguments): \(outcome)")
             #expect(!outcome.error.isEmpty)
         }
-        let help = try StrataRunner.run(["--help"])
+        let help = try await StrataRunner.run(["--help"])
         #expect(help.status == 0)
         #expect(help.output.contains("verify") && help.output.contains("Exit status"), "\(help)")
-        #expect(try StrataRunner.run(["log", "--help"]).status == 0)
+        #expect(try await StrataRunner.run(["log", "--help"]).status == 0)
     }
 }

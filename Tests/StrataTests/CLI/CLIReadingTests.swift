@@ -10,12 +10,12 @@ struct CLIReadingTests {
         let path = temporaryStorePath("cli-info")
         defer { removeStore(path) }
         let value = try await CLIFixtures.makeLibrary(at: path)
-        let text = try StrataRunner.run(["info", path])
+        let text = try await StrataRunner.run(["info", path])
         #expect(text.status == 0, "\(text)")
         #expect(text.output.contains("t          \(value.basis)"), "\(text)")
         #expect(text.output.contains("byPlays (plays)"), "\(text)")
         #expect(text.output.contains("songs"), "\(text)")
-        let json = try StrataRunner.run(["info", path, "--json"]).object()
+        let json = try await StrataRunner.run(["info", path, "--json"]).object()
         #expect(json["t"] as? Int == Int(value.basis))
         #expect(json["records"] as? Int == value.recordCount)
         let tables = try #require(json["tables"] as? [[String: Any]])
@@ -30,7 +30,7 @@ struct CLIReadingTests {
         let path = temporaryStorePath("cli-log")
         defer { removeStore(path) }
         let value = try await CLIFixtures.makeLibrary(at: path)
-        let all = try StrataRunner.run(["log", path, "--limit", "0"])
+        let all = try await StrataRunner.run(["log", path, "--limit", "0"])
         #expect(all.status == 0, "\(all)")
         let lines = all.output.split(separator: "\n")
         #expect(lines.count == Int(value.basis))
@@ -38,41 +38,43 @@ struct CLIReadingTests {
         // A message's line break and escape sequence cannot break the line or recolour the terminal.
         #expect(lines.first?.contains("Line\\nbreak and \\u{1B}[31mescape") == true, "\(lines.first ?? "")")
         #expect(!all.output.contains("\u{1B}"))
-        #expect(try StrataRunner.run(["log", path, "--limit", "3"]).output.split(separator: "\n").count == 3)
+        #expect(try await StrataRunner.run(["log", path, "--limit", "3"]).output.split(separator: "\n").count == 3)
 
         let json = try #require(
-            try StrataRunner.run(["log", path, "--limit", "0", "--json"]).json() as? [[String: Any]]
+            try await StrataRunner.run(["log", path, "--limit", "0", "--json"]).json() as? [[String: Any]]
         )
         #expect(json.map { $0["t"] as? Int } == (1...Int(value.basis)).reversed().map { $0 })
         #expect(json.last?["message"] as? String == "Import ♫ library")
         #expect(json.last?["inserts"] as? Int == 44)
 
         let significant = try #require(
-            try StrataRunner.run(["log", path, "--significant", "--json", "--limit", "0"]).json() as? [[String: Any]]
+            try await StrataRunner.run(["log", path, "--significant", "--json", "--limit", "0"]).json()
+                as? [[String: Any]]
         )
         #expect(significant.compactMap { $0["significance"] as? String }.allSatisfy { $0 == "significant" })
         #expect(significant.count == 2, "the import and the revert")
 
         let album = try #require(
-            try StrataRunner.run(["log", path, "--table", "albums", "--json", "--limit", "0"]).json()
+            try await StrataRunner.run(["log", path, "--table", "albums", "--json", "--limit", "0"]).json()
                 as? [[String: Any]]
         )
         #expect(album.count == 3, "import, rename, revert")
         let song7 = try #require(
-            try StrataRunner.run(["log", path, "--table", "songs", "--record", "7", "--json", "--limit", "0"]).json()
+            try await StrataRunner.run(["log", path, "--table", "songs", "--record", "7", "--json", "--limit", "0"])
+                .json()
                 as? [[String: Any]]
         )
         #expect(song7.count == 1 + (CLIFixtures.plays + 1) / 7, "inserted, then played at n = 6, 13, 20, …")
         let stringID = try #require(
-            try StrataRunner.run(["log", path, "--table", "albums", "--record", "é2", "--json"]).json()
+            try await StrataRunner.run(["log", path, "--table", "albums", "--record", "é2", "--json"]).json()
                 as? [[String: Any]]
         )
         #expect(stringID.count == 1)
 
-        let future = try StrataRunner.run(["log", path, "--since", "2999-01-01"])
+        let future = try await StrataRunner.run(["log", path, "--since", "2999-01-01"])
         #expect(future.status == 0)
         #expect(future.output == "no transactions match\n")
-        let past = try StrataRunner.run(["log", path, "--until", "2000-01-01"])
+        let past = try await StrataRunner.run(["log", path, "--until", "2000-01-01"])
         #expect(past.output == "no transactions match\n")
     }
 
@@ -81,21 +83,21 @@ struct CLIReadingTests {
         let path = temporaryStorePath("cli-show")
         defer { removeStore(path) }
         _ = try await CLIFixtures.makeLibrary(at: path)
-        let update = try StrataRunner.run(["show", path, "2"])
+        let update = try await StrataRunner.run(["show", path, "2"])
         #expect(update.status == 0, "\(update)")
         #expect(update.output.contains("~ songs/2"), "\(update)")
         #expect(update.output.contains("plays  2 → 101"), "\(update)")
-        let json = try StrataRunner.run(["show", path, "1", "--json"]).object()
+        let json = try await StrataRunner.run(["show", path, "1", "--json"]).object()
         let id = try #require(json["id"] as? String)
         let changes = try #require(json["changes"] as? [[String: Any]])
         #expect(changes.count == 44)
         #expect(changes.first?["kind"] as? String == "insert")
         let indexes = try #require(json["indexChanges"] as? [[String: Any]])
         #expect(indexes.count == 1)
-        let byID = try StrataRunner.run(["show", path, id, "--json"]).object()
+        let byID = try await StrataRunner.run(["show", path, id, "--json"]).object()
         #expect(byID["t"] as? Int == 1)
 
-        let missing = try StrataRunner.run(["show", path, "999"])
+        let missing = try await StrataRunner.run(["show", path, "999"])
         #expect(missing.status == 2, "\(missing)")
         #expect(missing.error.contains("no transaction 999"), "\(missing)")
         #expect(missing.error.split(separator: "\n").count == 1, "one line: \(missing.error)")
@@ -106,22 +108,22 @@ struct CLIReadingTests {
         let path = temporaryStorePath("cli-get")
         defer { removeStore(path) }
         let value = try await CLIFixtures.makeLibrary(at: path)
-        let now = try StrataRunner.run(["get", path, "songs", "2", "--json"]).object()
+        let now = try await StrataRunner.run(["get", path, "songs", "2", "--json"]).object()
         let record = try #require(now["record"] as? [String: Any])
         #expect(record["plays"] as? Int == Self.plays(of: 2, in: value))
-        let past = try StrataRunner.run(["get", path, "songs", "2", "--as-of", "1", "--json"]).object()
+        let past = try await StrataRunner.run(["get", path, "songs", "2", "--as-of", "1", "--json"]).object()
         #expect((past["record"] as? [String: Any])?["plays"] as? Int == 2)
         #expect(past["t"] as? Int == 1)
-        let album = try StrataRunner.run(["get", path, "albums", "é2"])
+        let album = try await StrataRunner.run(["get", path, "albums", "é2"])
         #expect(album.status == 0, "\(album)")
         #expect(album.output.contains("Zweite Ébène"))
-        let person = try StrataRunner.run(["get", path, "people", CLIFixtures.personID.uuidString])
+        let person = try await StrataRunner.run(["get", path, "people", CLIFixtures.personID.uuidString])
         #expect(person.status == 0, "\(person)")
         #expect(person.output.contains("<4 bytes>"))
-        let gone = try StrataRunner.run(["get", path, "songs", "40"])
+        let gone = try await StrataRunner.run(["get", path, "songs", "40"])
         #expect(gone.status == 1)
         #expect(gone.error.contains("no record 40 in table songs"), "\(gone)")
-        let before = try StrataRunner.run(["get", path, "songs", "40", "--as-of", "\(CLIFixtures.removal - 1)"])
+        let before = try await StrataRunner.run(["get", path, "songs", "40", "--as-of", "\(CLIFixtures.removal - 1)"])
         #expect(before.status == 0, "song 40 existed before its delete: \(before)")
     }
 
@@ -136,19 +138,19 @@ struct CLIReadingTests {
         defer { removeStore(path) }
         _ = try await CLIFixtures.makeLibrary(at: path)
         let versions = try #require(
-            try StrataRunner.run(["history", path, "songs", "40", "--json"]).json() as? [[String: Any]]
+            try await StrataRunner.run(["history", path, "songs", "40", "--json"]).json() as? [[String: Any]]
         )
         #expect(versions.count == 2)
         #expect(versions.first?["record"] is NSNull, "deleted last")
         #expect(versions.last?["t"] as? Int == 1)
         let album = try #require(
-            try StrataRunner.run(["history", path, "albums", "a1", "--json"]).json() as? [[String: Any]]
+            try await StrataRunner.run(["history", path, "albums", "a1", "--json"]).json() as? [[String: Any]]
         )
         #expect(
             album.map { ($0["t"] as? Int).map(Int64.init) } == [CLIFixtures.revert, CLIFixtures.rename, 1],
             "import, rename, revert"
         )
-        let text = try StrataRunner.run(["history", path, "songs", "40"])
+        let text = try await StrataRunner.run(["history", path, "songs", "40"])
         #expect(text.output.contains("(deleted)"), "\(text)")
         #expect(text.output.hasPrefix("t \(CLIFixtures.removal)"), "\(text)")
     }
@@ -166,17 +168,17 @@ struct CLIReadingTests {
         )
         let expected = Strata.diff(from: try await store.database(asOf: 5), to: value)
         try await store.close()
-        let forward = try StrataRunner.run(["diff", path, "5", "\(value.basis)", "--json"]).object()
+        let forward = try await StrataRunner.run(["diff", path, "5", "\(value.basis)", "--json"]).object()
         let changes = try #require(forward["changes"] as? [[String: Any]])
         #expect(changes.count == expected.changes.values.reduce(0) { $0 + $1.count })
-        let backward = try StrataRunner.run(["diff", path, "\(value.basis)", "5", "--json"]).object()
+        let backward = try await StrataRunner.run(["diff", path, "\(value.basis)", "5", "--json"]).object()
         let reversed = try #require(backward["changes"] as? [[String: Any]])
         #expect(reversed.count == changes.count)
         #expect(
             Set(changes.compactMap { $0["kind"] as? String }.filter { $0 == "insert" }).count
                 == Set(reversed.compactMap { $0["kind"] as? String }.filter { $0 == "delete" }).count
         )
-        let same = try StrataRunner.run(["diff", path, "3", "3"])
+        let same = try await StrataRunner.run(["diff", path, "3", "3"])
         #expect(same.output == "no differences between t 3 and t 3\n")
     }
 }

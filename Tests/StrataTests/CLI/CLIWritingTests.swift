@@ -29,13 +29,13 @@ struct CLIWritingTests {
             removeStore(copy)
         }
         let value = try await CLIFixtures.makeLibrary(at: path)
-        let exported = try StrataRunner.run(["export", path])
+        let exported = try await StrataRunner.run(["export", path])
         #expect(exported.status == 0, "\(exported)")
         #expect(exported.output.split(separator: "\n").count == value.recordCount)
         let file = copy + ".jsonl"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
-        let imported = try StrataRunner.run(["import", copy, file, "--create", "--batch", "7", "--json"])
+        let imported = try await StrataRunner.run(["import", copy, file, "--create", "--batch", "7", "--json"])
         #expect(imported.status == 0, "\(imported)")
         let summary = try imported.object()
         #expect(summary["records"] as? Int == value.recordCount)
@@ -46,12 +46,12 @@ struct CLIWritingTests {
         try await store.close()
         #expect(Self.records(copied) == Self.records(value))
         // Exports of equal values are equal bytes (records by ID, whatever the hash seed).
-        #expect(try StrataRunner.run(["export", copy]).output == exported.output)
+        #expect(try await StrataRunner.run(["export", copy]).output == exported.output)
 
         // One table, with the ID in a field of the user's choosing; and the json format.
-        let songs = try StrataRunner.run(["export", path, "--table", "songs", "--id-field", "id"])
+        let songs = try await StrataRunner.run(["export", path, "--table", "songs", "--id-field", "id"])
         #expect(songs.output.split(separator: "\n").allSatisfy { $0.hasPrefix("{\"id\":") && !$0.contains("$table") })
-        let json = try StrataRunner.run(["export", path, "--format", "json"]).object()
+        let json = try await StrataRunner.run(["export", path, "--format", "json"]).object()
         #expect((json["songs"] as? [Any])?.count == value[table: "songs"].count)
         #expect(Set(json.keys) == Set(value.tableNames.map(\.string)))
     }
@@ -78,13 +78,13 @@ struct CLIWritingTests {
             try builder.insert(["n": 1], id: RecordID("only"), into: "one")
         }
         try await store.close()
-        let lines = try StrataRunner.run(["export", path, "--table", "big"])
+        let lines = try await StrataRunner.run(["export", path, "--table", "big"])
         #expect(lines.status == 0, "\(lines.error)")
         let ids = lines.output.split(separator: "\n").map { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["$id"] as? Int
         }
         #expect(ids == (0..<40_000).map { $0 * 3 })
-        let json = try StrataRunner.run(["export", path, "--format", "json"]).object()
+        let json = try await StrataRunner.run(["export", path, "--format", "json"]).object()
         let big = try #require(json["big"] as? [[String: Any]])
         #expect(big.map { $0["$id"] as? Int } == (0..<40_000).map { $0 * 3 })
         #expect(big.map { $0["s"] as? String } == (0..<40_000).map { "é\($0)" })
@@ -96,12 +96,12 @@ struct CLIWritingTests {
         let path = temporaryStorePath("cli-export-asof")
         defer { removeStore(path) }
         _ = try await CLIFixtures.makeLibrary(at: path)
-        let first = try StrataRunner.run(["export", path, "--as-of", "1", "--table", "songs"])
+        let first = try await StrataRunner.run(["export", path, "--as-of", "1", "--table", "songs"])
         #expect(first.status == 0, "\(first)")
         #expect(first.output.split(separator: "\n").count == 40)
         #expect(first.output.contains("\"plays\":2,"))
-        #expect(try StrataRunner.run(["export", path, "--as-of", "999"]).status == 2)
-        let missing = try StrataRunner.run(["export", path, "--table", "nope"])
+        #expect(try await StrataRunner.run(["export", path, "--as-of", "999"]).status == 2)
+        let missing = try await StrataRunner.run(["export", path, "--table", "nope"])
         #expect(missing.status == 1)
         #expect(missing.error.contains("no table nope"))
     }
@@ -117,7 +117,7 @@ struct CLIWritingTests {
             #"{"$id": 4, "title": "four""#, #"{"$id": 5}"#,
         ]
         try lines.joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
-        let outcome = try StrataRunner.run(["import", path, file, "--table", "songs", "--batch", "3", "--create"])
+        let outcome = try await StrataRunner.run(["import", path, file, "--table", "songs", "--batch", "3", "--create"])
         #expect(outcome.status == 1, "\(outcome)")
         #expect(outcome.error.contains("line 5"), "\(outcome)")
         #expect(outcome.error.contains("lines 4–6"), "\(outcome)")
@@ -137,7 +137,7 @@ struct CLIWritingTests {
             ),
         ] {
             try line.write(toFile: file, atomically: true, encoding: .utf8)
-            let failed = try StrataRunner.run(["import", path, file])
+            let failed = try await StrataRunner.run(["import", path, file])
             #expect(failed.status == 1, "\(line): \(failed)")
             #expect(failed.error.contains("line 1: ") && failed.error.contains(reason), "\(line): \(failed)")
         }
@@ -151,31 +151,37 @@ struct CLIWritingTests {
         let path = temporaryStorePath("cli-import-awkward")
         defer { removeStore(path) }
         let input = "{\"$id\": 1, \"a\": 1}\r\n   \r\n\r\n\t\n{\"$id\": 2, \"a\": 2}\r\n{\"$id\": 3}"
-        let outcome = try StrataRunner.run(["import", path, "-", "--table", "t", "--create", "--json"], input: input)
+        let outcome = try await StrataRunner.run(
+            ["import", path, "-", "--table", "t", "--create", "--json"],
+            input: input
+        )
         #expect(outcome.status == 0, "\(outcome)")
         #expect(try outcome.object()["records"] as? Int == 3)
-        let again = try StrataRunner.run(["import", path, "-", "--table", "t", "--json"], input: input)
+        let again = try await StrataRunner.run(["import", path, "-", "--table", "t", "--json"], input: input)
         #expect(try again.object()["transactions"] as? Int == 0, "nothing changed, nothing committed: \(again)")
-        let clash = try StrataRunner.run(["import", path, "-", "--table", "t"], input: #"{"$id": 4, "$table": "u"}"#)
+        let clash = try await StrataRunner.run(
+            ["import", path, "-", "--table", "t"],
+            input: #"{"$id": 4, "$table": "u"}"#
+        )
         #expect(clash.status == 1 && clash.error.contains("line 1"), "\(clash)")
-        let directory = try StrataRunner.run([
+        let directory = try await StrataRunner.run([
             "import", path, FileManager.default.temporaryDirectory.path, "--table", "t",
         ])
         #expect(directory.status == 1, "\(directory)")
-        let exportClash = try StrataRunner.run(["export", path, "--id-field", "a"])
+        let exportClash = try await StrataRunner.run(["export", path, "--id-field", "a"])
         #expect(exportClash.status == 1 && exportClash.error.contains("choose another --id-field"), "\(exportClash)")
         // A field named $table cannot be carried by JSON lines, --table or
         // not (import would read it as the table); JSON keeps it.
-        let named = try StrataRunner.run(["import", path, "-", "--json"], input: #"{"$id": 9, "$table": "u"}"#)
+        let named = try await StrataRunner.run(["import", path, "-", "--json"], input: #"{"$id": 9, "$table": "u"}"#)
         #expect(named.status == 0, "\(named)")
         let writer = try await Store.open(at: path, options: StoreOptions())
         try await writer.transact { try $0.upsert(["$table": "mine"], id: 9, into: "u") }
         try await writer.close()
         for arguments in [["export", path], ["export", path, "--table", "u"]] {
-            let refused = try StrataRunner.run(arguments)
+            let refused = try await StrataRunner.run(arguments)
             #expect(refused.status == 1 && refused.error.contains("JSON lines cannot carry"), "\(refused)")
         }
-        let json = try StrataRunner.run(["export", path, "--table", "u", "--format", "json"])
+        let json = try await StrataRunner.run(["export", path, "--table", "u", "--format", "json"])
         #expect(json.status == 0 && json.output.contains(#""$table":"mine""#), "\(json)")
         let store = try await Store.open(at: path, options: Self.readOnly())
         #expect(store.current.basis == 3)
@@ -187,10 +193,10 @@ struct CLIWritingTests {
     func importFromStandardInput() async throws {
         let path = temporaryStorePath("cli-import-stdin")
         defer { removeStore(path) }
-        let missing = try StrataRunner.run(["import", path + "/new", "-", "--table", "t"], input: "")
+        let missing = try await StrataRunner.run(["import", path + "/new", "-", "--table", "t"], input: "")
         #expect(missing.status == 4, "\(missing)")
         let input = (1...2_500).map { #"{"$id": \#($0 % 1_000), "n": \#($0)}"# }.joined(separator: "\n") + "\n"
-        let outcome = try StrataRunner.run(["import", path, "-", "--table", "t", "--create"], input: input)
+        let outcome = try await StrataRunner.run(["import", path, "-", "--table", "t", "--create"], input: input)
         #expect(outcome.status == 0, "\(outcome)")
         let store = try await Store.open(at: path, options: Self.readOnly())
         #expect(store.current[table: "t"].count == 1_000)
@@ -205,43 +211,43 @@ struct CLIWritingTests {
         defer { removeStore(path) }
         let value = try await CLIFixtures.makeLibrary(at: path)
         let deleteT = CLIFixtures.removal
-        let revert = try StrataRunner.run(["revert", path, "\(deleteT)", "--json"])
+        let revert = try await StrataRunner.run(["revert", path, "\(deleteT)", "--json"])
         #expect(revert.status == 0, "\(revert)")
         var store = try await Store.open(at: path, options: Self.readOnly())
         #expect(store.current.record(RecordID(40), in: "songs") != nil, "the delete undone")
         let t = store.current.basis
         try await store.close()
 
-        let back = try StrataRunner.run(["revert", path, "--to", "1"])
+        let back = try await StrataRunner.run(["revert", path, "--to", "1"])
         #expect(back.status == 0, "\(back)")
         store = try await Store.open(at: path, options: Self.readOnly())
         #expect(Self.records(store.current) == Self.records(try await store.database(asOf: 1)))
         #expect(store.current.basis == t + 1, "recorded, nothing lost")
         try await store.close()
-        #expect(try StrataRunner.run(["revert", path]).status == 2, "needs a transaction or --to")
-        #expect(try StrataRunner.run(["revert", path, "1", "--to", "2"]).status == 2)
+        #expect(try await StrataRunner.run(["revert", path]).status == 2, "needs a transaction or --to")
+        #expect(try await StrataRunner.run(["revert", path, "1", "--to", "2"]).status == 2)
 
-        let refused = try StrataRunner.run(["truncate", path, "--after", "5"], input: "no\n")
+        let refused = try await StrataRunner.run(["truncate", path, "--after", "5"], input: "no\n")
         #expect(refused.status == 1, "\(refused)")
         #expect(refused.error.contains("Type yes"), "\(refused)")
-        let noInput = try StrataRunner.run(["truncate", path, "--after", "5"])
+        let noInput = try await StrataRunner.run(["truncate", path, "--after", "5"])
         #expect(noInput.status == 1, "no answer is no: \(noInput)")
         store = try await Store.open(at: path, options: Self.readOnly())
         #expect(store.current.basis == t + 1, "nothing changed")
         try await store.close()
-        let confirmed = try StrataRunner.run(["truncate", path, "--after", "5"], input: "yes\n")
+        let confirmed = try await StrataRunner.run(["truncate", path, "--after", "5"], input: "yes\n")
         #expect(confirmed.status == 0, "\(confirmed)")
         store = try await Store.open(at: path, options: Self.readOnly())
         #expect(store.current.basis == 5)
         try await store.close()
-        #expect(try StrataRunner.run(["truncate", path, "--after", "3", "--yes"]).status == 0)
-        #expect(try StrataRunner.run(["truncate", path, "--after", "9", "--yes"]).status == 2, "past the end")
+        #expect(try await StrataRunner.run(["truncate", path, "--after", "3", "--yes"]).status == 0)
+        #expect(try await StrataRunner.run(["truncate", path, "--after", "9", "--yes"]).status == 2, "past the end")
 
-        let snapshot = try StrataRunner.run(["snapshot", path, "--json"]).object()
+        let snapshot = try await StrataRunner.run(["snapshot", path, "--json"]).object()
         #expect(snapshot["t"] as? Int == 3)
         #expect(FileManager.default.fileExists(atPath: path + "/snapshots/" + (snapshot["file"] as? String ?? "?")))
-        let compact = try StrataRunner.run(["compact", path])
+        let compact = try await StrataRunner.run(["compact", path])
         #expect(compact.status == 0, "\(compact)")
-        #expect(try StrataRunner.run(["verify", path]).status == 0)
+        #expect(try await StrataRunner.run(["verify", path]).status == 0)
     }
 }

@@ -58,8 +58,13 @@ enum StrataRunner {
         return directory.appendingPathComponent("strata").path
     }
 
-    /// Runs `strata arguments`, with `input` on standard input (none: /dev/null).
-    static func run(_ arguments: [String], input: String? = nil) throws -> Outcome {
+    /// Runs `strata arguments`, with `input` on standard input (none:
+    /// /dev/null), waiting for it on a thread of its own.
+    static func run(_ arguments: [String], input: String? = nil) async throws -> Outcome {
+        try await onOwnThread { try runBlocking(arguments, input: input) }
+    }
+
+    private static func runBlocking(_ arguments: [String], input: String?) throws -> Outcome {
         let scratch = FileManager.default.temporaryDirectory.path + "/strata-runner-\(UUID().uuidString)"
         let inputPath = scratch + ".in"
         let errorPath = scratch + ".err"

@@ -149,7 +149,7 @@ struct StoreHistoryStorageTests {
 
     @Test(
         "peers and two busy store tasks under grouped durability: every commit lands once, no peer starves",
-        .timeLimit(.minutes(20))
+        .timeLimit(.minutes(40))
     )
     func peersBesideBusyStoreWriters() async throws {
         let path = temporaryStorePath("peer-store")

@@ -35,7 +35,7 @@ struct StoreCrashTests {
             // Let it commit for 5–60 ms, then kill it mid-whatever.
             try await Task.sleep(for: .milliseconds(5 + random.int(below: 55)))
             child.kill()
-            let text = child.finish().output
+            let text = try await child.finish().output
             // Only whole lines count: a line cut by the kill was not reported.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             if let last = lines.last.flatMap({ Int64($0) }) { reported = max(reported, last) }

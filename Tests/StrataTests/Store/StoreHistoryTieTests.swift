@@ -105,7 +105,7 @@ struct StoreHistoryTieTests {
             let copy = StoreCorruptionTests.copyStore(original)
             defer { removeStore(copy) }
             let child = try ChildProcess(path: Self.writerPath, arguments: [copy, "truncate", "40", String(step)])
-            let (text, killedBySignal) = child.finish()
+            let (text, killedBySignal) = try await child.finish()
             completed = text.contains("truncated")
             #expect(completed || killedBySignal, "step \(step): \(text)")
 

@@ -152,6 +152,54 @@ struct StoreLifecycleTests {
         try await last.close()
     }
 
+    // MARK: Writes that block do not hold the tasks' threads
+
+    @Test("snapshot writes held on the disk, more than the pool has threads: other stores still commit and close")
+    func heldSnapshotWritesLeaveThePool() async throws {
+        // Each store's snapshot write blocks in the file system until
+        // released. Run on the cooperative pool (as many jobs at a time as
+        // processors), they stopped every task of the process; on the
+        // stores' own queues, they stop nothing else.
+        let held = max(8, ProcessInfo.processInfo.processorCount + 2)
+        var stores: [(store: Store, gate: SnapshotGateFileSystem, path: String)] = []
+        for _ in 0..<held {
+            let gate = SnapshotGateFileSystem()
+            var options = Self.options
+            options.fileSystem = gate
+            let path = temporaryStorePath()
+            let store = try await Store.open(at: path, options: options)
+            try await Self.upsert(store, 1, "held")
+            stores.append((store, gate, path))
+        }
+        defer { for (_, _, path) in stores { removeStore(path) } }
+        let gates = stores.map(\.gate)
+        // A hang guard, not a speed limit: a pool the writes hold would
+        // otherwise never run the rest of this test.
+        let finished = ReviewFlag()
+        let guardThread = Thread {
+            let deadline = Date().addingTimeInterval(300)
+            while !finished.isSet, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+            for gate in gates { gate.release() }
+        }
+        guardThread.start()
+        let snapshots = stores.map { entry in Task { try await entry.store.snapshot() } }
+        for gate in gates { try await Self.waitUntilHeld(gate) }
+
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let other = try await Store.open(at: path, options: testOptions(.grouped))
+        for i in 1...20 { try await Self.upsert(other, i, "while held") }
+        try await other.close()
+        let stillHeld = gates.allSatisfy { !$0.isReleased }
+        finished.set()
+        for gate in gates { gate.release() }
+        #expect(stillHeld, "the other store finished only after the held writes were let go")
+        for (index, task) in snapshots.enumerated() {
+            _ = try await task.value
+            try await stores[index].store.close()
+        }
+    }
+
     // MARK: Files in log/ that are not segments
 
     @Test("a file in log/ that is not a numbered segment is never read, cut or removed")
@@ -252,6 +300,8 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
 
     /// Whether a snapshot write is (or was) held.
     var held: Bool { state.withLock { $0.held } }
+    /// Whether ``release()`` was called.
+    var isReleased: Bool { state.withLock { $0.released } }
 
     func release() {
         let first = state.withLock { state in

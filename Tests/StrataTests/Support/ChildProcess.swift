@@ -47,9 +47,21 @@ struct ChildProcess {
         _ = SignalSending.kill(pid, SIGKILL)
     }
 
-    /// Reads standard output to its end, then reaps the child.
+    /// Reads standard output to its end, then reaps the child, on a thread
+    /// of its own.
     /// - Returns: the output, and whether a signal ended the child.
-    func finish() -> (output: String, killedBySignal: Bool) {
+    func finish() async throws -> (output: String, killedBySignal: Bool) {
+        try await onOwnThread { finishBlocking() }
+    }
+
+    /// Sends SIGKILL and reaps the child at once (it dies within moments:
+    /// for a `defer`, which cannot await).
+    func killAndReap() {
+        kill()
+        _ = finishBlocking()
+    }
+
+    private func finishBlocking() -> (output: String, killedBySignal: Bool) {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
