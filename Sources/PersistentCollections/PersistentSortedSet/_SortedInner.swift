@@ -222,7 +222,7 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         let nodes = _nodes
         let copies = node._nodes
         _prefetchObjects(nodes, count: width)
-        for i in 0..<width { (copies + i).initialize(to: nodes[i]) }
+        copies._initialize(copying: nodes, count: width)
         node._counts._initialize(copying: _counts, count: width)
         node._header.pointee.width = width
         node._header.pointee.count = count

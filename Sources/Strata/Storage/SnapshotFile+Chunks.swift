@@ -424,7 +424,6 @@ extension SnapshotFile {
             var parts: [[(RecordID, Record)]] = []
             // Per index, its chunks' runs in order.
             var entries: [[PersistentSortedSet<IndexEntry>]] = Array(repeating: [], count: table.definitions.count)
-            var lastEntries: [IndexEntry?] = Array(repeating: nil, count: table.definitions.count)
             for i in chunksOfTable[number] {
                 switch decoded[i].take()! {
                 case .records(let records):
@@ -433,7 +432,7 @@ extension SnapshotFile {
                     // Each chunk is checked alone; its first entry must follow the last before it.
                     let index = chunks[i].index
                     let definition = table.definitions[index]
-                    if let last = lastEntries[index], let first = chunkEntries.first,
+                    if let last = entries[index].last(where: { !$0.isEmpty })?.last, let first = chunkEntries.first,
                         !first.mayFollow(last, in: definition)
                     {
                         throw damaged(
@@ -442,7 +441,6 @@ extension SnapshotFile {
                         )
                     }
                     entries[index].append(chunkEntries)
-                    lastEntries[index] = chunkEntries.last ?? lastEntries[index]
                 }
             }
             guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: parts) else {
