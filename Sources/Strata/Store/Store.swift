@@ -387,7 +387,9 @@ public actor Store {
             // active now covers every record appended so far.
             let file = self.log?.activeFile
             let target = self.appendedCount
-            let result = await self.syncOffPool(file)
+            // Off the pool: `fdatasync` blocks, and a blocked pool thread
+            // would stall the writers whose appends the next sync gathers.
+            let result = await self.syncQueue.run { () throws -> Void in try file?.file.sync() }
             self.finishSync(result, target: target)
         }
         syncTask = task
@@ -438,13 +440,6 @@ public actor Store {
     func settleAppended() async {
         while !unpublished.isEmpty { await groupSync() }
         while let task = syncTask { await task.value }
-    }
-
-    /// Syncs `file` on the store's sync queue: `fdatasync` blocks, and
-    /// blocking one of the cooperative pool's few threads would stall the
-    /// writers whose appends the next sync should gather.
-    private func syncOffPool(_ file: TransactionLog.SharedFile?) async -> Result<Void, any Error> {
-        await syncQueue.run { try file?.file.sync() }
     }
 
     /// Publishes what a group sync covered. Appends after it started have
