@@ -8,8 +8,9 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.mallocCountTotal],
         warmupIterations: 2,
         scalingFactor: .one,
-        maxDuration: .seconds(2),
-        maxIterations: 200,
+        // Malloc counts repeat exactly: a few iterations decide the gate.
+        maxDuration: .seconds(1),
+        maxIterations: 20,
         thresholds: [
             .mallocCountTotal: .init(absolute: [.p90: 2])
         ]

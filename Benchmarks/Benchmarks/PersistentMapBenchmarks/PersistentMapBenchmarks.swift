@@ -10,8 +10,9 @@ let benchmarks: @Sendable () -> Void = {
         metrics: [.mallocCountTotal],
         warmupIterations: 1,
         scalingFactor: .kilo,
-        maxDuration: .seconds(2),
-        maxIterations: 50,
+        // Malloc counts repeat exactly: a few iterations decide the gate.
+        maxDuration: .seconds(1),
+        maxIterations: 10,
         thresholds: [.mallocCountTotal: .init(absolute: [.p90: 0])]
     )
 

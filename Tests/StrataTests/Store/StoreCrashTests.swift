@@ -30,6 +30,10 @@ struct StoreCrashTests {
         defer { removeStore(path) }
         var random = SeededRandom(seed: 42)
         var reported: Int64 = 0
+        // The log replayed so far: every tenth kill and the last replay it
+        // from empty; the others apply only what came after it (a replay
+        // of the whole log after every kill made the test quadratic).
+        var replayed = Database()
         for kill in 0..<Self.kills {
             let child = try ChildProcess(path: Self.writerPath, arguments: [path, policy])
             // Let it commit for 5–60 ms, then kill it mid-whatever.
@@ -48,7 +52,14 @@ struct StoreCrashTests {
             }
             // No partial transaction: every transaction is whole, the value is the log replayed.
             #expect(value[table: "items"].count == Int(value.basis), "kill \(kill)")
-            #expect(try await replayHistory(store) == value, "kill \(kill)")
+            if kill % 10 == 9 || kill == Self.kills - 1 || replayed.basis > value.basis {
+                replayed = try await replayHistory(store)
+            } else {
+                let tail = try await store.transactions(from: replayed.basis + 1, limit: .max)
+                #expect(tail.count == Int(value.basis - replayed.basis), "kill \(kill): log tail")
+                for transaction in tail { replayed = try apply(replayed, transaction) }
+            }
+            #expect(replayed == value, "kill \(kill)")
             for warning in store.warnings {
                 guard case .tornTail = warning else {
                     Issue.record("kill \(kill): unexpected warning \(warning)")

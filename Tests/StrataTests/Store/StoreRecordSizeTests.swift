@@ -21,7 +21,7 @@ struct StoreRecordSizeTests {
 
     static func bytes(_ size: Int, seed: Int) -> [UInt8] {
         var random = SeededRandom(seed: UInt64(size &+ seed))
-        return (0..<size).map { _ in UInt8(random.int(below: 256)) }
+        return random.bytes(size)
     }
 
     /// Commits one transaction per size (message, metadata and records of
@@ -138,14 +138,17 @@ struct StoreRecordSizeTests {
     }
 
     @Test(
-        "multi-MB records, indexed, across 12 reopen cycles, snapshots by log bytes, and truncate(after:) into them"
+        "records over a log segment (multi-MB optimized), indexed, across 12 reopen cycles, snapshots by log bytes, truncate(after:) into them"
     )
     func reopenCyclesAndTruncate() async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
         var options = testOptions(.everyCommit)
-        options.segmentSize = 1 << 20
-        options.snapshotEveryLogBytes = 6 << 20
+        // Records larger than a segment, snapshots due by log bytes (sizes
+        // divided by TestScale in debug builds, in the same proportions).
+        let scale = TestScale.divisor
+        options.segmentSize = (1 << 20) / scale
+        options.snapshotEveryLogBytes = (6 << 20) / scale
         var values: [Int64: Database] = [0: Database()]
         var sizeOf: [Int64: Int] = [:]
         var truncatedTo: Int64?
@@ -187,7 +190,7 @@ struct StoreRecordSizeTests {
                 truncatedTo = cut
             }
             for step in 0..<3 {
-                let size = [(2 << 20) + 17, 4_097, 3 << 20][(cycle + step) % 3]
+                let size = [(2 << 20) / scale + 17, 4_097, (3 << 20) / scale][(cycle + step) % 3]
                 let seed = cycle * 10 + step
                 try await store.transact(message: Self.text(size, seed: seed), metadata: ["cycle": .int(Int64(cycle))])
                 {
