@@ -9,7 +9,7 @@ let benchmarks: @Sendable () -> Void = {
         warmupIterations: 2,
         scalingFactor: .one,
         // Malloc counts repeat exactly: a few iterations decide the gate.
-        maxDuration: .seconds(1),
+        maxDuration: .seconds(2),
         maxIterations: 20,
         thresholds: [
             .mallocCountTotal: .init(absolute: [.p90: 2])

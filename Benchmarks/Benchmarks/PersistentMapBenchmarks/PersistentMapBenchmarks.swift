@@ -11,7 +11,7 @@ let benchmarks: @Sendable () -> Void = {
         warmupIterations: 1,
         scalingFactor: .kilo,
         // Malloc counts repeat exactly: a few iterations decide the gate.
-        maxDuration: .seconds(1),
+        maxDuration: .seconds(2),
         maxIterations: 10,
         thresholds: [.mallocCountTotal: .init(absolute: [.p90: 0])]
     )

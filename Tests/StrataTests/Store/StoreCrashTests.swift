@@ -32,8 +32,10 @@ struct StoreCrashTests {
         var reported: Int64 = 0
         // The log replayed so far: every tenth kill and the last replay it
         // from empty; the others apply only what came after it (a replay
-        // of the whole log after every kill made the test quadratic).
+        // of the whole log after every kill made the test quadratic), and
+        // check that every earlier transaction kept its ID and number.
         var replayed = Database()
+        var ids: [UUID] = []
         for kill in 0..<Self.kills {
             let child = try ChildProcess(path: Self.writerPath, arguments: [path, policy])
             // Let it commit for 5–60 ms, then kill it mid-whatever.
@@ -54,10 +56,16 @@ struct StoreCrashTests {
             #expect(value[table: "items"].count == Int(value.basis), "kill \(kill)")
             if kill % 10 == 9 || kill == Self.kills - 1 || replayed.basis > value.basis {
                 replayed = try await replayHistory(store)
+                ids = try await store.transactions(from: 1, limit: .max).map(\.id)
             } else {
+                for (offset, id) in ids.enumerated() {
+                    let t = Int64(offset + 1)
+                    #expect(try await store.transactionID(at: t) == id, "kill \(kill): t \(t) changed")
+                }
                 let tail = try await store.transactions(from: replayed.basis + 1, limit: .max)
-                #expect(tail.count == Int(value.basis - replayed.basis), "kill \(kill): log tail")
+                #expect(tail.map(\.t) == Array((replayed.basis + 1)..<(value.basis + 1)), "kill \(kill): log tail")
                 for transaction in tail { replayed = try apply(replayed, transaction) }
+                ids += tail.map(\.id)
             }
             #expect(replayed == value, "kill \(kill)")
             for warning in store.warnings {
