@@ -119,9 +119,18 @@ struct IndexEntryWriter {
 
     /// Bytes with 0x00 escaped, then the 0x00 terminator.
     mutating func body(_ source: some Sequence<UInt8>) {
-        for byte in source {
-            bytes.append(byte)
-            if byte == 0 { bytes.append(0xFF) }
+        // Contiguous bytes (native strings, arrays, slices) without a zero
+        // go in one copy: a title or a megabyte value, not a byte at a time.
+        let copied: Bool? = source.withContiguousStorageIfAvailable { buffer in
+            if let base = buffer.baseAddress, memchr(base, 0, buffer.count) != nil { return false }
+            bytes.append(contentsOf: buffer)
+            return true
+        }
+        if copied != true {
+            for byte in source {
+                bytes.append(byte)
+                if byte == 0 { bytes.append(0xFF) }
+            }
         }
         bytes.append(_IndexTag.end)
     }

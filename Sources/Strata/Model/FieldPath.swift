@@ -37,6 +37,19 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether the path names a whole field.
     public var isField: Bool { keys.isEmpty }
 
+    /// Whether the two paths name the same field and keys. O(length); a
+    /// field's path (no keys) compares without the arrays' equality.
+    public static func == (lhs: FieldPath, rhs: FieldPath) -> Bool {
+        guard lhs.field == rhs.field else { return false }
+        return lhs.keys.isEmpty ? rhs.keys.isEmpty : lhs.keys == rhs.keys
+    }
+
+    /// Hashes the field, then the keys. O(length).
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(field)
+        hasher.combine(keys)
+    }
+
     /// Whether queries can name the path: its field and keys are not empty.
     var isNameable: Bool { field.utf8Count > 0 && !keys.contains { $0.utf8Count == 0 } }
 

@@ -16,7 +16,8 @@ import Foundation
 ///
 /// A literal is a key (`record["title"]`, `["a": 1]` as a map value), so
 /// call sites read as they would with `String`. Equality and hashing are
-/// O(length) over the bytes (one `memcmp`); ordering is bytewise, the order
+/// O(length) over the bytes (one `memcmp`, after an O(1) check for two
+/// strings with the same representation); ordering is bytewise, the order
 /// the encoding writes fields and keys in.
 public struct Key: Sendable {
     /// The string, with the bytes it was created from.
@@ -40,11 +41,22 @@ public struct Key: Sendable {
 extension Key: Hashable {
     /// Whether the UTF-8 bytes are equal. O(length).
     public static func == (lhs: Key, rhs: Key) -> Bool {
+        // Two strings with the same representation (one storage, or the
+        // same short string held inline) have the same bytes: field and
+        // table names compared while planning a query mostly are.
+        if lhs.hasSameRepresentation(as: rhs) { return true }
         guard lhs.utf8Count == rhs.utf8Count else { return false }
         return lhs.withUTF8 { a in
             rhs.withUTF8 { b in
                 a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
             }
+        }
+    }
+
+    /// Whether the two strings' bits are the same. O(1).
+    func hasSameRepresentation(as other: Key) -> Bool {
+        withUnsafeBytes(of: string) { a in
+            withUnsafeBytes(of: other.string) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
         }
     }
 

@@ -125,41 +125,43 @@ extension Query {
     /// nil when two equalities on one path contradict each other.
     func bounds(for index: TableIndex) -> (lower: IndexEntry, upper: IndexEntry)? {
         // Equalities in the index's field order; two different values for
-        // one path select nothing.
-        var writer = IndexEntryWriter()
-        for path in index.definition.fields.prefix(equalPathCount) {
-            var value: Value?
-            for equality in equalities where equality.path == path {
-                if let value, value != equality.value { return nil }
-                value = equality.value
+        // one path select nothing. One buffer, cut back to the shared
+        // prefix between the bounds: no copy of it per bound.
+        var writer = IndexEntryWriter(capacity: 64)
+        let fields = index.definition.fields
+        // The index `resolve()` chose has a field per equality path.
+        for i in 0..<Swift.min(equalPathCount, fields.count) {
+            var found: Int?
+            for e in equalities.indices where equalities[e].path == fields[i] {
+                if let found, equalities[found].value != equalities[e].value { return nil }
+                found = found ?? e
             }
-            writer.value(value)
+            writer.value(found.map { equalities[$0].value })
         }
-        var lower = writer.bytes
-        var upper = writer.bytes
-        if let range {
-            // A one-sided range stays within its bound's kind: nulls and
-            // other kinds are never in `...5`.
-            let kind = range.lower?.value ?? range.upper!.value
-            if let bound = range.lower {
-                writer.value(bound.value)
-                lower = writer.bytes
-                if !bound.inclusive { lower.append(0xFF) }
-            } else {
-                lower += kind.indexKindStart
-            }
-            writer.bytes = upper
-            if let bound = range.upper {
-                writer.value(bound.value)
-                upper = writer.bytes
-                if bound.inclusive { upper.append(0xFF) }
-            } else {
-                upper += kind.indexKindEnd
-            }
+        let prefix = writer.bytes.count
+        guard let range else {
+            let lower = IndexEntry(writer.bytes)
+            writer.bytes.append(0xFF)
+            return (lower, IndexEntry(writer.bytes))
+        }
+        // A one-sided range stays within its bound's kind: nulls and
+        // other kinds are never in `...5`.
+        let kind = range.lower?.value ?? range.upper!.value
+        if let bound = range.lower {
+            writer.value(bound.value)
+            if !bound.inclusive { writer.bytes.append(0xFF) }
         } else {
-            upper.append(0xFF)
+            writer.bytes.append(kind.indexKindStart)
         }
-        return (IndexEntry(lower), IndexEntry(upper))
+        let lower = IndexEntry(writer.bytes)
+        writer.bytes.removeSubrange(prefix...)
+        if let bound = range.upper {
+            writer.value(bound.value)
+            if bound.inclusive { writer.bytes.append(0xFF) }
+        } else {
+            writer.bytes.append(kind.indexKindEnd)
+        }
+        return (lower, IndexEntry(writer.bytes))
     }
 
     /// The equality conditions by path; nil when one path must equal two
@@ -191,9 +193,9 @@ extension Query {
                 let value = Self.encoded(record[path: range.path] ?? .null)
                 let kind = range.lower?.value ?? range.upper!.value
                 let lower =
-                    range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? kind.indexKindStart
+                    range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? [kind.indexKindStart]
                 let upper =
-                    range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? kind.indexKindEnd
+                    range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? [kind.indexKindEnd]
                 guard !value.lexicographicallyPrecedes(lower), value.lexicographicallyPrecedes(upper) else { continue }
             }
             guard included(record) else { continue }
@@ -211,35 +213,36 @@ extension Query {
 }
 
 extension Value {
-    /// The smallest encoding of this value's kind (a one-sided range's open end).
-    var indexKindStart: [UInt8] {
+    /// The smallest encoding of this value's kind (a one-sided range's
+    /// open end): its type byte.
+    var indexKindStart: UInt8 {
         switch self {
-        case .null: return [_IndexTag.null]
-        case .bool: return [_IndexTag.false]
-        case .int: return [0x0C]
-        case .double: return [_IndexTag.double]
-        case .string: return [_IndexTag.string]
-        case .bytes: return [_IndexTag.bytes]
-        case .date: return [_IndexTag.date]
-        case .reference: return [_IndexTag.reference]
-        case .list: return [_IndexTag.list]
-        case .map: return [_IndexTag.map]
+        case .null: return _IndexTag.null
+        case .bool: return _IndexTag.false
+        case .int: return 0x0C
+        case .double: return _IndexTag.double
+        case .string: return _IndexTag.string
+        case .bytes: return _IndexTag.bytes
+        case .date: return _IndexTag.date
+        case .reference: return _IndexTag.reference
+        case .list: return _IndexTag.list
+        case .map: return _IndexTag.map
         }
     }
 
-    /// Above every encoding of this value's kind.
-    var indexKindEnd: [UInt8] {
+    /// Above every encoding of this value's kind: the next type byte.
+    var indexKindEnd: UInt8 {
         switch self {
-        case .null: return [_IndexTag.null + 1]
-        case .bool: return [_IndexTag.true + 1]
-        case .int: return [0x1D]
-        case .double: return [_IndexTag.double + 1]
-        case .string: return [_IndexTag.string + 1]
-        case .bytes: return [_IndexTag.bytes + 1]
-        case .date: return [_IndexTag.date + 1]
-        case .reference: return [_IndexTag.reference + 1]
-        case .list: return [_IndexTag.list + 1]
-        case .map: return [_IndexTag.map + 1]
+        case .null: return _IndexTag.null + 1
+        case .bool: return _IndexTag.true + 1
+        case .int: return 0x1D
+        case .double: return _IndexTag.double + 1
+        case .string: return _IndexTag.string + 1
+        case .bytes: return _IndexTag.bytes + 1
+        case .date: return _IndexTag.date + 1
+        case .reference: return _IndexTag.reference + 1
+        case .list: return _IndexTag.list + 1
+        case .map: return _IndexTag.map + 1
         }
     }
 }

@@ -46,15 +46,16 @@ extension Query {
         case scan
     }
 
-    /// The table, and the first index (by name) that serves the conditions
-    /// and the order: the equality paths are its first fields (in any
-    /// order), a range is on the next field, and the order is on an
-    /// equality path or on the next field.
     /// The number of distinct paths the equalities name.
     var equalPathCount: Int {
         var count = 0
-        for i in equalities.indices where !equalities[..<i].contains(where: { $0.path == equalities[i].path }) {
-            count += 1
+        for i in equalities.indices {
+            var repeated = false
+            for j in 0..<i where equalities[j].path == equalities[i].path {
+                repeated = true
+                break
+            }
+            if !repeated { count += 1 }
         }
         return count
     }
@@ -86,33 +87,22 @@ extension Query {
         return resolved
     }
 
+    /// The table's first index (by name) that serves the conditions and
+    /// the order (``serves(_:equalPaths:)``), or a scan when filters or no
+    /// conditions allow one.
+    /// - Throws: ``QueryError/unknownTable(_:)``, or
+    ///   ``QueryError/noIndex(table:conditions:order:indexes:)`` when no
+    ///   index serves the conditions and nothing allows a scan.
     func resolve() throws -> Resolved {
         guard let table = database._tables[table] else { throw QueryError.unknownTable(self.table) }
-        // Linear checks over a handful of paths: no sets or dictionaries
-        // on the path of a query that takes microseconds.
+        // Index loops over a handful of paths, not sets, slices or
+        // closures: a query on an index takes microseconds, and copies of
+        // paths and values would be a good part of them.
         let k = equalPathCount
-        for position in table.indexes.indices {
-            // Only the fields are read until an index is chosen: no copy of
-            // each index (its name, fields and tree).
-            let fields = table.indexes[position].definition.fields
-            guard k <= fields.count,
-                fields.prefix(k).allSatisfy({ field in equalities.contains { $0.path == field } }),
-                equalities.allSatisfy({ fields.prefix(k).contains($0.path) })
-            else { continue }
-            if let range {
-                guard k < fields.count, fields[k] == range.path else { continue }
-            }
-            if let ordering {
-                guard
-                    equalities.contains(where: { $0.path == ordering.path })
-                        || (k < fields.count && fields[k] == ordering.path)
-                else {
-                    continue
-                }
-            }
-            if k == 0 && range == nil && ordering == nil { continue }
+        let indexes = table.indexes
+        for position in indexes.indices where serves(indexes[position].definition.fields, equalPaths: k) {
             let descending = (ordering?.descending ?? false) != isReversed
-            return .index(table.indexes[position], descending: descending)
+            return .index(indexes[position], descending: descending)
         }
         let unconditioned = equalities.isEmpty && range == nil && ordering == nil
         if unconditioned || !filters.isEmpty { return .scan }
@@ -122,5 +112,33 @@ extension Query {
             order: ordering?.path,
             indexes: table.indexDefinitions
         )
+    }
+
+    /// Whether an index over `fields` serves the conditions and the order:
+    /// its first `k` fields are the equality paths (in any order), a range
+    /// is on the next field, and the order is on an equality path or on
+    /// the next field.
+    func serves(_ fields: [FieldPath], equalPaths k: Int) -> Bool {
+        guard k <= fields.count else { return false }
+        for i in 0..<k where !hasEquality(on: fields[i]) { return false }
+        for e in equalities.indices {
+            var found = false
+            for i in 0..<k where fields[i] == equalities[e].path {
+                found = true
+                break
+            }
+            if !found { return false }
+        }
+        if let range, k == fields.count || fields[k] != range.path { return false }
+        if let ordering, !hasEquality(on: ordering.path), k == fields.count || fields[k] != ordering.path {
+            return false
+        }
+        return k > 0 || range != nil || ordering != nil
+    }
+
+    /// Whether an equality condition names `path`.
+    func hasEquality(on path: FieldPath) -> Bool {
+        for e in equalities.indices where equalities[e].path == path { return true }
+        return false
     }
 }

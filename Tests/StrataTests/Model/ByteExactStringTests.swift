@@ -28,6 +28,31 @@ struct ByteExactStringTests {
         #expect(Value.string(Self.precomposed) != Value.string(Self.decomposed))
     }
 
+    @Test("Key and FieldPath equality do not depend on how the string is stored")
+    func keyRepresentations() {
+        // One spelling in a literal (held inline when short) and in a heap
+        // buffer (reserved capacity): equal, same hash, same order; and a
+        // key against itself and a copy.
+        for text in ["album", "", "\u{E9}t\u{E9}", "a longer field name than fits inline"] {
+            var stored = String()
+            stored.reserveCapacity(64)
+            stored += text
+            let copy = Key(stored)
+            #expect(Key(stored) == Key(text) && Key(text) == Key(stored) && copy == Key(stored) && copy == copy)
+            #expect(Key(stored).hashValue == Key(text).hashValue)
+            #expect(!(Key(stored) < Key(text)) && !(Key(text) < Key(stored)))
+            #expect(FieldPath(field: Key(stored), keys: []) == FieldPath(field: Key(text), keys: []))
+            #expect(FieldPath(field: Key(stored), keys: ["k"]) != FieldPath(field: Key(text), keys: []))
+            #expect(FieldPath(field: Key(stored), keys: []) != FieldPath(field: Key(text), keys: ["k"]))
+            #expect(FieldPath(field: Key(stored), keys: ["k"]) == FieldPath(field: Key(text), keys: ["k"]))
+            #expect(
+                Set([FieldPath(field: Key(stored), keys: ["k"]), FieldPath(field: Key(text), keys: ["k"])]).count == 1
+            )
+        }
+        #expect(FieldPath(field: "a", keys: ["b"]) != FieldPath(field: "a", keys: ["c"]))
+        #expect(Key(Self.precomposed) != Key(Self.decomposed))
+    }
+
     @Test("flatten of a field set to a number, then to a map with an equivalent key, equals the replay")
     func flattenLaw() throws {
         let base = Database(["t": [1: ["a": .map([Key(Self.precomposed): 1])]]])
