@@ -99,14 +99,53 @@ public func apply(_ database: Database, _ transaction: Transaction) throws -> Da
     return result
 }
 
+extension Database {
+    /// Applies one record's change in place: what `apply(_:_:)` does with a
+    /// transaction of that one change, without copying the paths this
+    /// value owns alone. On an error the value is as it was (a refused
+    /// unique key undoes the record and the indexes already updated).
+    /// O(log n) per index.
+    mutating func _apply(_ change: Change, to id: RecordID, table name: Key) throws {
+        // Whether the change applies depends on the whole value (a unique
+        // key on other records), as it did through `apply`'s read of `tables`.
+        _reads?.noteEverything()
+        var table = _tables.removeValue(forKey: name) ?? Table()
+        defer { if !table.isVacant { _tables[name] = table } }
+        let update = try table.apply(change, to: id, tableName: name)
+        var position = 0
+        do {
+            while position < table.indexes.count {
+                try table.indexes[position].update([update], table: name)
+                position += 1
+            }
+        } catch {
+            // The failing index was updated before its check; every index up
+            // to it takes the reverse update, then the record its inverse.
+            let reverse = RecordUpdate(
+                id: id,
+                old: update.new,
+                new: update.old,
+                fields: update.fields?.mapValues { FieldChange(old: $0.new, new: $0.old) }
+            )
+            do {
+                for undone in 0...position { try table.indexes[undone].update([reverse], table: name) }
+                try table.apply(change.inverse, to: id, tableName: name)
+            } catch let undoError {
+                // The value before was valid, so returning to it cannot fail.
+                preconditionFailure("undoing a refused change of \(name) \(id) failed: \(undoError)")
+            }
+            throw error
+        }
+    }
+}
+
 extension Table {
     /// Applies one record's change; returns the record before and after.
     @discardableResult
     mutating func apply(_ change: Change, to id: RecordID, tableName: Key) throws -> RecordUpdate {
         switch change {
         case .insert(let record):
-            // One descent: insert, and put the old record back if there was one
-            // (the caller's copy is discarded on error anyway).
+            // One descent: insert, and put the old record back if there was one.
             if let existing = records.updateValue(record, forKey: id) {
                 records[id] = existing
                 throw ApplyError.recordExists(table: tableName, id: id)

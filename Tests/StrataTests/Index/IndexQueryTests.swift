@@ -166,6 +166,67 @@ struct IndexQueryTests {
         #expect(throws: ApplyError.self) { try duplicate.createIndex("byK", on: "t", fields: ["k"], unique: true) }
     }
 
+    @Test("a refused edit leaves a builder's own value, indexes and changes as they were (edits applied in place)")
+    func refusedEditInPlace() throws {
+        // Two builders making the same edits; only one is refused an edit.
+        // Nothing else holds either builder's value, so its edits change
+        // its nodes in place and a refusal must undo them.
+        func filled() throws -> TransactionBuilder {
+            var builder = TransactionBuilder(on: Database())
+            try builder.createIndex("aByName", on: "files", fields: ["name"])
+            try builder.createIndex("byPath", on: "files", fields: ["path"], unique: true)
+            try builder.createIndex("zBySize", on: "files", fields: ["size"])
+            for n in 1...40 {
+                try builder.insert(
+                    ["path": .string("/\(n)"), "name": .string("f\(n % 7)"), "size": .int(Int64(n))],
+                    id: RecordID(Int64(n)),
+                    into: "files"
+                )
+            }
+            try builder.update(3, in: "files", [.set("name", "renamed")])
+            return builder
+        }
+        var refused = try filled()
+        let control = try filled()
+        #expect(throws: ApplyError.uniqueViolation(table: "files", index: "byPath", key: ["/1"], existing: 1, new: 41))
+        {
+            try refused.insert(["path": "/1", "name": "x", "size": 0], id: 41, into: "files")
+        }
+        #expect(throws: ApplyError.uniqueViolation(table: "files", index: "byPath", key: ["/2"], existing: 2, new: 3)) {
+            try refused.update(3, in: "files", [.set("path", "/2"), .set("name", "moved"), .set("size", 99)])
+        }
+        #expect(throws: ApplyError.self) { try refused.insert(["path": "/9"], id: 9, into: "files") }
+        refused.database._invariantCheck()
+        #expect(refused.database == control.database)
+        #expect(refused.changes == control.changes)
+        // It goes on as the control does, and its transaction replays it.
+        var twin = control
+        try refused.update(3, in: "files", [.set("path", "/41")])
+        try refused.delete(4, from: "files")
+        try twin.update(3, in: "files", [.set("path", "/41")])
+        try twin.delete(4, from: "files")
+        refused.database._invariantCheck()
+        #expect(refused.database == twin.database)
+        #expect(try apply(Database(), refused.transaction(t: 1)).tables == refused.database.tables)
+
+        // On a base with records: an insert of a record the base has is
+        // refused by the table itself, after an edit made its path the
+        // builder's own; and an edit of a table that did not exist.
+        let base = try apply(Database(), control.transaction(t: 1))
+        var onBase = TransactionBuilder(on: base)
+        try onBase.update(5, in: "files", [.set("size", 500)])
+        var baseControl = TransactionBuilder(on: base)
+        try baseControl.update(5, in: "files", [.set("size", 500)])
+        #expect(throws: ApplyError.recordExists(table: "files", id: 6)) {
+            try onBase.insert(["path": "/new"], id: 6, into: "files")
+        }
+        #expect(throws: ApplyError.self) { try onBase.delete(1, from: "nothing") }
+        #expect(throws: ApplyError.self) { try onBase.update(1, in: "nothing", [.set("a", 1)]) }
+        onBase.database._invariantCheck()
+        #expect(onBase.database == baseControl.database && onBase.changes == baseControl.changes)
+        #expect(onBase.database.tableNames == ["files"])
+    }
+
     @Test("bad queries throw errors naming what was wrong")
     func badQueries() throws {
         let database = try Self.library(songs: 100, seed: 1)
