@@ -67,36 +67,58 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
 /// - Throws: ``ApplyError`` naming the first table and record that does not
 ///   match; nothing is applied then.
 public func apply(_ database: Database, _ transaction: Transaction) throws -> Database {
-    var tables = database.tables
-    // Declarations dropped or replaced leave before the records change and
-    // new ones are built after, so only the final records are checked
-    // against a new unique index.
-    for (name, indexChanges) in transaction.indexChanges {
-        var table = tables[name] ?? Table()
-        try table.removeIndexes(for: indexChanges, tableName: name)
-        tables[name] = table
-    }
-    for (name, changes) in transaction.changes {
-        var table = tables.removeValue(forKey: name) ?? Table()
-        if table.indexes.isEmpty {
-            for (id, change) in changes { try table.apply(change, to: id, tableName: name) }
-        } else {
-            var updates: [RecordUpdate] = []
-            updates.reserveCapacity(changes.count)
-            for (id, change) in changes { updates.append(try table.apply(change, to: id, tableName: name)) }
-            try table.updateIndexes(updates, tableName: name)
-        }
-        if !table.isVacant { tables[name] = table }
-    }
-    for (name, indexChanges) in transaction.indexChanges {
-        var table = tables.removeValue(forKey: name) ?? Table()
-        try table.addIndexes(for: indexChanges, tableName: name)
-        if !table.isVacant { tables[name] = table }
-    }
+    // Whether it applies depends on the whole value.
+    database._reads?.noteEverything()
     var result = database
-    result.tables = tables
-    result.basis = transaction.t
+    try result._apply(transaction)
     return result
+}
+
+extension Database {
+    /// Applies `transaction` in place: what `apply(_:_:)` returns, without
+    /// copying the paths this value owns alone (a replay that holds its
+    /// value nowhere else changes it node by node). O(changes · log32 n).
+    ///
+    /// `noting` is called with each record's update (the record before
+    /// and after): in a table without indexes as each change is applied,
+    /// in a table with indexes once all its changes and index updates are.
+    ///
+    /// - Throws: ``ApplyError``, leaving the value partly changed: a caller
+    ///   that goes on after an error must have kept a copy of the value
+    ///   before (as `apply(_:_:)` does) or drop it.
+    mutating func _apply(_ transaction: Transaction, noting: (Key, RecordUpdate) -> Void = { _, _ in }) throws {
+        // Declarations dropped or replaced leave before the records change
+        // and new ones are built after, so only the final records are
+        // checked against a new unique index.
+        for (name, indexChanges) in transaction.indexChanges {
+            var table = _tables.removeValue(forKey: name) ?? Table()
+            try table.removeIndexes(for: indexChanges, tableName: name)
+            _tables[name] = table
+        }
+        for (name, changes) in transaction.changes {
+            // Taken out, so that a table this value alone holds is changed in place.
+            var table = _tables.removeValue(forKey: name) ?? Table()
+            if table.indexes.isEmpty {
+                for (id, change) in changes {
+                    let update = try table.apply(change, to: id, tableName: name)
+                    noting(name, update)
+                }
+            } else {
+                var updates: [RecordUpdate] = []
+                updates.reserveCapacity(changes.count)
+                for (id, change) in changes { updates.append(try table.apply(change, to: id, tableName: name)) }
+                try table.updateIndexes(updates, tableName: name)
+                for update in updates { noting(name, update) }
+            }
+            if !table.isVacant { _tables[name] = table }
+        }
+        for (name, indexChanges) in transaction.indexChanges {
+            var table = _tables.removeValue(forKey: name) ?? Table()
+            try table.addIndexes(for: indexChanges, tableName: name)
+            if !table.isVacant { _tables[name] = table }
+        }
+        _basis = transaction.t
+    }
 }
 
 extension Database {

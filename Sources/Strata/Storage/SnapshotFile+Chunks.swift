@@ -323,6 +323,51 @@ extension SnapshotFile {
         used: inout [Bool],
         damaged: @Sendable (String, Int) -> FormatError
     ) throws(FormatError) -> Decoded {
+        try withChunk(i, of: bytes, layout: layout, raw: &raw, damaged: damaged) { chunk, raw in
+            switch chunk.kind {
+            case .records:
+                var records: [(RecordID, Record)] = []
+                // Bounded: a hostile count the bytes could hold still reserves little.
+                records.reserveCapacity(min(chunk.count, 1 << 17))
+                try forEachRecord(
+                    raw,
+                    count: chunk.count,
+                    ranks: ranks,
+                    names: layout.names,
+                    mapping: mapping,
+                    used: &used
+                ) { id, packed in
+                    records.append((id, Record(_packed: Array(packed))))
+                }
+                return .records(records)
+            case .entries:
+                let table = layout.tables[chunk.table]
+                // Straight into the run's leaves: no array of entries between.
+                var run = PersistentSortedSet<IndexEntry>.Builder()
+                _ = try ByteReader.forEachIndexEntry(
+                    raw,
+                    in: 0..<raw.count,
+                    count: chunk.count,
+                    definition: table.definitions[chunk.index],
+                    table: table.name,
+                    digesting: false
+                ) { run.append($0) }
+                return .entries(run.build())
+            }
+        }
+    }
+
+    /// Chunk `i`'s checksum checked and its bytes decompressed into `raw`,
+    /// then read by `body`; an error `body` throws other than a
+    /// ``FormatError`` is reported as damage of the chunk.
+    static func withChunk<R>(
+        _ i: Int,
+        of bytes: [UInt8],
+        layout: Layout,
+        raw: inout [UInt8],
+        damaged: @Sendable (String, Int) -> FormatError,
+        _ body: (Chunk, [UInt8]) throws -> R
+    ) throws(FormatError) -> R {
         let chunk = layout.chunks[i]
         let what =
             "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
@@ -338,30 +383,7 @@ extension SnapshotFile {
             guard raw.count == chunk.rawSize else {
                 throw damaged("\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)", chunk.offset)
             }
-            switch chunk.kind {
-            case .records:
-                return try records(
-                    raw,
-                    count: chunk.count,
-                    ranks: ranks,
-                    names: layout.names,
-                    mapping: mapping,
-                    used: &used
-                )
-            case .entries:
-                let table = layout.tables[chunk.table]
-                // Straight into the run's leaves: no array of entries between.
-                var run = PersistentSortedSet<IndexEntry>.Builder()
-                _ = try ByteReader.forEachIndexEntry(
-                    raw,
-                    in: 0..<raw.count,
-                    count: chunk.count,
-                    definition: table.definitions[chunk.index],
-                    table: table.name,
-                    digesting: false
-                ) { run.append($0) }
-                return .entries(run.build())
-            }
+            return try body(chunk, raw)
         } catch let error as FormatError {
             throw error
         } catch {
@@ -465,25 +487,24 @@ extension SnapshotFile {
         return Database(tables: tables, basis: layout.basis)
     }
 
-    /// Decodes a records chunk: each record validated, then copied (or,
-    /// with a `mapping`, rewritten with this process's name IDs).
-    private static func records(
+    /// Reads a records chunk: each record validated, then given to `body`
+    /// as its packed bytes (with a `mapping`, rewritten with this
+    /// process's name IDs), which `body` may copy but not keep.
+    static func forEachRecord(
         _ raw: [UInt8],
         count: Int,
         ranks: [Int32],
         names: [Key],
         mapping: [UInt32]?,
-        used: inout [Bool]
-    ) throws -> Decoded {
+        used: inout [Bool],
+        _ body: (RecordID, ArraySlice<UInt8>) throws -> Void
+    ) throws {
         // The smallest record takes 3 bytes (an ID's tag and payload, a
         // field count): a count the bytes cannot hold allocates nothing.
         guard count <= raw.count / 3 else {
             throw CodecError.lengthTooLarge(offset: 0, length: UInt64(count), remaining: raw.count)
         }
         var reader = ByteReader(raw)
-        var records: [(RecordID, Record)] = []
-        // Bounded: a hostile count the bytes could hold still reserves little.
-        records.reserveCapacity(min(count, 1 << 17))
         var writer = ByteWriter(capacity: 256)
         for _ in 0..<count {
             let id = try reader.recordID()
@@ -492,13 +513,12 @@ extension SnapshotFile {
                 var packed = _PackedReader(raw, offset: range.lowerBound)
                 writer.bytes.removeAll(keepingCapacity: true)
                 writer.packedRecord(&packed, mapping: mapping)
-                records.append((id, Record(_packed: Array(writer.bytes))))
+                try body(id, writer.bytes[...])
             } else {
-                records.append((id, Record(_packed: Array(raw[range]))))
+                try body(id, raw[range])
             }
         }
         try reader.expectEnd()
-        return .records(records)
     }
 
     // MARK: Directory

@@ -5,14 +5,19 @@ import Synchronization
 extension SnapshotFile {
     /// How the snapshot in `bytes` differs from `value`, index entries
     /// included (nil: equal), without building the snapshot's value: each
-    /// core checks and decodes its chunks as a read does and compares their
-    /// records with `value`'s as it goes, so what a read spends building
-    /// tries is not spent. A version 1 or 2 file is read whole and compared.
+    /// core checks and decodes its chunks as a read does and compares them
+    /// as it goes (records by the sums of their digests against
+    /// `recordDigests`, `value`'s per table; index entries with `value`'s
+    /// at the same offsets), so what a read spends building tries is not
+    /// spent. A version 1 or 2 file is read whole and compared.
     /// - Returns: the difference, and the basis transaction's ID (nil in v1).
     /// - Throws: ``FormatError`` for damage, as ``read(_:in:fileSystem:)`` does.
-    static func difference(_ bytes: [UInt8], file: String, from value: Database) throws(FormatError) -> (
-        difference: String?, basisID: UUID?
-    ) {
+    static func difference(
+        _ bytes: [UInt8],
+        file: String,
+        from value: Database,
+        recordDigests: [Key: UInt64]
+    ) throws(FormatError) -> (difference: String?, basisID: UUID?) {
         let header = try header(bytes, file: file)
         guard bytes.count - header.size == header.payloadSize else {
             throw FormatError(
@@ -30,22 +35,36 @@ extension SnapshotFile {
         // Nothing decoded is kept: the names reserved go back.
         defer { FieldNames.release(opened.held) }
         let outcomes = try compareChunks(bytes, opened: opened, with: value)
-        return (differenceOfChunks(opened.layout, outcomes, value), header.basisID)
+        return (differenceOfChunks(bytes, opened, outcomes, value, recordDigests), header.basisID)
     }
 
     /// What one chunk held, compared.
     private enum ChunkOutcome {
-        /// Records that differ from the value's (the first of them), and
-        /// the sum of the records' ID hashes (a repeated or missing ID shows).
-        case records(differing: Int, first: RecordID?, idHashes: UInt64)
-        case entries([IndexEntry])
+        /// The sum of the records' digests (``recordDigest(_:_:)``).
+        case records(digest: UInt64)
+        /// Whether a run of index entries equals the index's entries at
+        /// the same offsets.
+        case entries(count: Int, equal: Bool)
     }
 
+    /// Records are compared by digest, not looked up one by one: a random
+    /// lookup per record into a million-record trie was a cache miss per
+    /// level. Only a table whose sums differ is compared record by record
+    /// (to name one that differs).
     private static func compareChunks(_ bytes: [UInt8], opened: OpenedChunks, with value: Database) throws(FormatError)
         -> [ChunkOutcome]
     {
         let layout = opened.layout
-        let targets = layout.tables.map { value.tables[$0.name]?.records }
+        let targets = layout.tables.map { value.tables[$0.name] }
+        // Each entries chunk's first offset in its index: the chunks of one
+        // index follow one another in the index's order.
+        var reached: [Int: Int] = [:]
+        let starts = layout.chunks.map { chunk in
+            guard chunk.kind == .entries else { return 0 }
+            let key = chunk.table << 32 | chunk.index
+            defer { reached[key, default: 0] += chunk.count }
+            return reached[key, default: 0]
+        }
         let outcomes = Mutex([ChunkOutcome?](repeating: nil, count: layout.chunks.count))
         let failure = Mutex<FormatError?>(nil)
         let usedNames = Mutex([Bool](repeating: false, count: layout.names.count))
@@ -55,7 +74,26 @@ extension SnapshotFile {
             while let i = next(), failure.withLock({ $0 == nil }) {
                 do {
                     let outcome: ChunkOutcome
-                    switch try decodeChunk(
+                    if layout.chunks[i].kind == .records {
+                        // Digests of the records' bytes where they lie: no record is made.
+                        let digest = try withChunk(i, of: bytes, layout: layout, raw: &raw, damaged: opened.damaged) {
+                            chunk,
+                            raw in
+                            var digest: UInt64 = 0
+                            try forEachRecord(
+                                raw,
+                                count: chunk.count,
+                                ranks: opened.ranks,
+                                names: layout.names,
+                                mapping: opened.mapping,
+                                used: &used
+                            ) { id, packed in
+                                digest &+= packed.withUnsafeBytes { recordDigest(id, packed: $0) }
+                            }
+                            return digest
+                        }
+                        outcome = .records(digest: digest)
+                    } else if case .entries(let run) = try decodeChunk(
                         i,
                         of: bytes,
                         layout: layout,
@@ -65,21 +103,16 @@ extension SnapshotFile {
                         used: &used,
                         damaged: opened.damaged
                     ) {
-                    case .records(let records):
-                        let target = targets[layout.chunks[i].table]
-                        var differing = 0
-                        var first: RecordID?
-                        var idHashes: UInt64 = 0
-                        for (id, record) in records {
-                            idHashes &+= Self.idHash(id)
-                            if target?[id] != record {
-                                differing += 1
-                                first = first ?? id
-                            }
-                        }
-                        outcome = .records(differing: differing, first: first, idHashes: idHashes)
-                    case .entries(let entries):
-                        outcome = .entries(Array(entries))
+                        let chunk = layout.chunks[i]
+                        let indexes = targets[chunk.table]?.indexes ?? []
+                        let equal =
+                            chunk.index < indexes.count
+                            && run.elementsEqual(
+                                indexes[chunk.index].entries.elements(atOffsets: starts[i]..<(starts[i] + run.count))
+                            )
+                        outcome = .entries(count: run.count, equal: equal)
+                    } else {
+                        preconditionFailure("an entries chunk decodes to entries")
                     }
                     outcomes.withLock { $0[i] = outcome }
                 } catch let error as FormatError {
@@ -102,31 +135,91 @@ extension SnapshotFile {
         return outcomes.withLock { $0 }.map { $0! }
     }
 
-    private static func idHash(_ id: RecordID) -> UInt64 { UInt64(bitPattern: Int64(id.hashValue)) }
+    /// A record's digest: its ID and packed bytes hashed with the process's
+    /// seeded hasher (equal records have equal bytes). Sums of digests are
+    /// equal for equal multisets of records; for different ones they
+    /// differ but for a chance of about 2^-64 (on 64-bit platforms), which
+    /// a file cannot aim at while the seed is random (that is, unless
+    /// `SWIFT_DETERMINISTIC_HASHING` is set).
+    static func recordDigest(_ id: RecordID, _ record: Record) -> UInt64 {
+        record._bytes.withUnsafeBytes { recordDigest(id, packed: $0) }
+    }
+
+    /// The digest of the record whose packed bytes are `packed`.
+    static func recordDigest(_ id: RecordID, packed: UnsafeRawBufferPointer) -> UInt64 {
+        var hasher = Hasher()
+        hasher.combine(id)
+        hasher.combine(bytes: packed)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    /// For a table whose digests differ: its records decoded a second time
+    /// and each looked up in `target`, to name the first that differs or
+    /// an ID that appears twice (the counts are equal).
+    private static func differingRecord(
+        ofTable number: Int,
+        _ bytes: [UInt8],
+        opened: OpenedChunks,
+        in target: PersistentMap<RecordID, Record>
+    ) -> String {
+        let name = opened.layout.tables[number].name
+        var used = [Bool](repeating: false, count: opened.layout.names.count)
+        var raw: [UInt8] = []
+        var differing = 0
+        var first: RecordID?
+        var seen = Set<RecordID>()
+        var repeated: RecordID?
+        for (i, chunk) in opened.layout.chunks.enumerated() where chunk.kind == .records && chunk.table == number {
+            // It decoded a moment ago; a read that now fails is said as such.
+            guard
+                case .records(let records)? = try? decodeChunk(
+                    i,
+                    of: bytes,
+                    layout: opened.layout,
+                    mapping: opened.mapping,
+                    ranks: opened.ranks,
+                    raw: &raw,
+                    used: &used,
+                    damaged: opened.damaged
+                )
+            else { return "chunk \(i) of \(name) no longer decodes" }
+            for (id, record) in records {
+                if !seen.insert(id).inserted { repeated = repeated ?? id }
+                if target[id] != record {
+                    differing += 1
+                    first = first ?? id
+                }
+            }
+        }
+        if let first { return "record \(first) of \(name) differs (\(differing) records do)" }
+        if let repeated { return "record \(repeated) of \(name) appears twice" }
+        return "the records of \(name) differ from the replay's by their digests alone"
+    }
 
     /// The first difference between the compared chunks and `value`, or nil.
     private static func differenceOfChunks(
-        _ layout: Layout,
+        _ bytes: [UInt8],
+        _ opened: OpenedChunks,
         _ outcomes: [ChunkOutcome],
-        _ value: Database
+        _ value: Database,
+        _ recordDigests: [Key: UInt64]
     ) -> String? {
+        let layout = opened.layout
         if layout.basis != value.basis { return "its basis is t \(layout.basis), the value's \(value.basis)" }
         let names = Set(layout.tables.map(\.name))
         if let missing = value.tables.keys.sorted().first(where: { !names.contains($0) }) {
             return "it has no table \(missing)"
         }
-        var differing = [Int](repeating: 0, count: layout.tables.count)
-        var firstDiffering = [RecordID?](repeating: nil, count: layout.tables.count)
-        var idHashes = [UInt64](repeating: 0, count: layout.tables.count)
-        var entries = layout.tables.map { [[IndexEntry]](repeating: [], count: $0.definitions.count) }
+        var digests = [UInt64](repeating: 0, count: layout.tables.count)
+        var entryCounts = layout.tables.map { [Int](repeating: 0, count: $0.definitions.count) }
+        var entriesDiffer = layout.tables.map { [Bool](repeating: false, count: $0.definitions.count) }
         for (chunk, outcome) in zip(layout.chunks, outcomes) {
             switch outcome {
-            case let .records(count, first, hashes):
-                differing[chunk.table] += count
-                firstDiffering[chunk.table] = firstDiffering[chunk.table] ?? first
-                idHashes[chunk.table] &+= hashes
-            case .entries(let chunkEntries):
-                entries[chunk.table][chunk.index].append(contentsOf: chunkEntries)
+            case .records(let digest):
+                digests[chunk.table] &+= digest
+            case let .entries(count, equal):
+                entryCounts[chunk.table][chunk.index] += count
+                if !equal { entriesDiffer[chunk.table][chunk.index] = true }
             }
         }
         for (number, table) in layout.tables.enumerated() {
@@ -134,17 +227,14 @@ extension SnapshotFile {
             if table.count != target.count {
                 return "table \(table.name) holds \(table.count) records, the value's \(target.count)"
             }
-            if let id = firstDiffering[number] {
-                return "record \(id) of \(table.name) differs (\(differing[number]) records do)"
-            }
-            if idHashes[number] != target.records.keys.reduce(0, { $0 &+ idHash($1) }) {
-                return "the record IDs of \(table.name) differ"
+            if digests[number] != recordDigests[table.name, default: 0] {
+                return differingRecord(ofTable: number, bytes, opened: opened, in: target.records)
             }
             if table.definitions != target.indexes.map(\.definition) {
                 return "the indexes declared on \(table.name) differ"
             }
             for (index, definition) in table.definitions.enumerated()
-            where !entries[number][index].elementsEqual(target.indexes[index].entries) {
+            where entriesDiffer[number][index] || entryCounts[number][index] != target.indexes[index].entries.count {
                 return "the entries of index \(definition.name) of \(table.name) differ"
             }
         }

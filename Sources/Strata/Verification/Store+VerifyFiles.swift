@@ -41,6 +41,11 @@ private struct FileCheck {
     /// The replayed value; nil once the replay cannot go on (a record
     /// missing, damaged or out of sequence).
     var value: Database? = Database()
+    /// Per table, the sum of its records' digests in `value`
+    /// (``SnapshotFile/recordDigest(_:_:)``), kept as the replay changes
+    /// records: a snapshot's records are compared with these sums. Read
+    /// only while `value` is there (once it is dropped, they are not kept).
+    var recordDigests: [Key: UInt64] = [:]
     /// The IDs of the transactions read, by t - 1.
     var ids: [UUID] = []
     /// The most transactions a gap between segments is taken to hide.
@@ -210,9 +215,9 @@ private struct FileCheck {
 
     /// Decodes each record (on every core), checks it follows the one
     /// before, and replays it; compares the replay with each snapshot it
-    /// reaches. Transactions are replayed a run at a time, flattened (the
-    /// law `apply(P, flatten(run)) == fold(apply, run)`): one pass over the
-    /// value per run instead of one path copy per change.
+    /// reaches. The replayed value is held here alone, so each transaction
+    /// changes its nodes in place: no path is copied, and no value before
+    /// is freed node by node.
     /// - Returns: the entries the segment's summary must list.
     private mutating func replay(
         _ frames: [LogScanner.Frame],
@@ -222,11 +227,24 @@ private struct FileCheck {
     ) -> [SegmentSummary.Entry] {
         var entries: [SegmentSummary.Entry] = []
         entries.reserveCapacity(frames.count)
-        var run: [Transaction] = []
-        var runChanges = 0
-        for chunkStart in stride(from: 0, to: frames.count, by: Self.decodeChunk) {
-            let chunk = Array(frames[chunkStart..<min(frames.count, chunkStart + Self.decodeChunk)])
-            for (frame, decoded) in zip(chunk, Self.decode(chunk, of: bytes)) {
+        // Cut into runs of about `decodeBytes`: each is decoded (on every
+        // core) while the one before it is replayed.
+        var runs: [Range<Int>] = []
+        var runStart = 0
+        var runBytes = 0
+        for (i, frame) in frames.enumerated() {
+            runBytes += frame.size
+            if runBytes >= Self.decodeBytes || i - runStart + 1 == Self.decodeFrames || i == frames.count - 1 {
+                runs.append(runStart..<(i + 1))
+                runStart = i + 1
+                runBytes = 0
+            }
+        }
+        var ahead = runs.first.map { DecodeAhead(Array(frames[$0]), of: bytes) }
+        for (k, run) in runs.enumerated() {
+            let decodedRun = ahead!.wait()
+            ahead = k + 1 < runs.count ? DecodeAhead(Array(frames[runs[k + 1]]), of: bytes) : nil
+            for (frame, decoded) in zip(frames[run], decodedRun) {
                 let transaction: Transaction
                 switch decoded {
                 case .success(let value): transaction = value
@@ -234,7 +252,6 @@ private struct FileCheck {
                     problem(file, at: frame.offset, "record \(expected) does not decode: \(error)")
                     damagedFrom = damagedFrom ?? expected
                     value = nil
-                    run = []
                     expected += 1
                     ids.append(UUID(uuid: UUID.zero))
                     continue
@@ -247,48 +264,81 @@ private struct FileCheck {
                     )
                     damagedFrom = damagedFrom ?? expected
                     value = nil
-                    run = []
                 }
                 let checksum = LittleEndian.read(UInt32.self, bytes, at: frame.offset + 4)
                 entries.append(
                     .init(size: frame.size, checksum: checksum, digest: BinaryCodec.digest(transaction.summary))
                 )
                 ids.append(transaction.id)
-                if value != nil {
-                    run.append(transaction)
-                    runChanges += transaction.changeCount
+                if var current = value {
+                    // Held here alone, so that its nodes change in place.
+                    value = nil
+                    do {
+                        // A transaction's changes come table by table;
+                        // the sums take them once all of them applied.
+                        var sums: [(table: Key, sum: UInt64)] = []
+                        try current._apply(transaction) { name, update in
+                            if sums.last?.table != name { sums.append((name, 0)) }
+                            if let old = update.old {
+                                sums[sums.count - 1].sum &-= SnapshotFile.recordDigest(update.id, old)
+                            }
+                            if let new = update.new {
+                                sums[sums.count - 1].sum &+= SnapshotFile.recordDigest(update.id, new)
+                            }
+                        }
+                        for (table, sum) in sums { recordDigests[table, default: 0] &+= sum }
+                        value = current
+                    } catch {
+                        problem(
+                            file,
+                            at: frame.offset,
+                            "transaction t \(transaction.t) does not apply to the value before it: \(error)"
+                        )
+                    }
                 }
-                let snapshot = pendingSnapshots[expected]
-                if snapshot != nil || runChanges >= Self.runChanges {
-                    flush(&run, file: file, at: frame.offset)
-                    runChanges = 0
-                }
-                if let snapshot { try? compareSnapshot(snapshot, basis: expected) }
+                if let snapshot = pendingSnapshots[expected] { try? compareSnapshot(snapshot, basis: expected) }
                 expected += 1
             }
+            // Freed on another thread (what the replay keeps is shared,
+            // the rest is the run's maps of changes).
+            DecodeAhead.release(consume decodedRun)
         }
-        flush(&run, file: file, at: frames.last?.offset ?? 0)
         return entries
     }
 
-    /// Transactions decoded at once (in parallel), and the changes a run
-    /// gathers before it is applied.
-    private static let decodeChunk = 4_096
-    private static let runChanges = 1_000_000
+    /// A run of records decoded at once (in parallel): until it holds
+    /// this many bytes or records.
+    private static let decodeBytes = 2 << 20
+    private static let decodeFrames = 4_096
 
-    /// Applies `run` to the replayed value and empties it.
-    private mutating func flush(_ run: inout [Transaction], file: String, at offset: Int) {
-        defer { run = [] }
-        guard let current = value, let first = run.first, let last = run.last else { return }
-        value = nil
-        do {
-            value = try apply(current, flatten(run))
-        } catch {
-            problem(
-                file,
-                at: offset,
-                "transactions t \(first.t)...\(last.t) do not apply to the value before them: \(error)"
-            )
+    /// The transactions of a run of frames, decoded on other threads from
+    /// the moment it is made.
+    private final class DecodeAhead: Sendable {
+        private let done = DispatchGroup()
+        private let results = Mutex<[Result<Transaction, any Error>]>([])
+
+        init(_ frames: [LogScanner.Frame], of bytes: [UInt8]) {
+            DispatchQueue.global().async(group: done) {
+                let decoded = FileCheck.decode(frames, of: bytes)
+                self.results.withLock { $0 = decoded }
+            }
+        }
+
+        /// Drops `run` on another thread, usually (the caller's reference
+        /// may outlive the other thread's).
+        static func release(_ run: consuming [Result<Transaction, any Error>]) {
+            DispatchQueue.global().async { [run] in withExtendedLifetime(run) {} }
+        }
+
+        /// The run's transactions, in order, once decoded.
+        func wait() -> [Result<Transaction, any Error>] {
+            done.wait()
+            // Taken out, so that the caller holds the only reference.
+            return results.withLock { results in
+                var taken: [Result<Transaction, any Error>] = []
+                swap(&taken, &results)
+                return taken
+            }
         }
     }
 
@@ -372,7 +422,12 @@ private struct FileCheck {
         report.bytes += bytes.count
         do {
             if let value {
-                let (difference, basisID) = try SnapshotFile.difference(bytes, file: file, from: value)
+                let (difference, basisID) = try SnapshotFile.difference(
+                    bytes,
+                    file: file,
+                    from: value,
+                    recordDigests: recordDigests
+                )
                 if let basisID, basisID != (basis == 0 ? UUID(uuid: UUID.zero) : ids.last) {
                     report.notes.append(
                         "\(file): taken from another history (transaction \(basisID) at t \(basis)); the next open removes it"

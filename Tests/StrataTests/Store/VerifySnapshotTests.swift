@@ -1,0 +1,147 @@
+import DeterministicRandom
+import Foundation
+import Strata
+import Testing
+
+/// `Store.verify(at:)` (and `strata verify`) compares each snapshot with the log replayed to its
+/// basis by sums of record digests, and each run of index entries with the
+/// replay's entries at the same offsets: these tests make snapshots that
+/// are well formed (every checksum agrees) but unlike their log, in each
+/// way the comparison can tell.
+@Suite("Verify against snapshots")
+struct VerifySnapshotTests {
+    /// The snapshot `file` with `from` replaced by `to` (same length) in
+    /// chunk `chunk`'s first place holding it, resealed, then verified.
+    static func verified(
+        _ path: String,
+        _ file: String,
+        _ bytes: [UInt8],
+        _ layout: SnapshotLayout,
+        chunk: Int,
+        replacing from: String,
+        with to: String
+    ) throws -> VerificationReport {
+        var raw = try layout.raw(of: chunk, in: bytes)
+        let needle = Array(from.utf8)
+        let at = try #require((0...(raw.count - needle.count)).first { Array(raw[$0..<($0 + needle.count)]) == needle })
+        raw.replaceSubrange(at..<(at + needle.count), with: Array(to.utf8))
+        try Data(try layout.resealing(bytes, chunk: chunk, raw: raw)).write(to: URL(fileURLWithPath: file))
+        return try Store.verify(at: path)
+    }
+
+    @Test("a snapshot record unlike the log's, one ID twice, and index entries unlike the records' are each named")
+    func namesEachDifference() async throws {
+        let path = temporaryStorePath("verify-snapshot-compare")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+            // k1 and k2 alike: a snapshot listing k1 twice has the same records.
+            try builder.insert(["title": "Alpha"], id: "k1", into: "songs")
+            try builder.insert(["title": "Alpha"], id: "k2", into: "songs")
+            try builder.insert(["title": "Gamma"], id: "k3", into: "songs")
+        }
+        try await store.snapshot()
+        try await store.close()
+        #expect(try Store.verify(at: path).isSound)
+
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        let entries = try #require(layout.chunks.firstIndex { $0.fields[0] == 1 })
+        func reasons(_ report: VerificationReport) -> [String] { report.problems.map(\.reason) }
+        let prefix = "differs from the log replayed to t 1: "
+
+        let changed = try Self.verified(path, file, bytes, layout, chunk: records, replacing: "Gamma", with: "Gammb")
+        #expect(reasons(changed) == [prefix + #"record "k3" of songs differs (1 records do)"#])
+        #expect(changed.problems.first?.file == file)
+
+        // As a fresh process reads it (the snapshot's names numbered as its file does).
+        let command = try await StrataRunner.run(["verify", path])
+        #expect(command.status == 1, "\(command)")
+        #expect(command.output.contains(#"record "k3" of songs differs (1 records do)"#), "\(command)")
+
+        let repeated = try Self.verified(path, file, bytes, layout, chunk: records, replacing: "k2", with: "k1")
+        #expect(reasons(repeated) == [prefix + #"record "k1" of songs appears twice"#])
+
+        // Two records' values swapped: the same bytes under other IDs.
+        var raw = try layout.raw(of: records, in: bytes)
+        let alpha = Array("Alpha".utf8)
+        let gamma = Array("Gamma".utf8)
+        func first(_ needle: [UInt8]) throws -> Int {
+            try #require((0...(raw.count - 5)).first { Array(raw[$0..<($0 + 5)]) == needle })
+        }
+        let (a, g) = (try first(alpha), try first(gamma))
+        raw.replaceSubrange(a..<(a + 5), with: gamma)
+        raw.replaceSubrange(g..<(g + 5), with: alpha)
+        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        let swapped = try Store.verify(at: path).problems.map(\.reason)
+        #expect(swapped.count == 1 && swapped[0].hasSuffix("of songs differs (2 records do)"), "\(swapped)")
+
+        // Still in order, so the file reads; only a comparison finds it.
+        let lying = try Self.verified(path, file, bytes, layout, chunk: entries, replacing: "Gamma", with: "Gammb")
+        #expect(reasons(lying) == [prefix + "the entries of index byTitle of songs differ"])
+
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(try Store.verify(at: path).isSound)
+    }
+
+    @Test("records and index entries over several chunks compare chunk by chunk; a lie in a later chunk is found")
+    func severalChunks() async throws {
+        let path = temporaryStorePath("verify-snapshot-chunks")
+        defer { removeStore(path) }
+        var random = SplitMix64(seed: 41)
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        let store = try await Store.open(at: path, options: testOptions())
+        // ~1.5 MB of titles: two or more chunks of records and of entries.
+        try await store.transact(message: "import") { builder in
+            try builder.createIndex("byTitle", on: "notes", fields: ["title"])
+            for n in 0..<1_500 {
+                let title = String((0..<1_000).map { _ in letters[Int(random.next() % UInt64(letters.count))] })
+                try builder.insert(
+                    ["title": .string(title), "n": .int(Int64(n))],
+                    id: RecordID(Int64(n)),
+                    into: "notes"
+                )
+            }
+        }
+        // A later snapshot over edits, deletes and inserts made after the first.
+        try await store.snapshot()
+        try await store.transact(message: "edits") { builder in
+            for n in stride(from: 0, to: 1_500, by: 7) { try builder.delete(RecordID(Int64(n)), from: "notes") }
+            for n in stride(from: 3, to: 1_500, by: 11) where n % 7 != 0 {
+                try builder.update(RecordID(Int64(n)), in: "notes", [.set("n", .int(-1))])
+            }
+            try builder.insert(["title": "zz last"], id: 5_000, into: "notes")
+        }
+        try await store.snapshot()
+        try await store.close()
+        let sound = try Store.verify(at: path)
+        #expect(sound.isSound, "\(sound.problems)")
+        #expect(sound.snapshots == 2)
+
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let recordChunks = layout.chunks.indices.filter { layout.chunks[$0].fields[0] == 0 }
+        let entryChunks = layout.chunks.indices.filter { layout.chunks[$0].fields[0] == 1 }
+        try #require(recordChunks.count >= 2 && entryChunks.count >= 2, "\(recordChunks.count), \(entryChunks.count)")
+
+        // One letter deep inside an entry of the last entries chunk: the
+        // order holds (titles part within their first letters).
+        let last = try #require(entryChunks.last)
+        var decoded = SnapshotChunkTests.frontDecoded(try layout.raw(of: last, in: bytes))
+        let k = decoded.count / 2
+        decoded[k][500] = decoded[k][500] == UInt8(ascii: "a") ? UInt8(ascii: "b") : UInt8(ascii: "a")
+        let lying = try layout.resealing(bytes, chunk: last, raw: SnapshotChunkTests.frontCoded(decoded))
+        try Data(lying).write(to: URL(fileURLWithPath: file))
+        let report = try Store.verify(at: path)
+        #expect(report.problems.map(\.reason).contains { $0.hasSuffix("the entries of index byTitle of notes differ") })
+
+        // A record of the last records chunk, one letter of its title.
+        var raw = try layout.raw(of: try #require(recordChunks.last), in: bytes)
+        var at = raw.count / 2
+        while !(UInt8(ascii: "a")...UInt8(ascii: "z")).contains(raw[at]) { at += 1 }
+        raw[at] = raw[at] == UInt8(ascii: "a") ? UInt8(ascii: "b") : UInt8(ascii: "a")
+        try Data(try layout.resealing(bytes, chunk: recordChunks.last!, raw: raw)).write(to: URL(fileURLWithPath: file))
+        let changed = try Store.verify(at: path)
+        #expect(changed.problems.map(\.reason).contains { $0.contains("of notes differs (1 records do)") })
+    }
+}
