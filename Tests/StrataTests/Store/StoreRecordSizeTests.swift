@@ -101,6 +101,10 @@ struct StoreRecordSizeTests {
         try await store.close()
         let blocks = (try? FileManager.default.contentsOfDirectory(atPath: path + "/blocks")) ?? []
         #expect(blocks.contains { $0.hasPrefix("block-L1-") }, "a persisted block of the first 256: \(blocks)")
+        // The deep check replays every size and compares it with the snapshots.
+        let verified = try Store.verify(at: path)
+        #expect(verified.isSound, "\(verified.problems)")
+        #expect(verified.transactions == values.keys.max() && verified.snapshots >= 2 && verified.blocks >= 1)
 
         let reopened = try await Store.open(at: path, options: options)
         #expect(reopened.warnings.isEmpty, "\(reopened.warnings)")
@@ -205,6 +209,11 @@ struct StoreRecordSizeTests {
                 sizeOf[store.current.basis] = Self.text(size, seed: seed).utf8.count
             }
             try await store.close()
+            // Between the app's runs, the deep check: replay of records over
+            // a segment and a decode run, the snapshots by digest, the cut.
+            let verified = try Store.verify(at: path)
+            #expect(verified.isSound, "cycle \(cycle): \(verified.problems)")
+            #expect(verified.transactions == values.keys.max(), "cycle \(cycle)")
         }
         #expect(truncatedTo != nil)
         #expect(!snapshotFiles(path).isEmpty, "snapshots by log bytes were written")
