@@ -219,6 +219,17 @@ extension PersistentMap {
         self = map
     }
 
+    /// Creates a map from distinct keys and their values given as labeled
+    /// pairs (another map's or a `Dictionary`'s elements), without the
+    /// dynamic cast per element that converting them to unlabeled pairs
+    /// costs. O(n log32 n).
+    ///
+    /// - Precondition: the keys are distinct.
+    @inlinable
+    public init(uniqueKeysWithValues entries: some Sequence<(key: Key, value: Value)>) {
+        self.init(uniqueKeysWithValues: entries.lazy.map { ($0.key, $0.value) })
+    }
+
     /// Creates a map from keys and their values like
     /// `init(uniqueKeysWithValues:)`, or returns nil when a key repeats
     /// (for input that is not trusted, such as a decoded file). O(n log32 n).

@@ -130,10 +130,34 @@ extension PersistentSortedMap {
         _entries = PersistentSortedSet(sortedElements: entries.lazy.map { _Entry(key: $0.0, value: $0.1) })
     }
 
+    /// A map of `entries` — labeled pairs, such as another map's or a
+    /// `Dictionary`'s elements — whose keys must be strictly ascending. O(n).
+    ///
+    /// An overload of its own: passed where unlabeled pairs are expected,
+    /// an array of labeled pairs is converted first, a dynamic cast per
+    /// element that took longer than the build. (Literals and unlabeled
+    /// pairs still choose the unlabeled overload: no conversion.)
+    @inlinable
+    public init(sortedUniqueKeysWithValues entries: some Sequence<(key: Key, value: Value)>) {
+        _entries = PersistentSortedSet(sortedElements: entries.lazy.map { _Entry(key: $0.key, value: $0.value) })
+    }
+
     /// A map of `entries` in any order; nil when a key repeats. O(n log n).
     @inlinable
     public init?(uniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
-        var sorted = entries.map { _Entry(key: $0.0, value: $0.1) }
+        self.init(_sorting: entries.map { _Entry(key: $0.0, value: $0.1) })
+    }
+
+    /// A map of labeled `entries` in any order; nil when a key repeats.
+    /// O(n log n).
+    @inlinable
+    public init?(uniqueKeysWithValues entries: some Sequence<(key: Key, value: Value)>) {
+        self.init(_sorting: entries.map { _Entry(key: $0.key, value: $0.value) })
+    }
+
+    @inlinable
+    init?(_sorting entries: [_Entry]) {
+        var sorted = entries
         sorted.sort()
         for i in sorted.indices.dropFirst() where !(sorted[i - 1] < sorted[i]) { return nil }
         _entries = PersistentSortedSet(sortedElements: sorted)

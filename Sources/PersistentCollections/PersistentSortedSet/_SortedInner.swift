@@ -23,7 +23,19 @@ struct _SortedInnerHeader<Element> {
     /// or a bound between children `i` and `i + 1`. Kept in an array of
     /// its own so that a path copy, which rarely changes separators,
     /// shares them with the original (one allocation per copied node).
-    @usableFromInline var separators: ContiguousArray<Element>
+    @usableFromInline var separators: ContiguousArray<Element> {
+        // Every change, in place or by assignment, lands here (a `didSet`
+        // that reads no old value keeps in-place mutation).
+        didSet { separatorElements = Self.elements(of: separators) }
+    }
+    /// The first of `separators`' elements (nil when there are none), for
+    /// descents: reading an array stored in a node retains its buffer, an
+    /// atomic update per level on memory that may not be in cache. Valid
+    /// while the header holds `separators` unchanged: the `didSet` above
+    /// refreshes it after every change, and the buffer it points into is
+    /// kept alive by `separators` (shared with copies, which never mutate
+    /// it in place: a shared buffer is copied on write).
+    @usableFromInline var separatorElements: UnsafePointer<Element>?
 
     @inlinable
     init(width: Int, capacity: Int, count: Int, separators: ContiguousArray<Element>) {
@@ -31,6 +43,12 @@ struct _SortedInnerHeader<Element> {
         self.capacity = capacity
         self.count = count
         self.separators = separators
+        self.separatorElements = Self.elements(of: separators)
+    }
+
+    @inlinable
+    static func elements(of separators: ContiguousArray<Element>) -> UnsafePointer<Element>? {
+        separators.withUnsafeBufferPointer { $0.baseAddress }
     }
 }
 
@@ -59,7 +77,8 @@ struct _SortedInnerWord {
 ///   `UInt32`, from allocation on;
 /// - children and counts `0..<width` are initialized, `width..<capacity`
 ///   are not; `2 <= width <= capacity <= maximum` once built, and
-///   `separators.count == width - 1`;
+///   `separators.count == width - 1`, and `separatorElements` points at
+///   the elements of the `separators` the header holds;
 /// - every element of child `i` is below `separators[i]`, and every
 ///   element of child `i + 1` is at least `separators[i]`;
 /// - `counts[i]` is child `i`'s element count and `count` their sum, so
@@ -202,15 +221,15 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// separators the probe is not below (`probeIsBelow(s)` is probe < s).
     @inlinable
     func childIndex(probeIsBelow: (Element) -> Bool) -> Int {
-        _header.pointee.separators.withUnsafeBufferPointer { separators in
-            var low = 0
-            var high = separators.count
-            while low < high {
-                let middle = (low + high) >> 1
-                if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }
-            }
-            return low
+        let header = _header
+        guard let separators = header.pointee.separatorElements else { return 0 }
+        var low = 0
+        var high = header.pointee.width - 1
+        while low < high {
+            let middle = (low + high) >> 1
+            if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }
         }
+        return low
     }
 
     /// A copy sharing the children and separators, with room for

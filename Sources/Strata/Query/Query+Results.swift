@@ -1,3 +1,5 @@
+import PersistentCollections
+
 extension Query {
     /// A result: the record and its ID.
     public typealias Row = (id: RecordID, record: Record)
@@ -43,7 +45,10 @@ extension Query {
     public func last() throws -> Row? {
         switch try plan() {
         case .index(let index, let descending) where filters.isEmpty:
-            guard let entry = window(index, descending: descending, limit: limitCount).last else { return nil }
+            guard let entries = window(index, descending: descending, limit: limitCount) else { return nil }
+            // The window's last entry, reached from the other end.
+            var fromEnd = entries.reversed().makeIterator()
+            guard let entry = fromEnd.next() else { return nil }
             return row(entry, index: index)
         default:
             return try records().last
@@ -60,7 +65,13 @@ extension Query {
                 let ids = windowIDs(index, descending: descending, limit: limit)
                 // One batch: the lookups' memory reads overlap.
                 let found = records.records.values(forKeys: ids)
-                return zip(ids, found).compactMap { id, record in record.map { (id, $0) } }
+                // Reserved: `compactMap` would grow the array step by step.
+                var rows: [Row] = []
+                rows.reserveCapacity(ids.count)
+                for (id, record) in zip(ids, found) {
+                    if let record { rows.append((id, record)) }
+                }
+                return rows
             }
             guard let offsets = offsets(in: index) else { return [] }
             var result: [Row] = []
@@ -81,22 +92,25 @@ extension Query {
         }
     }
 
-    /// The entries between the bounds, after `offset`, at most `limit`.
-    func window(_ index: TableIndex, descending: Bool, limit: Int?) -> [IndexEntry] {
-        guard let offsets = offsets(in: index) else { return [] }
+    /// The entries between the bounds, after `offset`, at most `limit`,
+    /// in the query's order: a view of the index, nothing copied.
+    func window(_ index: TableIndex, descending: Bool, limit: Int?) -> PersistentSortedSet<IndexEntry>.Elements? {
+        guard let offsets = offsets(in: index) else { return nil }
         let (low, high) = (offsets.lowerBound, offsets.upperBound)
         let available = Swift.max(0, high - low - offsetCount)
         let count = limit.map { Swift.min($0, available) } ?? available
-        guard count > 0 else { return [] }
+        guard count > 0 else { return nil }
         let start = descending ? high - offsetCount - count : low + offsetCount
         let entries = index.entries.elements(atOffsets: start..<(start + count))
-        return Array(descending ? entries.reversed() : entries)
+        return descending ? entries.reversed() : entries
     }
 
     /// The record IDs of ``window(_:descending:limit:)``'s entries.
     func windowIDs(_ index: TableIndex, descending: Bool, limit: Int?) -> [RecordID] {
+        guard let entries = window(index, descending: descending, limit: limit) else { return [] }
         let fieldCount = index.definition.fields.count
-        return window(index, descending: descending, limit: limit).map { $0.recordID(after: fieldCount) }
+        // `map` reserves the view's count.
+        return entries.map { $0.recordID(after: fieldCount) }
     }
 
     func row(_ entry: IndexEntry, index: TableIndex) -> Row? {

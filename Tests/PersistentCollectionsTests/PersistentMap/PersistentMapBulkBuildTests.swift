@@ -107,4 +107,16 @@ struct PersistentMapBulkBuildTests {
         }
         #expect(life.live == 0)
     }
+
+    @Test("labeled pairs (another map's, a Dictionary's elements) build the same map")
+    func labeledPairs() {
+        let dictionary = Dictionary(uniqueKeysWithValues: (0..<2_000).map { ("key \($0)", $0) })
+        let map = PersistentMap(uniqueKeysWithValues: dictionary)
+        map._invariantCheck()
+        #expect(map.count == dictionary.count)
+        for (key, value) in dictionary { #expect(map[key] == value) }
+        #expect(PersistentMap(uniqueKeysWithValues: map) == map)
+        let labeled: [(key: Int, value: String)] = [(key: 1, value: "a"), (key: 2, value: "b")]
+        #expect(PersistentMap(uniqueKeysWithValues: labeled) == [1: "a", 2: "b"])
+    }
 }

@@ -82,4 +82,18 @@ struct PersistentSortedMapModelTests {
         let literal: PersistentSortedMap = ["b": 2, "a": 1]
         #expect(literal.first! == ("a", 1) && literal.description == "[a: 1, b: 2]")
     }
+
+    @Test("labeled pairs (a map's, a Dictionary's elements) build the map unlabeled pairs build")
+    func labeledPairs() {
+        let labeled = (0..<1_000).map { (key: $0 * 3, value: -$0) }
+        let unlabeled = labeled.map { ($0.key, $0.value) }
+        let expected = PersistentSortedMap(sortedUniqueKeysWithValues: unlabeled)
+        #expect(PersistentSortedMap(sortedUniqueKeysWithValues: labeled) == expected)
+        #expect(PersistentSortedMap(sortedUniqueKeysWithValues: expected) == expected)
+        #expect(PersistentSortedMap(uniqueKeysWithValues: labeled.reversed()) == expected)
+        let dictionary = Dictionary(uniqueKeysWithValues: unlabeled)
+        #expect(PersistentSortedMap(uniqueKeysWithValues: dictionary) == expected)
+        #expect(PersistentSortedMap(uniqueKeysWithValues: [(key: 1, value: 1), (key: 1, value: 2)]) == nil)
+        #expect(PersistentSortedMap(sortedUniqueKeysWithValues: [(key: 2, value: "b")]).first! == (2, "b"))
+    }
 }
