@@ -8,7 +8,7 @@ extension PersistentMap {
     ///     let map = builder.build()
     ///
     /// For a sequence of distinct keys known up front,
-    /// ``PersistentMap/init(uniqueKeysWithValues:)`` is faster still: it
+    /// ``PersistentMap/init(uniqueKeysWithValues:)-6rka0`` is faster still: it
     /// builds every node at its final size in one pass.
     @frozen
     public struct Builder {
