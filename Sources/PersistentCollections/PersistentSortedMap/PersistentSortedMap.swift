@@ -130,8 +130,9 @@ extension PersistentSortedMap {
         _entries = PersistentSortedSet(sortedElements: entries.lazy.map { _Entry(key: $0.0, value: $0.1) })
     }
 
-    /// A map of `entries` — labeled pairs, such as another map's or a
-    /// `Dictionary`'s elements — whose keys must be strictly ascending. O(n).
+    /// A map of `entries` — labeled pairs, such as another sorted map's
+    /// elements — whose keys must be strictly ascending (a `Dictionary`'s
+    /// are in no order: ``init(uniqueKeysWithValues:)-3tk26`` sorts). O(n).
     ///
     /// An overload of its own: passed where unlabeled pairs are expected,
     /// an array of labeled pairs is converted first, a dynamic cast per

@@ -124,8 +124,8 @@ extension PersistentSortedSet {
         let added = result.existing == nil ? 1 : 0
         // A separator is a copy of the first member of the subtree to its
         // right: a replaced member must not live on in it (a map's old value).
-        if replacing, result.existing != nil, child > 0, !(inner.header.separators[child - 1] < element) {
-            inner.header.separators[child - 1] = element
+        if replacing, result.existing != nil, child > 0, !(inner.separator(child - 1) < element) {
+            inner._header.pointee.separators[child - 1] = element
         }
         inner.adjust(child: child, by: added - (result.split?.right.count ?? 0))
         guard let split = result.split else { return _SortedInsertion(existing: result.existing, split: nil) }
@@ -136,7 +136,7 @@ extension PersistentSortedSet {
         // Full at the maximum: the upper half moves to a new node, and the
         // separator between the halves goes up.
         let middle = inner.width / 2
-        let up = inner.header.separators[middle - 1]
+        let up = inner.separator(middle - 1)
         let right = _Inner.make(capacity: _Inner.maximum)
         right.append(from: inner, middle..<inner.width, separator: nil)
         inner.removeSuffix(from: middle)
@@ -195,9 +195,9 @@ extension PersistentSortedSet {
         // Nor may a removed member live on as a separator: the subtree's new
         // first member takes its place (the child is never left empty).
         if child > 0 {
-            let separator = inner.header.separators[child - 1]
+            let separator = inner.separator(child - 1)
             if !isBelow(separator) && !isAbove(separator) {
-                inner.header.separators[child - 1] = _first(inner[child].node, height: height - 1)
+                inner._header.pointee.separators[child - 1] = _first(inner[child].node, height: height - 1)
             }
         }
         if _width(inner[child].node, height: height - 1) < _minimum(height: height - 1) {
@@ -214,7 +214,7 @@ extension PersistentSortedSet {
         let l = index > 0 ? index - 1 : index
         let r = l + 1
         guard r < node.width else { return }
-        let separator = node.header.separators[l]
+        let separator = node.separator(l)
         let leftWidth = _width(node[l].node, height: height)
         let rightWidth = _width(node[r].node, height: height)
         if leftWidth + rightWidth <= _maximum(height: height) {
@@ -247,7 +247,7 @@ extension PersistentSortedSet {
             } else {
                 let left = _inner(children[l])
                 let right = _inner(children[r])
-                (moved, newSeparator) = (right.count(of: 0), right.header.separators[0])
+                (moved, newSeparator) = (right.count(of: 0), right.separator(0))
                 left.append(from: right, 0..<1, separator: separator)
                 right.removePrefix(1)
             }
@@ -268,13 +268,13 @@ extension PersistentSortedSet {
                 let left = _inner(children[l])
                 let right = _inner(children[r])
                 let last = left[left.width - 1]
-                (moved, newSeparator) = (last.count, left.header.separators[left.width - 2])
+                (moved, newSeparator) = (last.count, left.separator(left.width - 2))
                 left.removeSuffix(from: left.width - 1)
                 right.prepend(last, separator: separator)
             }
             node.adjust(child: l, by: -moved)
             node.adjust(child: r, by: moved)
         }
-        node.header.separators[l] = newSeparator
+        node._header.pointee.separators[l] = newSeparator
     }
 }

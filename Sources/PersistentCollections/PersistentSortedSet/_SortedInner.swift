@@ -28,7 +28,8 @@ struct _SortedInnerHeader<Element> {
         // that reads no old value keeps in-place mutation).
         didSet { separatorElements = Self.elements(of: separators) }
     }
-    /// The first of `separators`' elements (nil when there are none), for
+    /// The first of `separators`' elements (the storage's address even
+    /// when there are none), for
     /// descents: reading an array stored in a node retains its buffer, an
     /// atomic update per level on memory that may not be in cache. Valid
     /// while the header holds `separators` unchanged: the `didSet` above
@@ -230,6 +231,14 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
             if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
+    }
+
+    /// Separator `i`, read in place (no retain of the separators' array).
+    /// - Precondition: `0 <= i < width - 1`.
+    @inlinable
+    func separator(_ i: Int) -> Element {
+        precondition(i >= 0 && i < width - 1, "a separator out of range")
+        return _header.pointee.separatorElements.unsafelyUnwrapped[i]
     }
 
     /// A copy sharing the children and separators, with room for

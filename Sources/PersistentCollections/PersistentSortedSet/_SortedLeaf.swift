@@ -58,8 +58,15 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
         _ = withUnsafeMutablePointers { header, storage in storage.deinitialize(count: header.pointee.width) }
     }
 
-    @inlinable var width: Int { header.width }
-    @inlinable var storedCapacity: Int { header.capacity }
+    /// The header, through a pointer: the `header` property of
+    /// `ManagedBuffer` pays a dynamic exclusivity check per access.
+    @inlinable
+    var _header: UnsafeMutablePointer<_SortedLeafHeader> {
+        withUnsafeMutablePointerToHeader { $0 }
+    }
+
+    @inlinable var width: Int { _header.pointee.width }
+    @inlinable var storedCapacity: Int { _header.pointee.capacity }
 
     @inlinable
     subscript(position: Int) -> Element {
