@@ -158,8 +158,8 @@ extension PersistentSortedSet {
 
     /// The ranks of two probes, the lower first: found in one descent
     /// while both lie under the same child (a narrow range shares most of
-    /// its path, whose nodes are then read once), and in one descent per
-    /// probe below the node where they part. Nil or an empty range when
+    /// its path, whose nodes are then read once), and in two descents
+    /// taken in step below the node where they part. Nil or an empty range when
     /// the upper probe is below the lower one (callers pass ordered
     /// probes: a `Range` or `ClosedRange`'s bounds).
     @inlinable
@@ -185,17 +185,14 @@ extension PersistentSortedSet {
                 let between = inner.count(in: lowerChild..<Swift.max(lowerChild, upperChild))
                 guard lowerChild == upperChild else {
                     guard lowerChild < upperChild else { return .some(nil) }
-                    let lower = Self._rank(
-                        from: inner.unretainedChild(lowerChild),
+                    let (lower, upper) = Self._ranks(
+                        under: inner.unretainedChild(lowerChild),
+                        inner.unretainedChild(upperChild),
                         height: height - 1,
-                        isBelow: lowerIsBelow,
-                        isAbove: lowerIsAbove
-                    )
-                    let upper = Self._rank(
-                        from: inner.unretainedChild(upperChild),
-                        height: height - 1,
-                        isBelow: upperIsBelow,
-                        isAbove: upperIsAbove
+                        lowerIsBelow: lowerIsBelow,
+                        lowerIsAbove: lowerIsAbove,
+                        upperIsBelow: upperIsBelow,
+                        upperIsAbove: upperIsAbove
                     )
                     return (low + lower)..<(low + between + upper)
                 }

@@ -146,6 +146,27 @@ struct PersistentSortedSetModelTests {
         #expect(PersistentSortedSet<Int>().count(in: 0..<10) == 0)
     }
 
+    @Test("count(in:) on strings, with bounds parting at every height (the two descents below taken in step)")
+    func countInStringRanges() {
+        var random = SeededRandom(seed: 43)
+        for size in [40, 700, 30_000] {
+            // Strings of different lengths, some longer than inline storage.
+            let elements = (0..<size).map { "key \(String(repeating: "x", count: $0 % 23)) \($0 * 2)" }.sorted()
+            let set = PersistentSortedSet(sortedElements: elements)
+            for round in 0..<200 {
+                let i = random.int(below: size)
+                let j = Swift.min(size - 1, i + (round % 2 == 0 ? random.int(below: 40) : random.int(below: size)))
+                // Bounds between elements (a suffix sorts just after one) and on them.
+                let low = round % 4 == 0 ? elements[i] + "!" : elements[i]
+                let high = elements[j]
+                guard low <= high else { continue }
+                let expected = elements.lowerBound(high) - elements.lowerBound(low)
+                #expect(set.count(in: low..<high) == expected, "size \(size) seed 43 round \(round)")
+                #expect(set.offsets(in: low..<high) == elements.lowerBound(low)..<elements.lowerBound(high))
+            }
+        }
+    }
+
     @Test(
         "count(in:) and offsets(in:) with bounds on every element, removed ones included (separators no longer elements)"
     )
@@ -248,9 +269,9 @@ struct PersistentSortedSetModelTests {
     }
 }
 
-extension Array where Element == Int {
+extension Array where Element: Comparable {
     /// The first position whose element is ≥ `key` (the array is sorted).
-    func lowerBound(_ key: Int) -> Int {
+    func lowerBound(_ key: Element) -> Int {
         var low = 0
         var high = count
         while low < high {

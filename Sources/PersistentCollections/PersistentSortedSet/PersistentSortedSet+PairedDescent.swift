@@ -1,0 +1,96 @@
+// A range's two bounds part at some node, and below it each bound needs a
+// descent of its own. Run one after the other, every level of both waits
+// for its memory reads in turn: on a tree larger than the caches, most of
+// a narrow range's count. Run in step, the reads of one descent are issued
+// while the other's are still on their way, and the two cost about one.
+
+extension PersistentSortedSet {
+    /// The ranks of two probes under two nodes `height` levels above the
+    /// leaves (nodes the caller's tree keeps alive), the descents taken in
+    /// step: the number of elements below the lower probe under
+    /// `lowerNode`, and below the upper probe under `upperNode`.
+    @inlinable
+    static func _ranks(
+        under lowerNode: Unmanaged<AnyObject>,
+        _ upperNode: Unmanaged<AnyObject>,
+        height: Int,
+        lowerIsBelow: (Element) -> Bool,
+        lowerIsAbove: (Element) -> Bool,
+        upperIsBelow: (Element) -> Bool,
+        upperIsAbove: (Element) -> Bool
+    ) -> (lower: Int, upper: Int) {
+        var nodes = (lowerNode, upperNode)
+        var ranks = (0, 0)
+        for _ in 0..<height {
+            // Inside the guaranteed references: no retain of either node.
+            nodes = nodes.0._withUnsafeGuaranteedRef { l in
+                nodes.1._withUnsafeGuaranteedRef { u in
+                    let (a, b) = (_inner(l), _inner(u))
+                    // A child's index: the separators the probe is not below.
+                    let (i, j) = _partitionPoints(
+                        a._header.pointee.separatorElements,
+                        count: a.width - 1,
+                        { !lowerIsAbove($0) },
+                        b._header.pointee.separatorElements,
+                        count: b.width - 1,
+                        { !upperIsAbove($0) }
+                    )
+                    ranks.0 += a.count(in: 0..<i)
+                    ranks.1 += b.count(in: 0..<j)
+                    return (a.unretainedChild(i), b.unretainedChild(j))
+                }
+            }
+        }
+        let inLeaves = nodes.0._withUnsafeGuaranteedRef { l in
+            nodes.1._withUnsafeGuaranteedRef { u in
+                _leaf(l).withElements { a in
+                    _leaf(u).withElements { b in
+                        _partitionPoints(
+                            a.baseAddress,
+                            count: a.count,
+                            lowerIsBelow,
+                            b.baseAddress,
+                            count: b.count,
+                            upperIsBelow
+                        )
+                    }
+                }
+            }
+        }
+        return (ranks.0 + inLeaves.0, ranks.1 + inLeaves.1)
+    }
+}
+
+/// Two binary searches taken in step: the number of leading elements of
+/// `a` for which `inA` holds, and of `b` for which `inB` holds (each a
+/// partition: the elements it holds for come first). Each round reads one
+/// element of each before either comparison decides where to go next, so
+/// that their memory reads overlap.
+/// - Precondition: each pointer addresses `count` elements (or is nil for 0).
+@inlinable
+func _partitionPoints<Element>(
+    _ a: UnsafePointer<Element>?,
+    count countA: Int,
+    _ inA: (Element) -> Bool,
+    _ b: UnsafePointer<Element>?,
+    count countB: Int,
+    _ inB: (Element) -> Bool
+) -> (Int, Int) {
+    var (lowA, highA) = (0, countA)
+    var (lowB, highB) = (0, countB)
+    while lowA < highA, lowB < highB {
+        let middleA = (lowA + highA) >> 1
+        let middleB = (lowB + highB) >> 1
+        if inA(a.unsafelyUnwrapped[middleA]) { lowA = middleA + 1 } else { highA = middleA }
+        if inB(b.unsafelyUnwrapped[middleB]) { lowB = middleB + 1 } else { highB = middleB }
+    }
+    while lowA < highA {
+        let middle = (lowA + highA) >> 1
+        if inA(a.unsafelyUnwrapped[middle]) { lowA = middle + 1 } else { highA = middle }
+    }
+    while lowB < highB {
+        let middle = (lowB + highB) >> 1
+        if inB(b.unsafelyUnwrapped[middle]) { lowB = middle + 1 } else { highB = middle }
+    }
+    return (lowA, lowB)
+}
