@@ -30,10 +30,11 @@ extension PersistentSortedSet {
                     let (i, j) = _partitionPoints(
                         a._header.pointee.separatorElements,
                         count: a.width - 1,
-                        { !lowerIsAbove($0) },
+                        lowerIsAbove,
                         b._header.pointee.separatorElements,
                         count: b.width - 1,
-                        { !upperIsAbove($0) }
+                        upperIsAbove,
+                        is: false
                     )
                     ranks.0 += a.count(in: 0..<i)
                     ranks.1 += b.count(in: 0..<j)
@@ -51,7 +52,8 @@ extension PersistentSortedSet {
                             lowerIsBelow,
                             b.baseAddress,
                             count: b.count,
-                            upperIsBelow
+                            upperIsBelow,
+                            is: true
                         )
                     }
                 }
@@ -59,38 +61,4 @@ extension PersistentSortedSet {
         }
         return (ranks.0 + inLeaves.0, ranks.1 + inLeaves.1)
     }
-}
-
-/// Two binary searches taken in step: the number of leading elements of
-/// `a` for which `inA` holds, and of `b` for which `inB` holds (each a
-/// partition: the elements it holds for come first). Each round reads one
-/// element of each before either comparison decides where to go next, so
-/// that their memory reads overlap.
-/// - Precondition: each pointer addresses `count` elements (or is nil for 0).
-@inlinable
-func _partitionPoints<Element>(
-    _ a: UnsafePointer<Element>?,
-    count countA: Int,
-    _ inA: (Element) -> Bool,
-    _ b: UnsafePointer<Element>?,
-    count countB: Int,
-    _ inB: (Element) -> Bool
-) -> (Int, Int) {
-    var (lowA, highA) = (0, countA)
-    var (lowB, highB) = (0, countB)
-    while lowA < highA, lowB < highB {
-        let middleA = (lowA + highA) >> 1
-        let middleB = (lowB + highB) >> 1
-        if inA(a.unsafelyUnwrapped[middleA]) { lowA = middleA + 1 } else { highA = middleA }
-        if inB(b.unsafelyUnwrapped[middleB]) { lowB = middleB + 1 } else { highB = middleB }
-    }
-    while lowA < highA {
-        let middle = (lowA + highA) >> 1
-        if inA(a.unsafelyUnwrapped[middle]) { lowA = middle + 1 } else { highA = middle }
-    }
-    while lowB < highB {
-        let middle = (lowB + highB) >> 1
-        if inB(b.unsafelyUnwrapped[middle]) { lowB = middle + 1 } else { highB = middle }
-    }
-    return (lowA, lowB)
 }

@@ -222,15 +222,7 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// separators the probe is not below (`probeIsBelow(s)` is probe < s).
     @inlinable
     func childIndex(probeIsBelow: (Element) -> Bool) -> Int {
-        let header = _header
-        guard let separators = header.pointee.separatorElements else { return 0 }
-        var low = 0
-        var high = header.pointee.width - 1
-        while low < high {
-            let middle = (low + high) >> 1
-            if probeIsBelow(separators[middle]) { high = middle } else { low = middle + 1 }
-        }
-        return low
+        _partitionPoint(_header.pointee.separatorElements, from: 0, to: width - 1, probeIsBelow, is: false)
     }
 
     /// Separator `i`, read in place (no retain of the separators' array).

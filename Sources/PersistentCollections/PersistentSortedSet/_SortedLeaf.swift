@@ -86,13 +86,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
     @inlinable
     func lowerBound(_ isBelow: (Element) -> Bool) -> Int {
         withUnsafeMutablePointers { header, storage in
-            var low = 0
-            var high = header.pointee.width
-            while low < high {
-                let middle = (low + high) >> 1
-                if isBelow(storage[middle]) { low = middle + 1 } else { high = middle }
-            }
-            return low
+            _partitionPoint(storage, from: 0, to: header.pointee.width, isBelow, is: true)
         }
     }
 

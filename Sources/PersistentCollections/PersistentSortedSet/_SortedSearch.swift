@@ -1,0 +1,56 @@
+// The binary searches of the B+tree's nodes: a separator array or a
+// leaf's elements, read through pointers the node keeps alive.
+
+/// `low` plus the number of leading elements of `base[low..<high]` for
+/// which `test` returns `expected` (they come first): a binary search.
+/// `expected` spares callers a closure that negates theirs, which the
+/// optimizer would no longer inline (a comparison called out of line per
+/// probe).
+/// - Precondition: `base` addresses the elements `low..<high` (or is nil
+///   when the range is empty).
+@inlinable
+func _partitionPoint<Element>(
+    _ base: UnsafePointer<Element>?,
+    from low: Int,
+    to high: Int,
+    _ test: (Element) -> Bool,
+    is expected: Bool
+) -> Int {
+    var (low, high) = (low, high)
+    while low < high {
+        let middle = (low + high) >> 1
+        if test(base.unsafelyUnwrapped[middle]) == expected { low = middle + 1 } else { high = middle }
+    }
+    return low
+}
+
+/// Two binary searches taken in step: the number of leading elements of
+/// `a` for which `testA` returns `expected`, and of `b` for which `testB`
+/// does (each a partition: those elements come first). Each round reads one
+/// element of each before either comparison decides where to go next, so
+/// that their memory reads overlap.
+/// - Precondition: each pointer addresses `count` elements (or is nil for 0).
+@inlinable
+func _partitionPoints<Element>(
+    _ a: UnsafePointer<Element>?,
+    count countA: Int,
+    _ testA: (Element) -> Bool,
+    _ b: UnsafePointer<Element>?,
+    count countB: Int,
+    _ testB: (Element) -> Bool,
+    is expected: Bool
+) -> (Int, Int) {
+    var (lowA, highA) = (0, countA)
+    var (lowB, highB) = (0, countB)
+    while lowA < highA, lowB < highB {
+        let middleA = (lowA + highA) >> 1
+        let middleB = (lowB + highB) >> 1
+        if testA(a.unsafelyUnwrapped[middleA]) == expected { lowA = middleA + 1 } else { highA = middleA }
+        if testB(b.unsafelyUnwrapped[middleB]) == expected { lowB = middleB + 1 } else { highB = middleB }
+    }
+    // One search may take a round or two more than the other.
+    return (
+        _partitionPoint(a, from: lowA, to: highA, testA, is: expected),
+        _partitionPoint(b, from: lowB, to: highB, testB, is: expected)
+    )
+}
