@@ -88,6 +88,7 @@ struct IndexEntry: Sendable {
 
     /// The first 30 bytes as in ``words(of:)``, from either storage (a
     /// split entry has more than 30 bytes, so its rest has at least 15).
+    @inline(__always)
     var leadingWords: (UInt64, UInt64, UInt64, UInt64) {
         switch storage {
         case let .inline(w0, w1, w2, w3, w4, _): return (w0, w1, w2, UInt64(w3) << 16 | UInt64(w4))
@@ -106,6 +107,10 @@ struct IndexEntry: Sendable {
 extension IndexEntry: Comparable, Hashable {
     /// Byte order, a prefix first. O(1) unless the first 30 bytes are equal;
     /// never allocates.
+    /// Inlined into the B+tree's binary searches (a probe's words are then
+    /// read once per search, not per comparison); the rare byte-wise
+    /// comparison is a call.
+    @inline(__always)
     static func < (lhs: IndexEntry, rhs: IndexEntry) -> Bool {
         let a = lhs.leadingWords
         let b = rhs.leadingWords
@@ -118,7 +123,14 @@ extension IndexEntry: Comparable, Hashable {
         if case .inline(_, _, _, _, _, let ac) = lhs.storage, case .inline(_, _, _, _, _, let bc) = rhs.storage {
             return ac < bc
         }
-        // Both longer than 30 bytes, or one a zero-padded prefix of the other.
+        return lhs.precedesBytewise(rhs)
+    }
+
+    /// Byte order when both entries are longer than 30 bytes, or one is a
+    /// zero-padded prefix of the other.
+    @inline(never)
+    func precedesBytewise(_ rhs: IndexEntry) -> Bool {
+        let lhs = self
         return lhs.withBytes { x in
             rhs.withBytes { y in
                 let common = min(x.count, y.count)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A field of a record, optionally followed by keys into nested maps:
 /// `FieldPath("rss", "feeds", "42", "editedName")` names the value at
 /// `record["rss"]["feeds"]["42"]["editedName"]`. Its parts are ``Key``s,
@@ -24,7 +26,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// initializers). Nil for an empty string or an empty component.
     public init?(dotted text: String) {
         // Most paths name a field: no split, no array of parts.
-        if !text.utf8.contains(UInt8(ascii: ".")) {
+        if !Self.containsDot(text) {
             guard !text.isEmpty else { return nil }
             self.init(field: Key(text), keys: [])
             return
@@ -34,11 +36,25 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
         self.init(field: first, keys: Array(parts.dropFirst()))
     }
 
+    /// Whether `text` has a dot: one `memchr` over contiguous bytes (a
+    /// literal or a native string), where the UTF-8 view's `contains` steps
+    /// through a generic iterator (a few hundred instructions for a field
+    /// name, on every query condition).
+    static func containsDot(_ text: String) -> Bool {
+        let dot = UInt8(ascii: ".")
+        let found = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, Int32(dot), bytes.count) != nil
+        }
+        return found ?? text.utf8.contains(dot)
+    }
+
     /// Whether the path names a whole field.
     public var isField: Bool { keys.isEmpty }
 
     /// Whether the two paths name the same field and keys. O(length); a
     /// field's path (no keys) compares without the arrays' equality.
+    @inline(__always)
     public static func == (lhs: FieldPath, rhs: FieldPath) -> Bool {
         guard lhs.field == rhs.field else { return false }
         return lhs.keys.isEmpty ? rhs.keys.isEmpty : lhs.keys == rhs.keys

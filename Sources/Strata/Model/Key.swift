@@ -40,11 +40,20 @@ public struct Key: Sendable {
 
 extension Key: Hashable {
     /// Whether the UTF-8 bytes are equal. O(length).
+    @inline(__always)
     public static func == (lhs: Key, rhs: Key) -> Bool {
         // Two strings with the same representation (one storage, or the
         // same short string held inline) have the same bytes: field and
-        // table names compared while planning a query mostly are.
-        if lhs.hasSameRepresentation(as: rhs) { return true }
+        // table names compared while planning a query mostly are. Inlined
+        // up to here, so that a planner's loop over paths makes no call
+        // (around which it would retain the strings it compares).
+        lhs.hasSameRepresentation(as: rhs) || lhs.hasSameBytes(as: rhs)
+    }
+
+    /// Whether the UTF-8 bytes are equal, when the representations differ.
+    @inline(never)
+    func hasSameBytes(as rhs: Key) -> Bool {
+        let lhs = self
         guard lhs.utf8Count == rhs.utf8Count else { return false }
         return lhs.withUTF8 { a in
             rhs.withUTF8 { b in
@@ -54,9 +63,15 @@ extension Key: Hashable {
     }
 
     /// Whether the two strings' bits are the same. O(1).
+    @inline(__always)
     func hasSameRepresentation(as other: Key) -> Bool {
         withUnsafeBytes(of: string) { a in
-            withUnsafeBytes(of: other.string) { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+            withUnsafeBytes(of: other.string) { b in
+                // Two words on 64-bit platforms: loads, not a call to memcmp.
+                guard a.count == 16 else { return memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+                return a.load(as: UInt64.self) == b.load(as: UInt64.self)
+                    && a.load(fromByteOffset: 8, as: UInt64.self) == b.load(fromByteOffset: 8, as: UInt64.self)
+            }
         }
     }
 

@@ -182,8 +182,9 @@ extension Query {
     /// different values.
     func equalValues() -> [FieldPath: Value]? {
         var equal: [FieldPath: Value] = [:]
-        for (path, value) in equalities {
-            if let existing = equal.updateValue(value, forKey: path), existing != value { return nil }
+        for equality in equalities {
+            let value = equality.value
+            if let existing = equal.updateValue(value, forKey: equality.path), existing != value { return nil }
         }
         return equal
     }

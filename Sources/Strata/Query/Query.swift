@@ -20,6 +20,14 @@ public struct Query: Sendable {
         var inclusive: Bool
     }
 
+    /// An equality condition. A struct, not a tuple: an array of tuples is
+    /// destroyed through the runtime's generic tuple witness, a struct's
+    /// through its own (every query frees its conditions).
+    struct Equality: Sendable {
+        var path: FieldPath
+        var value: Value
+    }
+
     /// A range condition on one path.
     struct Range: Sendable {
         var path: FieldPath
@@ -31,7 +39,7 @@ public struct Query: Sendable {
     public let database: Database
     /// The table queried.
     public let table: Key
-    var equalities: [(path: FieldPath, value: Value)] = []
+    var equalities: [Equality] = []
     var range: Range?
     var ordering: (path: FieldPath, descending: Bool)?
     var isReversed = false
@@ -49,9 +57,11 @@ public struct Query: Sendable {
     /// Records whose value at `path` equals `value` (a missing field equals
     /// `.null`).
     public consuming func `where`(_ path: FieldPath, equals value: Value) -> Query {
+        // A range on the same path is refused when the query runs
+        // (`plan()`): a test here, whose branch assigns to `self`, made
+        // the compiler return a copy of the query and destroy the original.
         check(path)
-        if range?.path == path { deferredError = .conflictingConditions(path) }
-        equalities.append((path, value))
+        equalities.append(Equality(path: path, value: value))
         return self
     }
 
@@ -126,9 +136,8 @@ public struct Query: Sendable {
 
     consuming func ranged(_ path: FieldPath, _ lower: Bound?, _ upper: Bound?) -> Query {
         check(path)
-        if range != nil || equalities.contains(where: { $0.path == path }) {
-            deferredError = .conflictingConditions(path)
-        }
+        // An equality on the same path is refused by `plan()`.
+        if range != nil { deferredError = .conflictingConditions(path) }
         range = Range(path: path, lower: lower, upper: upper)
         return self
     }

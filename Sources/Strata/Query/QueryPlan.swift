@@ -62,6 +62,7 @@ extension Query {
 
     func plan() throws -> Resolved {
         if let deferredError { throw deferredError }
+        if let range, hasEquality(on: range.path) { throw QueryError.conflictingConditions(range.path) }
         guard let recorder = database._reads else { return try resolve() }
         // Inside an observation: what the answer depends on. A query that
         // fails for want of a table or an index depends on the table.
