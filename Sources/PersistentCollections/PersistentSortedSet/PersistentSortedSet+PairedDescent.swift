@@ -26,6 +26,9 @@ extension PersistentSortedSet {
             nodes = nodes.0._withUnsafeGuaranteedRef { l in
                 nodes.1._withUnsafeGuaranteedRef { u in
                     let (a, b) = (_inner(l), _inner(u))
+                    let stride = MemoryLayout<Element>.stride
+                    _touchLines(a._header.pointee.separatorElements, count: a.width - 1, stride: stride)
+                    _touchLines(b._header.pointee.separatorElements, count: b.width - 1, stride: stride)
                     // A child's index: the separators the probe is not below.
                     let (i, j) = _partitionPoints(
                         a._header.pointee.separatorElements,
@@ -46,7 +49,10 @@ extension PersistentSortedSet {
             nodes.1._withUnsafeGuaranteedRef { u in
                 _leaf(l).withElements { a in
                     _leaf(u).withElements { b in
-                        _partitionPoints(
+                        let stride = MemoryLayout<Element>.stride
+                        _touchLines(a.baseAddress, count: a.count, stride: stride)
+                        _touchLines(b.baseAddress, count: b.count, stride: stride)
+                        return _partitionPoints(
                             a.baseAddress,
                             count: a.count,
                             lowerIsBelow,

@@ -222,7 +222,9 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// separators the probe is not below (`probeIsBelow(s)` is probe < s).
     @inlinable
     func childIndex(probeIsBelow: (Element) -> Bool) -> Int {
-        _partitionPoint(_header.pointee.separatorElements, from: 0, to: width - 1, probeIsBelow, is: false)
+        let separators = _header.pointee.separatorElements
+        _touchLines(separators, count: width - 1, stride: MemoryLayout<Element>.stride)
+        return _partitionPoint(separators, from: 0, to: width - 1, probeIsBelow, is: false)
     }
 
     /// Separator `i`, read in place (no retain of the separators' array).

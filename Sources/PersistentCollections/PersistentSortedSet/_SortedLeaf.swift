@@ -86,7 +86,8 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
     @inlinable
     func lowerBound(_ isBelow: (Element) -> Bool) -> Int {
         withUnsafeMutablePointers { header, storage in
-            _partitionPoint(storage, from: 0, to: header.pointee.width, isBelow, is: true)
+            _touchLines(storage, count: header.pointee.width, stride: MemoryLayout<Element>.stride)
+            return _partitionPoint(storage, from: 0, to: header.pointee.width, isBelow, is: true)
         }
     }
 

@@ -58,8 +58,9 @@ public struct Query: Sendable {
     /// `.null`).
     public consuming func `where`(_ path: FieldPath, equals value: Value) -> Query {
         // A range on the same path is refused when the query runs
-        // (`plan()`): a test here, whose branch assigns to `self`, made
-        // the compiler return a copy of the query and destroy the original.
+        // (`plan()`): testing it here (`range?.path == path`, then an
+        // assignment) made the compiler return a copy of the query and
+        // destroy the original, on every condition of every query.
         check(path)
         equalities.append(Equality(path: path, value: value))
         return self

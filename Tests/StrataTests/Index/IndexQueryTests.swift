@@ -257,8 +257,21 @@ struct IndexQueryTests {
             database.query("songs").where("track", in: 1...3).where("track", greaterThan: 5),
         ]
         for query in conflicts {
+            // Refused by every way a query runs, not only the first tried.
             #expect(throws: QueryError.conflictingConditions("track")) { try query.ids() }
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.records() }
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.count() }
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.first() }
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.last() }
+            #expect(throws: QueryError.conflictingConditions("track")) { try query.explain() }
         }
+        // A range and an equality on different paths, in either order, are
+        // one query.
+        let rangeFirst = try database.query("songs").where("track", in: 1...3).where("album", equals: "Album 1").ids()
+        let equalityFirst = try database.query("songs").where("album", equals: "Album 1").where("track", in: 1...3)
+            .ids()
+        #expect(rangeFirst == equalityFirst)
+        #expect(!rangeFirst.isEmpty)
     }
 
     @Test("a query is a value: refining it leaves it unchanged, and its refinements are independent")
