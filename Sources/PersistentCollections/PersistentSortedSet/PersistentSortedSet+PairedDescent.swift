@@ -9,7 +9,7 @@ extension PersistentSortedSet {
     /// leaves (nodes the caller's tree keeps alive), the descents taken in
     /// step: the number of elements below the lower probe under
     /// `lowerNode`, and below the upper probe under `upperNode`.
-    @inlinable
+    @inlinable @inline(__always)
     static func _ranks(
         under lowerNode: Unmanaged<AnyObject>,
         _ upperNode: Unmanaged<AnyObject>,
@@ -26,9 +26,7 @@ extension PersistentSortedSet {
             nodes = nodes.0._withUnsafeGuaranteedRef { l in
                 nodes.1._withUnsafeGuaranteedRef { u in
                     let (a, b) = (_inner(l), _inner(u))
-                    let stride = MemoryLayout<Element>.stride
-                    _touchLines(a._header.pointee.separatorElements, count: a.width - 1, stride: stride)
-                    _touchLines(b._header.pointee.separatorElements, count: b.width - 1, stride: stride)
+                    _touchLines(a.separatorLines, b.separatorLines)
                     // A child's index: the separators the probe is not below.
                     let (i, j) = _partitionPoints(
                         a._header.pointee.separatorElements,
@@ -49,9 +47,7 @@ extension PersistentSortedSet {
             nodes.1._withUnsafeGuaranteedRef { u in
                 _leaf(l).withElements { a in
                     _leaf(u).withElements { b in
-                        let stride = MemoryLayout<Element>.stride
-                        _touchLines(a.baseAddress, count: a.count, stride: stride)
-                        _touchLines(b.baseAddress, count: b.count, stride: stride)
+                        _touchLines(_lines(a.baseAddress, count: a.count), _lines(b.baseAddress, count: b.count))
                         return _partitionPoints(
                             a.baseAddress,
                             count: a.count,

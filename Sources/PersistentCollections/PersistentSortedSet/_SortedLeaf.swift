@@ -86,7 +86,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
     @inlinable
     func lowerBound(_ isBelow: (Element) -> Bool) -> Int {
         withUnsafeMutablePointers { header, storage in
-            _touchLines(storage, count: header.pointee.width, stride: MemoryLayout<Element>.stride)
+            _touchLines(_lines(UnsafePointer(storage), count: header.pointee.width))
             return _partitionPoint(storage, from: 0, to: header.pointee.width, isBelow, is: true)
         }
     }

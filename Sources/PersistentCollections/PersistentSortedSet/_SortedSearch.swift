@@ -7,25 +7,55 @@
 // than the caches, several memory latencies per node. Touching every line
 // first, with loads that depend on nothing, has them fetched at once.
 
-/// Reads one byte of every cache line the `count` elements at `base`
-/// span, before a binary search among them. O(count × stride / 64).
-/// Not inlined: a descent's closures stay small enough to be inlined
-/// into it (with this loop inside, they were called).
-@usableFromInline @inline(never)
-func _touchLines(_ base: UnsafeRawPointer?, count: Int, stride: Int) {
-    guard let base, count > 0 else { return }
-    // Addresses 64 bytes apart land in consecutive lines; the last
-    // element's first byte is in the last line an element starts in. An
-    // element's first byte is its first field's, so every byte read is
-    // initialized.
+/// The lines of `count` elements at `base`, for ``_touchLines(_:_:)``:
+/// the first element's address, the offset of the last one's first byte
+/// and a step of at most 64 bytes between element starts. Addresses 64
+/// bytes apart land in consecutive lines, and an element's first byte is
+/// its first field's, so every byte read is initialized. Inlined, so that
+/// the step is a constant of the element type.
+@inlinable @inline(__always)
+func _lines<Element>(_ base: UnsafePointer<Element>?, count: Int) -> _Lines {
+    let stride = MemoryLayout<Element>.stride
     let step = Swift.max(1, 64 / Swift.max(1, stride)) * stride
-    let end = (count - 1) * stride
-    var mix: UInt8 = base.load(fromByteOffset: end, as: UInt8.self)
-    var offset = 0
-    while offset < end {
-        mix &+= base.load(fromByteOffset: offset, as: UInt8.self)
-        offset &+= step
+    return _Lines(base: count > 0 ? UnsafeRawPointer(base) : nil, last: (count - 1) * stride, step: step)
+}
+
+/// A region whose cache lines a search is about to read.
+@usableFromInline
+struct _Lines {
+    @usableFromInline let base: UnsafeRawPointer?
+    @usableFromInline let last: Int
+    @usableFromInline let step: Int
+
+    @inlinable
+    init(base: UnsafeRawPointer?, last: Int, step: Int) {
+        self.base = base
+        self.last = last
+        self.step = step
     }
+
+    /// The sum of one byte per line (a value for the caller's branch).
+    @inlinable @inline(__always)
+    func sum() -> UInt8 {
+        guard let base else { return 0 }
+        var mix = base.load(fromByteOffset: last, as: UInt8.self)
+        var offset = 0
+        while offset < last {
+            mix &+= base.load(fromByteOffset: offset, as: UInt8.self)
+            offset &+= step
+        }
+        return mix
+    }
+}
+
+/// Reads one byte of every cache line of one region, or two (the paired
+/// descents'), before a search among them. Not inlined: a descent's
+/// closures stay small enough to be inlined into it (with these loops
+/// inside, they were called).
+@usableFromInline @inline(never)
+func _touchLines(_ a: _Lines, _ b: _Lines? = nil) {
+    var mix = a.sum()
+    if let b { mix &+= b.sum() }
     // Keeps the reads: the compiler cannot drop loads whose sum a branch
     // tests. Calling the empty function when it happens to hold is harmless.
     if mix == 0x5A { _prefetchNeverCalled() }
