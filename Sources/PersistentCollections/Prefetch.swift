@@ -24,7 +24,8 @@ func _prefetchObjects(_ references: UnsafeRawPointer, count: Int) {
     if mix == 1 { _prefetchNeverCalled() }
 }
 
-/// What the prefetches call when an impossible condition holds, so that
-/// the compiler keeps the reads the condition tests.
+/// What the prefetches call when a condition the compiler cannot rule
+/// out holds (for some, it never does; for others, rarely), so that it
+/// keeps the reads the condition tests. It does nothing.
 @usableFromInline @inline(never)
 func _prefetchNeverCalled() {}

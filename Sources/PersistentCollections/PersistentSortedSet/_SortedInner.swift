@@ -227,8 +227,8 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     }
 
     /// The lines of the separators, which a descent's binary search reads.
-    /// (Touching the children's references and counts too measured no
-    /// faster: they follow the header, whose line the descent has read.)
+    /// (Touching the children's references and counts, the tail's three
+    /// lines after the header's, measured no faster.)
     @inlinable
     var separatorLines: _Lines { _lines(_header.pointee.separatorElements, count: width - 1) }
 

@@ -9,18 +9,24 @@
 
 /// The lines of `count` elements at `base`, for ``_touchLines(_:_:)``:
 /// the first element's address, the offset of the last one's first byte
-/// and a step of at most 64 bytes between element starts. Addresses 64
-/// bytes apart land in consecutive lines, and an element's first byte is
-/// its first field's, so every byte read is initialized. Inlined, so that
-/// the step is a constant of the element type.
+/// and a step between element starts of as many elements as fit in 64
+/// bytes (one, for larger elements). Element starts 64 bytes apart land in
+/// consecutive lines, so every line an element starts in is read (an
+/// element over 64 bytes has its first line read). Only first bytes of
+/// elements are read, and an element's first byte is written with it (its
+/// first field's, or its second's when the first has no size); a type of
+/// no size has no bytes, and no lines to read. Inlined, so that the step
+/// is a constant of the element type.
 @inlinable @inline(__always)
 func _lines<Element>(_ base: UnsafePointer<Element>?, count: Int) -> _Lines {
     let stride = MemoryLayout<Element>.stride
-    let step = Swift.max(1, 64 / Swift.max(1, stride)) * stride
-    return _Lines(base: count > 0 ? UnsafeRawPointer(base) : nil, last: (count - 1) * stride, step: step)
+    let step = Swift.max(1, 64 / stride) * stride
+    let readable = count > 0 && MemoryLayout<Element>.size > 0
+    return _Lines(base: readable ? UnsafeRawPointer(base) : nil, last: (count - 1) * stride, step: step)
 }
 
-/// A region whose cache lines a search is about to read.
+/// A region whose cache lines a search is about to read: nil `base`, or
+/// `last` (≥ 0) the offset of an element's first byte in it.
 @usableFromInline
 struct _Lines {
     @usableFromInline let base: UnsafeRawPointer?
@@ -35,7 +41,6 @@ struct _Lines {
     }
 
     /// The sum of one byte per line (a value for the caller's branch).
-    @inlinable @inline(__always)
     func sum() -> UInt8 {
         guard let base else { return 0 }
         var mix = base.load(fromByteOffset: last, as: UInt8.self)
@@ -49,9 +54,8 @@ struct _Lines {
 }
 
 /// Reads one byte of every cache line of one region, or two (the paired
-/// descents'), before a search among them. Not inlined: a descent's
-/// closures stay small enough to be inlined into it (with these loops
-/// inside, they were called).
+/// descents'), before a search among them. Not inlined: it keeps the
+/// descents small (they are inlined where their comparisons are known).
 @usableFromInline @inline(never)
 func _touchLines(_ a: _Lines, _ b: _Lines? = nil) {
     var mix = a.sum()
