@@ -186,7 +186,7 @@ extension PersistentSortedSet {
             let parted: Range<Int>?? = node._withUnsafeGuaranteedRef { object in
                 let inner = Self._inner(object)
                 let lowerChild = inner.childIndex(probeIsBelow: lowerIsAbove)
-                let upperChild = inner.childIndex(probeIsBelow: upperIsAbove)
+                let upperChild = inner.childIndex(probeIsBelow: upperIsAbove, touching: false)
                 let low = before + inner.count(in: 0..<Swift.min(lowerChild, upperChild))
                 let between = inner.count(in: lowerChild..<Swift.max(lowerChild, upperChild))
                 guard lowerChild == upperChild else {

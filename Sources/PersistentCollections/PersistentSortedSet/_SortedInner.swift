@@ -220,9 +220,11 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
 
     /// The child whose subtree holds the probe's place: the number of
     /// separators the probe is not below (`probeIsBelow(s)` is probe < s).
+    /// `touching`: false when a search of this node has just touched its
+    /// lines.
     @inlinable
-    func childIndex(probeIsBelow: (Element) -> Bool) -> Int {
-        _touchLines(separatorLines)
+    func childIndex(probeIsBelow: (Element) -> Bool, touching: Bool = true) -> Int {
+        if touching { _touchLines(separatorLines) }
         return _partitionPoint(_header.pointee.separatorElements, from: 0, to: width - 1, probeIsBelow, is: false)
     }
 
