@@ -168,16 +168,15 @@ struct RecordCodingTests {
     @Test("a record that does not decode names table, id, field path, expected and found")
     func decodingErrors() throws {
         func failure(_ fields: [Key: Value]) -> RecordDecodingError? {
-            do {
-                _ = try RecordDecoder().decode(Wanted.self, from: Record(fields), id: 42, table: "songs")
-                return nil
-            } catch {
-                guard let error = error as? RecordDecodingError else {
-                    Issue.record("not a RecordDecodingError: \(error)")
-                    return nil
-                }
-                return error
+            let result = Result {
+                try RecordDecoder().decode(Wanted.self, from: Record(fields), id: 42, table: "songs")
             }
+            guard case .failure(let error) = result else { return nil }
+            guard let decoding = error as? RecordDecodingError else {
+                Issue.record("not a RecordDecodingError: \(error)")
+                return nil
+            }
+            return decoding
         }
         let wrongType = try #require(failure(["title": 5, "plays": 1]))
         #expect(wrongType.table == "songs" && wrongType.id == 42)
