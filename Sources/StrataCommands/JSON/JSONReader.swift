@@ -20,11 +20,11 @@ package struct JSONReader {
         package var description: String { "at byte \(offset + 1): \(reason)" }
     }
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
     private var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// The members of the one object `text` holds (surrounding whitespace
     /// allowed), in order, each value read as a record value.
@@ -67,11 +67,11 @@ package struct JSONReader {
 
     // MARK: Values
 
-    private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+    var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
 
     private func failure(_ reason: String) -> Failure { Failure(offset: index, reason: reason) }
 
-    private mutating func skipSpace() {
+    mutating func skipSpace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -181,7 +181,7 @@ package struct JSONReader {
         }
     }
 
-    private mutating func literal(_ word: StaticString) throws(Failure) {
+    mutating func literal(_ word: StaticString) throws(Failure) {
         let count = word.utf8CodeUnitCount
         guard index + count <= bytes.count else { throw failure("expected \(word)") }
         for offset in 0..<count where bytes[index + offset] != word.utf8Start[offset] {
@@ -190,7 +190,7 @@ package struct JSONReader {
         index += count
     }
 
-    private mutating func number() throws(Failure) -> Value {
+    mutating func number() throws(Failure) -> Value {
         let start = index
         var integral = true
         if peek == UInt8(ascii: "-") { index += 1 }

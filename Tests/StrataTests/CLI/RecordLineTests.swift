@@ -1,0 +1,202 @@
+import Foundation
+import PersistentCollections
+import Strata
+import StrataCommands
+import Testing
+
+/// `strata import` reads lines in the shape `strata export` writes straight
+/// into packed records; every other line goes the general way (members as
+/// values, then packed). Whatever the direct reading accepts must be, byte
+/// for byte, what the general reading makes of the same line.
+@Suite("strata import: lines read straight into records")
+struct RecordLineTests {
+    /// The direct reading of `line`, and the general one (nil when it throws).
+    static func both(
+        _ line: [UInt8],
+        _ parser: RecordLineParser,
+        _ format: RecordLineFormat,
+        _ writer: inout RecordWriter
+    ) -> (direct: ParsedRecord?, general: ParsedRecord?) {
+        line.withUnsafeBufferPointer { text in
+            let direct = JSONReader.record(text, format, into: &writer)
+            return (direct, try? parser.generalRecord(text, line: 1))
+        }
+    }
+
+    static func randomRecord(_ random: inout SeededRandom) -> Record {
+        var fields: [(Key, Value)] = []
+        for _ in 0..<random.int(below: 7) {
+            let name =
+                random.chance(70)
+                ? ["title", "plays", "tags", "added", "é", "a b"][random.int(below: 6)]
+                : JSONCodecTests.randomString(&random)
+            fields.append((Key(name), JSONCodecTests.randomValue(&random)))
+        }
+        return Record(fields: fields)
+    }
+
+    /// `line` changed the way hand-edited or damaged files are: a byte
+    /// replaced, cut short, a structural character or whitespace put in, a
+    /// member repeated.
+    static func mutated(_ line: [UInt8], _ random: inout SeededRandom) -> [UInt8] {
+        var bytes = line
+        switch random.int(below: 6) {
+        case 0 where !bytes.isEmpty: bytes[random.int(below: bytes.count)] = UInt8(truncatingIfNeeded: random.next())
+        case 1 where !bytes.isEmpty: bytes.removeLast(random.int(below: bytes.count))
+        case 2:
+            let marks = Array("{}[]\",:\\$-0.e".utf8)
+            bytes.insert(marks[random.int(below: marks.count)], at: random.int(below: bytes.count + 1))
+        case 3:
+            // Whitespace after a random structural character.
+            let marks = bytes.indices.filter { "{}[],:".utf8.contains(bytes[$0]) }
+            if let mark = marks.randomElement(using: &random) {
+                bytes.insert(contentsOf: Array(" \t ".utf8), at: mark + 1)
+            }
+        case 4:
+            // The first member repeated at the end.
+            if let comma = bytes.firstIndex(of: UInt8(ascii: ",")), bytes.last == UInt8(ascii: "}") {
+                bytes.insert(contentsOf: [UInt8(ascii: ",")] + bytes[1..<comma], at: bytes.count - 1)
+            }
+        default: break
+        }
+        return bytes
+    }
+
+    @Test(
+        "any line the direct reading accepts reads to the general reading's record, byte for byte (random and mutated lines)",
+        arguments: [11, 12, 13]
+    )
+    func sameRecords(seed: UInt64) {
+        var random = SeededRandom(seed: seed)
+        var writer = RecordWriter()
+        var directUnmutated = 0
+        var directMutated = 0
+        var unmutated = 0
+        for round in 0..<6_000 {
+            let record = Self.randomRecord(&random)
+            let id: RecordID =
+                random.chance(50)
+                ? RecordID(Int64(random.int(below: 1_000_000)) - 500) : JSONCodecTests.randomID(&random)
+            let given = random.chance(50)
+            let idField = random.chance(80) ? "$id" : "key"
+            var json = JSONWriter()
+            json.record(record, id: id, idField: idField, table: given ? nil : "songs")
+            let parser = RecordLineParser(table: given ? "songs" : nil, idField: Key(idField))
+            let format = RecordLineFormat(idField: Key(idField), table: given ? "songs" : nil)
+            let isMutated = round % 2 == 1
+            let line = isMutated ? Self.mutated(json.bytes, &random) : json.bytes
+            let (direct, general) = Self.both(line, parser, format, &writer)
+            if let direct {
+                #expect(general == direct, "seed \(seed) round \(round): \(String(decoding: line, as: UTF8.self))")
+                if isMutated { directMutated += 1 } else { directUnmutated += 1 }
+            }
+            if !isMutated {
+                unmutated += 1
+                // The export's own lines all read back, either way.
+                #expect(general?.record == record && general?.id == id, "seed \(seed) round \(round)")
+            }
+        }
+        // The direct reading is exercised, also on changed lines, and declines some.
+        #expect(
+            directUnmutated > unmutated / 10 && directUnmutated < unmutated,
+            "seed \(seed): \(directUnmutated) of \(unmutated)"
+        )
+        #expect(directMutated > 100, "seed \(seed): \(directMutated)")
+    }
+
+    @Test("a song as the export writes it is read directly, with its dates, references, list, numbers and non-ASCII")
+    func songLines() throws {
+        let parser = RecordLineParser(table: "songs", idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: "songs")
+        var writer = RecordWriter()
+        let lines = [
+            #"{"$id":0,"added":{"$date":"2017-09-05T08:50:07.000Z","$seconds":526294207.0},"album":{"$ref":{"table":"albums","id":92291}},"artist":{"$ref":{"table":"artists","id":"Björk"}},"duration":398.005,"path":"/Music/日本/1 Ocean.m4a","plays":474,"rating":-4,"tags":["hip-hop","jazz"],"title":"Ocean Glass Dream 🎵","track":2,"live":false,"cover":null}"#,
+            #"  { "$id" : "x-1" , "added" : { "$seconds" : 5 } , "when" : { "$date" : "2020-01-02T03:04:05.678Z" } , "album" : { "$ref" : { "id" : -3 , "table" : "albums" } } , "tags" : [ [ ] , [ 1 , [ 2.5e3 ] ] ] }  "#,
+            "\u{FEFF}{\"$id\":7}",
+        ]
+        for line in lines {
+            let (direct, general) = Self.both(Array(line.utf8), parser, format, &writer)
+            let read = try #require(direct, "not read directly: \(line)")
+            #expect(read == general)
+        }
+        // Interned once: the names in the first line are fields of the record.
+        let first = try #require(Self.both(Array(lines[0].utf8), parser, format, &writer).direct)
+        #expect(first.record["title"] == .string("Ocean Glass Dream 🎵"))
+        #expect(first.record["artist"] == .reference(RecordReference(table: "artists", id: RecordID("Björk"))))
+        #expect(first.record["added"] == .date(Date(timeIntervalSinceReferenceDate: 526294207)))
+        #expect(first.record["tags"] == .list(["hip-hop", "jazz"]))
+    }
+
+    @Test(
+        "lines outside the direct reading's shape go the general way, which reads or refuses them",
+        arguments: [
+            #"{"$id":1,"a":"say \"hi\""}"#,  // an escape
+            #"{"$id":{"$uuid":"6BA7B810-9DAD-11D1-80B4-00C04FD430C8"},"a":1}"#,
+            #"{"$id":1,"m":{"k":1}}"#,  // a map
+            #"{"$map":{"x":1},"$id":1}"#,
+            #"{"$id":1,"a":1,"a":2}"#,  // a field twice: the last wins
+            #"{"$id":1,"$id":2}"#,
+            #"{"$id":1,"$table":"songs"}"#,  // a table member, and the table given
+            #"{"$id":1,"d":{"$date":"2020-01-02T03:04:05Z","$date":"x"}}"#,
+            #"{"$id":1,"d":{"$seconds":"5"}}"#,
+            #"{"$id":1,"d":{"$date":"not a date"}}"#,
+            #"{"$id":1,"r":{"$ref":{"table":"t","id":1,"id":2}}}"#,
+            #"{"$id":1,"r":{"$ref":{"table":"t"}}}"#,
+            #"{"$id":1.5}"#,
+            #"{"$id":1,"n":99999999999999999999}"#,
+            #"{"$id":1,"n":1e400}"#,
+            #"{"$id":1} x"#,
+            #"{"a":1}"#,
+            #"[1]"#,
+        ]
+    )
+    func declined(line: String) {
+        let parser = RecordLineParser(table: "songs", idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: "songs")
+        var writer = RecordWriter()
+        let (direct, _) = Self.both(Array(line.utf8), parser, format, &writer)
+        #expect(direct == nil)
+        // The writer is sound after giving up: the next line reads as alone.
+        let next = Array(#"{"$id":2,"b":[1,"two"]}"#.utf8)
+        let (after, general) = Self.both(next, parser, format, &writer)
+        #expect(after != nil && after == general)
+    }
+
+    @Test(
+        "lists as deep as a store takes are read directly; one deeper is left to the general reading, which refuses it"
+    )
+    func nesting() {
+        let parser = RecordLineParser(table: "songs", idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: "songs")
+        var writer = RecordWriter()
+        for depth in [Value.maximumNesting - 1, Value.maximumNesting, Value.maximumNesting + 1] {
+            let list = String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth)
+            let line = Array(#"{"$id":1,"deep":"#.utf8) + Array(list.utf8) + [UInt8(ascii: "}")]
+            let (direct, general) = Self.both(line, parser, format, &writer)
+            if depth <= Value.maximumNesting {
+                #expect(direct != nil && direct == general, "depth \(depth)")
+            } else {
+                #expect(direct == nil && general == nil, "depth \(depth)")
+            }
+        }
+    }
+
+    @Test("invalid UTF-8 in a name, a string, a table or an ID is never read directly")
+    func invalidUTF8() {
+        let parser = RecordLineParser(table: nil, idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: nil)
+        var writer = RecordWriter()
+        let bad: [UInt8] = [0xC3, 0x28]
+        let shapes: [[UInt8]] = [
+            Array(#"{"$id":1,"$table":"t",""#.utf8) + bad + Array(#"":1}"#.utf8),
+            Array(#"{"$id":1,"$table":"t","a":""#.utf8) + bad + Array(#""}"#.utf8),
+            Array(#"{"$id":1,"$table":""#.utf8) + bad + Array(#""}"#.utf8),
+            Array(#"{"$id":""#.utf8) + bad + Array(#"","$table":"t"}"#.utf8),
+            Array(#"{"$id":1,"$table":"t","r":{"$ref":{"table":""#.utf8) + bad + Array(#"","id":1}}}"#.utf8),
+        ]
+        for line in shapes {
+            let (direct, general) = Self.both(line, parser, format, &writer)
+            #expect(direct == nil && general == nil, "\(line)")
+        }
+    }
+}
