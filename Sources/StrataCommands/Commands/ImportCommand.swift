@@ -42,6 +42,9 @@ struct ImportCommand: AsyncParsableCommand {
         if idField.isEmpty { throw ValidationError("--id-field must name a member") }
     }
 
+    /// Frees each batch's report, one after another, off the committing task.
+    private static let releaser = DispatchQueue(label: "strata.import.release")
+
     func run() async throws {
         let console = Console()
         let input: Int32
@@ -101,6 +104,9 @@ struct ImportCommand: AsyncParsableCommand {
                 changed += report.transaction.changeCount
                 imported += parsed.records.count
                 progress.update(bytes: parsed.bytesRead, records: imported)
+                // The value before the batch (the paths the batch copied)
+                // is freed beside the next commit, not before it.
+                Self.releaser.async { withExtendedLifetime(report) {} }
             } catch is NothingChanged {
                 imported += parsed.records.count
             } catch {
