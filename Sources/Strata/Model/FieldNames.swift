@@ -110,6 +110,16 @@ enum FieldNames {
         table.withLock { $0.ids.count }
     }
 
+    /// The ID of `name` when it is the name's for the life of the process
+    /// (some record took it, not only a decode that may yet release it),
+    /// without growing the table. O(1).
+    static func permanentID(of name: Key) -> UInt32? {
+        table.withLock { state in
+            guard let id = state.ids[name], state.reservations[id] == nil else { return nil }
+            return id
+        }
+    }
+
     /// The ID of `name` if some record may hold it, without growing the table.
     static func existingID(of name: Key) -> UInt32? {
         table.withLock { $0.ids[name] }

@@ -76,12 +76,18 @@ package struct RecordWriter {
         return true
     }
 
-    /// Writes a reference to record `id` of `table`. O(1) once the
-    /// writer has met the table's name.
-    package mutating func reference(table: Key, id: RecordID) {
+    /// Writes a reference to record `id` of `table`, or returns false
+    /// (writing nothing) when no record of this process has named the
+    /// table yet. Such a record is for the caller to build the general way
+    /// (`Record(fields:)`), once it knows the record is kept: a name taken
+    /// here would stay in the process's table of names even when the
+    /// caller gives the record up. O(1) once the writer has met the table.
+    package mutating func reference(table: Key, id: RecordID) -> Bool {
+        guard let tableID = tableID(table) else { return false }
         values.tag(.reference)
-        values.varint(UInt64(tableID(table)))
+        values.varint(UInt64(tableID))
         values.recordID(id)
+        return true
     }
 
     /// Starts a list: its items are the values written until
@@ -130,15 +136,15 @@ package struct RecordWriter {
     }
 
     /// Forgets the fields written since the last record (a reader that
-    /// gives up on one). O(1).
+    /// gives up on one). O(k) for k fields.
     package mutating func discard() {
         values.bytes.removeAll(keepingCapacity: true)
         fields.removeAll(keepingCapacity: true)
     }
 
-    private mutating func tableID(_ table: Key) -> UInt32 {
+    private mutating func tableID(_ table: Key) -> UInt32? {
         if let recent = recentTables.first(where: { $0.name == table }) { return recent.id }
-        let id = nameID(table)
+        guard let id = ids[table] ?? FieldNames.permanentID(of: table) else { return nil }
         if recentTables.count == 4 { recentTables.removeFirst() }
         recentTables.append((table, id))
         return id

@@ -23,11 +23,14 @@ extension JSONReader {
     /// the shape this reads; the caller then reads it with ``object(_:)``,
     /// which also words any error. Nil never means the line is wrong.
     ///
-    /// The shape is what `strata export` writes for records without maps:
-    /// every member once; values that are null, booleans, numbers, strings
-    /// without escapes, lists of these, `{"$date": …, "$seconds": …}` and
-    /// `{"$ref": {"table": …, "id": …}}`; an ID that is an integer or a
-    /// string. What this reads, it reads as ``object(_:)`` and
+    /// The shape is the common part of what `strata export` writes: every
+    /// member once, none named `$map`, names and strings without escapes;
+    /// values that are null, booleans, numbers, strings, lists of these,
+    /// `{"$date": …, "$seconds": …}` (either or both) and
+    /// `{"$ref": {"table": …, "id": …}}` to a table some record of the
+    /// process already names; IDs (the record's and references') that are
+    /// integers or strings. Maps, bytes, `$double` and UUIDs are left to
+    /// the general reading. What this reads, it reads as ``object(_:)`` and
     /// `Record(fields:)` do: the same record, byte for byte. O(n).
     package static func record(
         _ text: UnsafeBufferPointer<UInt8>,
@@ -58,8 +61,9 @@ extension JSONReader {
         } else {
             members: while true {
                 skipSpace()
-                guard let name = quoted() else { return nil }
-                guard separator() else { return nil }
+                // A member named `$map` (the general reading takes a first
+                // one for the wrapper of a map, whatever `--id-field` says).
+                guard let name = quoted(), !Self.same(name, "$map"), separator() else { return nil }
                 if Self.same(name, format.idFieldBytes) {
                     guard id == nil, let recordID = plainRecordID() else { return nil }
                     id = recordID
@@ -69,8 +73,7 @@ extension JSONReader {
                     else { return nil }
                     lineTable = table
                 } else {
-                    // A first `$map` member wraps the record's fields: read the general way.
-                    guard !Self.same(name, "$map"), let key = Self.key(name) else { return nil }
+                    guard let key = Self.key(name) else { return nil }
                     writer.field(key)
                     guard fieldValue(&writer, depth: 0) else { return nil }
                 }
@@ -151,8 +154,7 @@ extension JSONReader {
         skipSpace()
         guard let first = quoted(), separator() else { return false }
         if Self.same(first, "$ref") {
-            guard let (table, id) = referenceBody() else { return false }
-            writer.reference(table: table, id: id)
+            guard let (table, id) = referenceBody(), writer.reference(table: table, id: id) else { return false }
             return closing()
         }
         // `$date`, `$seconds` or both, each once; the seconds win.
@@ -180,7 +182,8 @@ extension JSONReader {
             guard let next = quoted(), separator() else { return false }
             name = next
         }
-        guard closing() else { return false }
+        // The general reading checks every string, also a `$date` the seconds override.
+        guard closing(), date.map({ String(validating: $0, as: UTF8.self) != nil }) ?? true else { return false }
         if let seconds {
             writer.date(seconds)
             return true
