@@ -1,4 +1,9 @@
 /// Why a query cannot run. Names the table, path or order at fault.
+///
+/// A query with several mistakes reports one: the last found while it was
+/// built (an invalid path, a negative limit, a second range), else a range
+/// and an equality on one path, else what running it finds (no such table,
+/// no index).
 public enum QueryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The table has no records and no declared index in this value.
     case unknownTable(Key)

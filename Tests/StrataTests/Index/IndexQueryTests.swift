@@ -272,6 +272,21 @@ struct IndexQueryTests {
             .ids()
         #expect(rangeFirst == equalityFirst)
         #expect(!rangeFirst.isEmpty)
+        // Several mistakes: the last one found while the query was built,
+        // then a range and an equality on one path, then the table or index.
+        let empty = FieldPath(field: "", keys: [])
+        #expect(throws: QueryError.invalidLimit(limit: -1, offset: 0)) {
+            try database.query("songs").where(empty, equals: 1).limit(-1).ids()
+        }
+        #expect(throws: QueryError.invalidPath(empty)) {
+            try database.query("songs").limit(-1).where(empty, equals: 1).ids()
+        }
+        #expect(throws: QueryError.invalidLimit(limit: 5, offset: -1)) {
+            try database.query("songs").where("track", in: 1...3).where("track", equals: 2).limit(5, offset: -1).ids()
+        }
+        #expect(throws: QueryError.conflictingConditions("track")) {
+            try database.query("nothing").where("track", in: 1...3).where("track", equals: 2).ids()
+        }
     }
 
     @Test("a query is a value: refining it leaves it unchanged, and its refinements are independent")
