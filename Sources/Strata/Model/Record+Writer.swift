@@ -123,7 +123,9 @@ package struct RecordWriter {
                 id = nameID(name)
                 if position < recentFields.count {
                     recentFields[position] = (name, id)
-                } else {
+                } else if recentFields.count < 64 {
+                    // As the typed decoder's names by position: a record of
+                    // thousands of fields does not keep them all.
                     recentFields.append((name, id))
                 }
             }

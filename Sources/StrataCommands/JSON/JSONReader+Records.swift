@@ -77,14 +77,8 @@ extension JSONReader {
                     writer.field(key)
                     guard fieldValue(&writer, depth: 0) else { return nil }
                 }
-                skipSpace()
-                switch peek {
-                case UInt8(ascii: ",")?: index += 1
-                case UInt8(ascii: "}")?:
-                    index += 1
-                    break members
-                default: return nil
-                }
+                guard let more = next(closing: UInt8(ascii: "}")) else { return nil }
+                if !more { break members }
             }
         }
         skipSpace()
@@ -114,14 +108,8 @@ extension JSONReader {
                 items: while true {
                     guard fieldValue(&writer, depth: depth + 1) else { return false }
                     count += 1
-                    skipSpace()
-                    switch peek {
-                    case UInt8(ascii: ",")?: index += 1
-                    case UInt8(ascii: "]")?:
-                        index += 1
-                        break items
-                    default: return false
-                    }
+                    guard let more = next(closing: UInt8(ascii: "]")) else { return false }
+                    if !more { break items }
                 }
             }
             writer.endList(start, count: count)
@@ -251,6 +239,21 @@ extension JSONReader {
             end += 1
         }
         return nil
+    }
+
+    /// After a member or an item: true past a `,` (another follows), false
+    /// past `close` (the object or list ends), nil at anything else.
+    private mutating func next(closing close: UInt8) -> Bool? {
+        skipSpace()
+        switch peek {
+        case UInt8(ascii: ",")?:
+            index += 1
+            return true
+        case close?:
+            index += 1
+            return false
+        default: return nil
+        }
     }
 
     /// The `:` after a member's name.
