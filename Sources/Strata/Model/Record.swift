@@ -85,6 +85,12 @@ public struct Record: Sendable {
     /// For diagnostics. O(1).
     public static var internedFieldNameCount: Int { FieldNames.count }
 
+    /// Whether this process holds `name` in its table of field names (see
+    /// `internedFieldNameCount`), without adding it. For diagnostics. O(1).
+    public static func isFieldNameInterned(_ name: Key) -> Bool {
+        FieldNames.existingID(of: name) != nil
+    }
+
     /// The field names in order. O(k).
     public var names: [Key] {
         let all = FieldNames.all

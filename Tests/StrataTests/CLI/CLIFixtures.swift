@@ -22,7 +22,7 @@ enum CLIFixtures {
         [
             "null": .null, "yes": true, "int": .int(.min), "big": .int(.max), "three": .double(3.0),
             "negativeZero": .double(-0.0), "nan": .double(.nan), "inf": .double(.infinity),
-            "tiny": .double(5e-324), "text": "tab\there \"quoted\" \\ é 日本 🎵 \u{1}\u{7F}",
+            "tiny": .double(.leastNonzeroMagnitude), "text": "tab\there \"quoted\" \\ é 日本 🎵 \u{1}\u{7F}",
             "empty": "", "bytes": .bytes([0, 1, 2, 255]), "date": .date(Date(timeIntervalSinceReferenceDate: 7.000001)),
             "ref": .reference(RecordReference(table: "albums", id: RecordID("é2"))),
             "refUUID": .reference(RecordReference(table: "people", id: RecordID(personID))),

@@ -209,7 +209,7 @@ struct CLIWritingTests {
     func writingCommands() async throws {
         let path = temporaryStorePath("cli-write")
         defer { removeStore(path) }
-        let value = try await CLIFixtures.makeLibrary(at: path)
+        _ = try await CLIFixtures.makeLibrary(at: path)
         let deleteT = CLIFixtures.removal
         let revert = try await StrataRunner.run(["revert", path, "\(deleteT)", "--json"])
         #expect(revert.status == 0, "\(revert)")

@@ -117,7 +117,7 @@ struct IndexQueryTests {
             #expect(Set(even) == Set(byTrack.filter { ($0.record["track"]?.intValue ?? 1) % 2 == 0 }.map(\.id)))
             // One path named twice: the same value is one condition, two
             // different values select nothing (index and scan alike).
-            let twice = try value.query("songs").where("album", equals: "Album 3").where("album", equals: "Album 3")
+            let twice = value.query("songs").where("album", equals: "Album 3").where("album", equals: "Album 3")
                 .order(by: "track")
             #expect(try twice.ids() == Self.ids(albumModel))
             #expect(try twice.explain().description == "index byAlbum")

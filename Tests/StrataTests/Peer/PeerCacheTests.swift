@@ -46,7 +46,7 @@ struct PeerCacheTests {
             await peer.close()
         }
         // The protocol's default reads the transaction for its ID.
-        let stored = try await storage.transactions(from: 7, limit: 1)
+        let stored = await storage.transactions(from: 7, limit: 1)
         #expect(try await storage.transactionID(at: 7) == stored.first?.id)
         #expect(try await storage.transactionID(at: 0) == nil)
         #expect(try await storage.transactionID(at: Int64(written + 1)) == nil)

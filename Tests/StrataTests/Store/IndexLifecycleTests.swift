@@ -80,7 +80,7 @@ struct IndexLifecycleTests {
                         "note": .string(Self.text(thisRound, length: messageLength / 100)),
                     ]
                 ) { builder in try Self.edit(&builder, round: thisRound, random: &roundRandom) }
-                values[report.transaction.t] = await store.current
+                values[report.transaction.t] = store.current
                 round += 1
             }
         }
@@ -96,7 +96,7 @@ struct IndexLifecycleTests {
                 guard builder.database[table: "t"][id] != nil else { return }
                 try builder.update(id, in: "t", [.set("text", .string(Self.text(n, length: length)))])
             }
-            values[report.transaction.t] = await store.current
+            values[report.transaction.t] = store.current
         }
         try await store.compact()
         let blocks = (try? FileManager.default.contentsOfDirectory(atPath: path + "/blocks")) ?? []
@@ -105,7 +105,7 @@ struct IndexLifecycleTests {
 
         for cycle in 0..<8 {
             store = try await Store.open(at: path, options: testOptions())
-            let current = await store.current
+            let current = store.current
             let last = try #require(values.keys.max())
             #expect(current == values[last], "cycle \(cycle)")
             try Self.checkIndexes(current, "cycle \(cycle), current")
@@ -130,7 +130,7 @@ struct IndexLifecycleTests {
         let reopened = try await Store.open(at: path, options: testOptions())
         let last = try #require(values.keys.max())
         #expect(await reopened.current == values[last])
-        try Self.checkIndexes(await reopened.current, "after the torn tail")
+        try Self.checkIndexes(reopened.current, "after the torn tail")
         try await reopened.verify()
         try await reopened.close()
     }

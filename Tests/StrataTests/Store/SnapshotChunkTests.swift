@@ -88,7 +88,7 @@ struct SnapshotChunkTests {
         #expect(fromSnapshot.tables == expected.tables)
         fromSnapshot._invariantCheck()
         #expect(try fromSnapshot.query("songs").order(by: "title").ids() == [1, "two"])
-        let current = await store.current
+        let current = store.current
         #expect(current.recordCount == 4)
         #expect(current[table: "songs"][3]?["title"] == "Gamma")
 
@@ -176,7 +176,7 @@ struct SnapshotChunkTests {
             }
         }
         let written = try await store.snapshot()
-        let current = await store.current
+        let current = store.current
         try await store.close()
         #expect(written.size > 64)
 
@@ -215,7 +215,7 @@ struct SnapshotChunkTests {
             }
         }
         try await store.snapshot()
-        let current = await store.current
+        let current = store.current
         try await store.close()
         let (file, original, layout) = try SnapshotLayout.newest(in: path)
         #expect(layout.chunks.count >= 4)
@@ -238,7 +238,7 @@ struct SnapshotChunkTests {
         for (label, bytes) in cases {
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             let reopened = try await Store.open(at: path, options: testOptions())
-            let warnings = await reopened.warnings
+            let warnings = reopened.warnings
             #expect(
                 Self.skippedSnapshot(warnings),
                 "\(label): \(warnings)"
@@ -275,7 +275,7 @@ struct SnapshotChunkTests {
             } else {
                 let value = try await reopened.database(inSnapshot: 1)
                 value._invariantCheck()
-                await reopened.current._invariantCheck()
+                reopened.current._invariantCheck()
                 accepted += 1
             }
             try await reopened.close()
@@ -362,7 +362,7 @@ extension SnapshotChunkTests {
             }
         }
         try await store.snapshot()
-        let value = await store.current
+        let value = store.current
         try await store.close()
 
         let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
@@ -606,7 +606,7 @@ extension SnapshotChunkTests {
             }
         }
         try await store.snapshot()
-        let original = await store.current
+        let original = store.current
         try await store.close()
         let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
         return (original, file, bytes, layout)

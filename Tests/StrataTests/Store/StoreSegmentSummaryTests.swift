@@ -88,7 +88,7 @@ struct StoreSegmentSummaryTests {
         let summaries = try await store.history(limit: .max).reversed().map(\.summary)
         var values: [Database] = []
         for t in stride(from: 0, through: 90, by: 9) { values.append(try await store.database(asOf: Int64(t))) }
-        values.append(await store.current)
+        values.append(store.current)
         return (summaries, values)
     }
 
@@ -154,7 +154,7 @@ struct StoreSegmentSummaryTests {
             try $0.upsert(["blob": .string("small")], id: RecordID(0), into: "r")
         }
         committed.append(report.transaction.summary)
-        let expected = await store.current
+        let expected = store.current
         try await store.close()
         let segments = logSegments(path)
         #expect(segments.count == 2)
@@ -303,7 +303,7 @@ struct StoreSegmentSummaryTests {
             #expect(recovery == .truncateAtDamage, "strict open accepted damage in the log")
             #expect(store.warnings.contains { if case .skippedSnapshot = $0 { true } else { false } })
             #expect(store.warnings.contains { if case .truncatedAtDamage = $0 { true } else { false } })
-            let value = await store.current
+            let value = store.current
             #expect(value.basis > 0 && value.basis < 70, "opened at t \(value.basis)")
             #expect(try await replayHistory(store) == value)
             try await store.verify()
@@ -341,7 +341,7 @@ struct StoreSegmentSummaryTests {
             kept.append(report.transaction.summary)
             if i == 30 { try await store.snapshot() }
         }
-        let expected = await store.current
+        let expected = store.current
         try await store.close()
         for _ in 0..<3 {
             let reopened = try await Store.open(at: path, options: Self.options())

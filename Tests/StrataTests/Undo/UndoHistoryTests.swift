@@ -48,7 +48,7 @@ struct UndoHistoryTests {
         try await store.transact(message: "Nothing") { _ in }
         #expect(try await store.redoAction() != nil)
         #expect(try await store.undoAction()?.name == "Edit 1")
-        try #require(try await store.redo())
+        _ = try #require(try await store.redo())
         #expect(store.current.record(2, in: "songs") != nil)
         try await store.close()
     }
@@ -65,9 +65,9 @@ struct UndoHistoryTests {
         try await store.commit(inverse(undo.transaction))
         #expect(store.current.record(2, in: "songs") != nil)
         // The top of the stack is that commit: undoing it removes song 2 again, then song 1.
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current.record(2, in: "songs") == nil)
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current.record(1, in: "songs") == nil)
         #expect(try await store.undo() == nil)
         try await store.close()
@@ -110,7 +110,7 @@ struct UndoHistoryTests {
             try builder.update(2, in: "songs", [.set("plays", 0)])
             try builder.update(7, in: "songs", [.set("plays", 0)])
         }
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current[table: "songs"].count == 1)
         #expect(store.current.record(99, in: "songs")?["title"] == "Unrelated")
         try await store.close()
@@ -173,9 +173,9 @@ struct UndoHistoryTests {
                 try await group.waitForAll()
             }
         }
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current.record(1, in: "songs") == nil)
-        try #require(try await store.redo())
+        _ = try #require(try await store.redo())
         #expect(store.current.record(1, in: "songs") != nil)
         try await writers.value
         try await store.close()
@@ -209,7 +209,7 @@ struct UndoHistoryTests {
             store = try await Store.open(at: path, options: options)
         }
         #expect(try await store.undoAction()?.transactions.count == 60)
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         let undone = store.current
         #expect(undone[table: "songs"].count == 1)
         for _ in 0..<3 {
@@ -231,9 +231,9 @@ struct UndoHistoryTests {
             #expect(store.current == undone)
             #expect(try await store.redoAction()?.name == longName)
         }
-        try #require(try await store.redo())
+        _ = try #require(try await store.redo())
         #expect(store.current[table: "songs"] == imported[table: "songs"])
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         try await reopen()
         #expect(store.current[table: "songs"].count == 1)
         try await store.close()

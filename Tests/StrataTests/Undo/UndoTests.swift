@@ -63,7 +63,7 @@ struct UndoTests {
         #expect(try await store.redoAction() == nil)
 
         try await Self.playCount(store, 7)
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current[table: "songs"].count == 100)
         #expect(store.current.record(5, in: "songs")?["plays"] == 1)
         #expect(store.current.record(7, in: "songs")?["plays"] == 1)
@@ -73,7 +73,7 @@ struct UndoTests {
         #expect(try await store.redo() == nil)
         #expect(store.current[table: "songs"].count == 141)
         // Undo walks back: the 41, then (the 520 being undone) the rename.
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current[table: "songs"].count == 100)
         let rename = try #require(try await store.undo())
         #expect(rename.transaction.message == "Undo “Rename playlist”")
@@ -89,9 +89,9 @@ struct UndoTests {
         }
         #expect(store.current[table: "songs"].count == 100)
         // The rename and the 41 come back in order.
-        try #require(try await store.redo())
+        _ = try #require(try await store.redo())
         #expect(store.current[table: "playlists"].count == 1)
-        try #require(try await store.redo())
+        _ = try #require(try await store.redo())
         #expect(try await store.redo() == nil)
         #expect(store.current[table: "songs"].count == 141)
         #expect(store.current[table: "playlists"].count == 1)
@@ -124,7 +124,7 @@ struct UndoTests {
 
         // An edit undone, then its field changed by a minor edit: redo refuses.
         try await store.transact(message: "Retitle") { try $0.update(9, in: "songs", [.set("title", "Nine")]) }
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         try await store.transact(significance: .minor) { try $0.update(9, in: "songs", [.set("title", "Nueve")]) }
         let error = await #expect(throws: UndoError.self) { try await store.redo() }
         #expect("\(error!)".contains("songs 9 (title)"))
@@ -143,7 +143,7 @@ struct UndoTests {
         #expect(store.current.record(1, in: "songs") != nil)
         // The redo stack was cleared by the revert; undo reverts the revert.
         #expect(try await store.redo() == nil)
-        try #require(try await store.undo())
+        _ = try #require(try await store.undo())
         #expect(store.current.record(1, in: "songs") == nil)
         try await store.close()
     }
