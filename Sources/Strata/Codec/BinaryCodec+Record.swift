@@ -28,11 +28,12 @@ extension ByteWriter {
         }
     }
 
-    /// Appends `source[range]` byte by byte: a slice of `source` would
-    /// retain and release its buffer, per value of every record a snapshot
-    /// rewrites (measured 4x slower at 1M records).
+    /// Appends `source[range]` through a pointer into `source`: a slice
+    /// would retain and release its buffer, per value of every record a
+    /// snapshot rewrites (measured 4x slower at 1M records), and a loop
+    /// of single appends checks capacity per byte.
     private mutating func append(_ source: [UInt8], _ range: Range<Int>) {
-        for i in range { bytes.append(source[i]) }
+        source.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
     }
 
     /// Copies one packed value, writing the table names of references

@@ -246,4 +246,50 @@ struct RecordLineTests {
         let record = writer.record()
         #expect(written && record == named)
     }
+
+    @Test(
+        "lines that repeat, reorder, drop, replace or repeat the names of the line before read as the general reading reads them"
+    )
+    func repeatedNames() throws {
+        let parser = RecordLineParser(table: "songs", idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: "songs")
+        var writer = RecordWriter()
+        let many = (0..<70).map { #""f\#(1_000 + $0)":\#($0)"# }.joined(separator: ",")
+        let lines = [
+            #"{"$id":1,"a":1,"b":"x","c":[1,2]}"#,
+            #"{"$id":2,"a":2,"b":"y","c":[3]}"#,  // the same names, in order
+            #"{"$id":3,"b":"z","a":3,"c":[]}"#,  // reordered
+            #"{"$id":4,"a":4,"b":"w","c":[5]}"#,
+            #"{"$id":5,"a":5,"b":"v"}"#,  // one fewer
+            #"{"$id":6,"a":6,"b":"u","c":7}"#,  // one more again
+            #"{"$id":7,"a":7,"b":"t","b2":8}"#,  // the last replaced
+            #"{"$id":8,"a":8,"b":"s","b":9}"#,  // a repeat: refused
+            #"{"$id":9,"a":9,"b":"r","b2":10}"#,
+            #"{"$id":10,"a":9,"a":9,"b2":10}"#,  // a repeat where the line before had another name
+            #"{"$id":11,"\#u{E9}":1,"e\#u{301}":2,"e":3}"#,  // precomposed and decomposed: two names
+            #"{"$id":12,"e":3,"e\#u{301}":2,"\#u{E9}":1}"#,  // the same, in their order
+            #"{"$id":13,\#(many)}"#,  // past the 64 names kept by position
+            #"{"$id":14,\#(many)}"#,
+            #"{"$id":15,"a":1,"b":"x","c":[1,2]}"#,
+            #"{"$id":16}"#,
+            #"{"$id":17}"#,
+        ]
+        var readDirectly = 0
+        for line in lines {
+            let (direct, general) = Self.both(Array(line.utf8), parser, format, &writer)
+            let repeatsAName = line.contains(#""b":9"#) || line.contains(#""a":9,"a""#)
+            if let direct {
+                readDirectly += 1
+                #expect(direct == general, "\(line)")
+                // Read back through the packed form: names in order, values whole.
+                #expect(Record(fields: direct.record.fields.map { ($0.name, $0.value) }) == direct.record, "\(line)")
+            } else {
+                // A name given twice is left to the general reading: its last value.
+                #expect(repeatsAName, "\(line)")
+                let last: Value? = line.contains(#""b":9"#) ? 9 : nil
+                #expect(general != nil && general?.record["b"] == last, "\(line)")
+            }
+        }
+        #expect(readDirectly == lines.count - 2)
+    }
 }
