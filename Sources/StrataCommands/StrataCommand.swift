@@ -181,14 +181,24 @@ struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
 
     var kind: Kind
 
+    /// A t as `strata log` prints it (`1,002`) is read too.
     init?(argument: String) {
-        if let t = Int64(argument), t >= 0 {
+        if let t = Int64(argument) ?? Self.grouped(argument), t >= 0 {
             kind = .t(t)
         } else if let id = UUID(uuidString: argument) {
             kind = .id(id)
         } else {
             return nil
         }
+    }
+
+    /// `1,002`: digits in groups of three after the first one to three.
+    private static func grouped(_ argument: String) -> Int64? {
+        let groups = argument.split(separator: ",", omittingEmptySubsequences: false)
+        guard groups.count > 1, (1...3).contains(groups[0].count), groups.dropFirst().allSatisfy({ $0.count == 3 }),
+            groups.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
+        else { return nil }
+        return Int64(groups.joined())
     }
 
     var description: String {

@@ -56,6 +56,10 @@ private struct FileCheck {
     /// damaged, missing or out of sequence (nil: none).
     var reached: Int64 = 0
     var damagedFrom: Int64?
+    /// A snapshot the replay reached in a format newer than this build
+    /// reads: thrown once the replay of its segment ends (the whole check
+    /// then ends as opening the store would, not as "sound").
+    var newerSnapshot: (any Error)?
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -201,6 +205,7 @@ private struct FileCheck {
                 expected = first
             }
             let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
+            if let newerSnapshot { throw newerSnapshot }
             let summaryName = SegmentSummary.name(ofSegment: name)
             // A summary is compared with a segment read whole only.
             if summaries.contains(summaryName),
@@ -296,7 +301,13 @@ private struct FileCheck {
                         )
                     }
                 }
-                if let snapshot = pendingSnapshots[expected] { try? compareSnapshot(snapshot, basis: expected) }
+                if let snapshot = pendingSnapshots[expected] {
+                    do {
+                        try compareSnapshot(snapshot, basis: expected)
+                    } catch {
+                        newerSnapshot = newerSnapshot ?? error
+                    }
+                }
                 expected += 1
             }
             // Freed on another thread (what the replay keeps is shared,

@@ -6,7 +6,11 @@ struct RevertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revert",
         abstract: "Undoes a transaction, or returns to a past value, as a new transaction.",
-        discussion: "Nothing is lost: the revert is recorded, and can itself be reverted."
+        discussion: """
+            Nothing is lost: the revert is recorded, and can itself be reverted. \
+            --to T when the value after T is the current one commits nothing \
+            (with --json: {"committed": false, "t": the current t}).
+            """
     )
 
     @OptionGroup var common: CommonOptions
@@ -29,7 +33,8 @@ struct RevertCommand: AsyncParsableCommand {
     func run() async throws {
         let console = Console()
         let store = try await common.openWriting(console)
-        let report: CommitReport = try await common.failing {
+        var target: Int64 = 0
+        let report: CommitReport? = try await common.failing {
             if let to {
                 let t: Int64
                 switch to.kind {
@@ -45,6 +50,9 @@ struct RevertCommand: AsyncParsableCommand {
                         "\(common.path): no t \(t) (the history ends at t \(store.current.basis))"
                     )
                 }
+                // Already there: no empty transaction.
+                target = t
+                if try await store.database(asOf: t).tables == store.current.tables { return nil }
                 return try await store.revert(to: t, message: message)
             }
             let id: UUID
@@ -60,8 +68,16 @@ struct RevertCommand: AsyncParsableCommand {
             }
             return try await store.revert(transaction: id, message: message)
         }
+        let basis = store.current.basis
         try await common.failing { try await store.close() }
-        let committed = report.transaction
+        guard let committed = report?.transaction else {
+            if common.json {
+                console.json(.object([("committed", .bool(false)), ("t", .int(basis))]))
+            } else {
+                console.line("nothing to revert: the value after t \(target) is the current one")
+            }
+            return
+        }
         if common.json {
             console.json(.object(TransactionJSON.summary(committed)))
         } else {

@@ -206,6 +206,26 @@ struct CLIDamageTests {
             #expect(outcome.status == 4, "\(command): \(outcome)")
             #expect(outcome.error.contains("newer"), "\(outcome)")
         }
+        // A snapshot of a later format (its 64-byte header's version raised,
+        // the checksum at 60 made good): verify must not call the store sound.
+        let newerSnapshot = directory + "/newer-snapshot"
+        _ = try await CLIFixtures.makeLibrary(at: newerSnapshot)
+        let snapshots = try FileManager.default.contentsOfDirectory(atPath: newerSnapshot + "/snapshots")
+            .filter { $0.hasSuffix(".strata") }.sorted()
+        let snapshot = newerSnapshot + "/snapshots/" + (try #require(snapshots.last))
+        var header = try #require(readFile(snapshot))
+        header.replaceSubrange(8..<12, with: [9, 0, 0, 0])
+        let headerChecksum = CRC32C.checksum(Array(header[0..<60]))
+        header.replaceSubrange(60..<64, with: withUnsafeBytes(of: headerChecksum.littleEndian) { Array($0) })
+        try Data(header).write(to: URL(fileURLWithPath: snapshot))
+        for command in [["info"], ["verify"]] {
+            let outcome = try await StrataRunner.run(command + [newerSnapshot])
+            #expect(outcome.status == 4, "\(command): \(outcome)")
+            #expect(
+                outcome.error.contains("newer") && outcome.error.contains(snapshots.last!),
+                "\(command): \(outcome)"
+            )
+        }
     }
 
     @Test("usage errors exit 2 with the usage; help exits 0")

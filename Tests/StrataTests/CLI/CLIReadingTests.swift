@@ -87,6 +87,11 @@ struct CLIReadingTests {
         #expect(update.status == 0, "\(update)")
         #expect(update.output.contains("~ songs/2"), "\(update)")
         #expect(update.output.contains("plays  2 → 101"), "\(update)")
+        // A t as `log` prints it, grouped by thousands, reads as the number.
+        #expect(try await StrataRunner.run(["show", path, "0,002"]).output == update.output)
+        for malformed in ["1,00", ",002", "1,0002", "1,,000", "1,00a"] {
+            #expect(try await StrataRunner.run(["show", path, malformed]).status == 2, "\(malformed)")
+        }
         let json = try await StrataRunner.run(["show", path, "1", "--json"]).object()
         let id = try #require(json["id"] as? String)
         let changes = try #require(json["changes"] as? [[String: Any]])

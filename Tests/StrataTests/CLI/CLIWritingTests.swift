@@ -224,6 +224,16 @@ struct CLIWritingTests {
         #expect(Self.records(store.current) == Self.records(try await store.database(asOf: 1)))
         #expect(store.current.basis == t + 1, "recorded, nothing lost")
         try await store.close()
+        // Back to where it is (the current t, or t 1 again): nothing to commit.
+        for target in ["\(t + 1)", "1"] {
+            let again = try await StrataRunner.run(["revert", path, "--to", target])
+            #expect(again.status == 0 && again.output.contains("nothing to revert"), "\(again)")
+        }
+        let againJSON = try await StrataRunner.run(["revert", path, "--to", "1", "--json"])
+        #expect(againJSON.status == 0 && againJSON.output.contains(#""committed":false"#), "\(againJSON)")
+        store = try await Store.open(at: path, options: Self.readOnly())
+        #expect(store.current.basis == t + 1, "no empty transaction")
+        try await store.close()
         #expect(try await StrataRunner.run(["revert", path]).status == 2, "needs a transaction or --to")
         #expect(try await StrataRunner.run(["revert", path, "1", "--to", "2"]).status == 2)
 
