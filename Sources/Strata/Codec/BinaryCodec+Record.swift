@@ -28,14 +28,6 @@ extension ByteWriter {
         }
     }
 
-    /// Appends `source[range]` through a pointer into `source`: a slice
-    /// would retain and release its buffer, per value of every record a
-    /// snapshot rewrites (measured 4x slower at 1M records), and a loop
-    /// of single appends checks capacity per byte.
-    private mutating func append(_ source: [UInt8], _ range: Range<Int>) {
-        source.withUnsafeBufferPointer { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0[range])) }
-    }
-
     /// Copies one packed value, writing the table names of references
     /// through `writeName`.
     private mutating func copyPackedValue(
@@ -49,7 +41,7 @@ extension ByteWriter {
             writeName(&self, UInt32(reader.varint()))
             let idStart = reader.offset
             reader.skipRecordID()
-            append(reader.bytes, idStart..<reader.offset)
+            bytes.append(bytesOf: reader.bytes, in: idStart..<reader.offset)
         case .list:
             tag(.list)
             let count = reader.varint()
@@ -62,13 +54,13 @@ extension ByteWriter {
             for _ in 0..<count {
                 let keyStart = reader.offset
                 reader.offset += Int(reader.varint())
-                append(reader.bytes, keyStart..<reader.offset)
+                bytes.append(bytesOf: reader.bytes, in: keyStart..<reader.offset)
                 copyPackedValue(&reader, writingNames: writeName)
             }
         case .null, .false, .true, .int, .double, .string, .bytes, .date:
             reader.offset = start
             reader.skipValue()
-            append(reader.bytes, start..<reader.offset)
+            bytes.append(bytesOf: reader.bytes, in: start..<reader.offset)
         }
     }
 }
@@ -110,23 +102,23 @@ extension ByteReader {
             out.tag(tag)
         case .int:
             _ = try varint()
-            out.bytes.append(contentsOf: bytes[start..<offset])
+            out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .double, .date:
             _ = try take(8)
-            out.bytes.append(contentsOf: bytes[start..<offset])
+            out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .string:
             try validatedString()
-            out.bytes.append(contentsOf: bytes[start..<offset])
+            out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .bytes:
             _ = try take(try count())
-            out.bytes.append(contentsOf: bytes[start..<offset])
+            out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .reference:
             out.tag(.reference)
             let table = try fieldNameIndex()
             out.varint(UInt64(nameIDs[table]))
             let idStart = offset
             try validatedRecordID()
-            out.bytes.append(contentsOf: bytes[idStart..<offset])
+            out.bytes.append(bytesOf: bytes, in: idStart..<offset)
         case .list:
             try enter(at: start)
             defer { depth -= 1 }
@@ -144,7 +136,7 @@ extension ByteReader {
             for _ in 0..<count {
                 let keyOffset = offset
                 previousKey = try mapKey(after: previousKey)
-                out.bytes.append(contentsOf: bytes[keyOffset..<offset])
+                out.bytes.append(bytesOf: bytes, in: keyOffset..<offset)
                 try packValue(into: &out)
             }
         }

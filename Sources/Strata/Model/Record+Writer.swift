@@ -127,10 +127,8 @@ package struct RecordWriter {
         order.removeAll(keepingCapacity: true)
         order.append(contentsOf: fields.indices)
         order.sort { fields[$0].name < fields[$1].name }
-        for (a, b) in zip(order, order.dropFirst()) where fields[a].name == fields[b].name {
-            recentCount = -1
-            return nil
-        }
+        // Refused before `recentFields` changes: `recentCount` still holds.
+        for (a, b) in zip(order, order.dropFirst()) where fields[a].name == fields[b].name { return nil }
         for (position, index) in order.enumerated() {
             let name = fields[index].name
             let id: UInt32
@@ -165,9 +163,7 @@ package struct RecordWriter {
     private mutating func appendValue(of index: Int) {
         let start = fields[index].start
         let end = index + 1 < fields.count ? fields[index + 1].start : values.bytes.count
-        values.bytes.withUnsafeBufferPointer {
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: $0[start..<end]))
-        }
+        output.append(bytesOf: values.bytes, in: start..<end)
     }
 
     /// Forgets the fields written since the last record (a reader that
