@@ -20,11 +20,16 @@ public enum ExitStatus: Int32, Sendable {
 struct CommandFailure: Error, CustomStringConvertible {
     var status: ExitStatus
     var message: String
+    /// Whether the command's `--json` document already says what failed
+    /// (verify's problems, repair's drops, import's error), so that no
+    /// second document is printed for it.
+    var isInResult: Bool
     var description: String { message }
 
-    init(_ status: ExitStatus, _ message: String) {
+    init(_ status: ExitStatus, _ message: String, isInResult: Bool = false) {
         self.status = status
         self.message = message
+        self.isInResult = isInResult
     }
 
     static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }
@@ -49,6 +54,13 @@ struct CommandFailure: Error, CustomStringConvertible {
             )
         case .noStore:
             self.init(.notAStore, "\(path): no such store (the directory does not exist)")
+        case .notAStore(_, let reason) where reason.hasPrefix(StoreDirectory.emptyReason):
+            // The library's advice names its option; the command's is --create.
+            self.init(
+                .notAStore,
+                "\(path) is not a Strata store: \(StoreDirectory.emptyReason) "
+                    + "(`strata import \(path) FILE --create` makes a new store there)"
+            )
         case .notAStore(_, let reason):
             self.init(.notAStore, "\(path) is not a Strata store: \(reason)")
         case let .unsupportedVersion(file, found, supported):
@@ -57,7 +69,16 @@ struct CommandFailure: Error, CustomStringConvertible {
                 "\(file) has format version \(found), newer than this strata reads (\(supported)); "
                     + "use a newer strata"
             )
-        case .corruptLog, .corruptSnapshot, .corruptManifest, .missingHistory:
+        case let .missingHistory(reached, expected, reason):
+            // The library's advice names its recovery option; here it is repair.
+            let reach = expected > reached ? " but the history reached at least t \(expected)" : ""
+            self.init(
+                .failed,
+                "\(path): acknowledged history is missing: the log ends at t \(reached)\(reach) (\(reason)); "
+                    + "run `strata verify \(path)` to list the damage and "
+                    + "`strata repair \(path) --into NEWPATH` to copy the history up to t \(reached)"
+            )
+        case .corruptLog, .corruptSnapshot, .corruptManifest:
             self.init(
                 .failed,
                 "\(path): \(error); run `strata verify \(path)` to list the damage and "

@@ -29,6 +29,18 @@ public struct StrataCommand: AsyncParsableCommand {
     /// returns the exit status; errors are one line on standard error.
     public static func run(_ arguments: [String]) async -> Int32 {
         let console = Console()
+        // Options end at `--`; after it, `--json` would be an argument.
+        let json = arguments.prefix { $0 != "--" }.contains("--json")
+        /// One line on standard error for people and, with `--json`, one
+        /// document on standard output for scripts.
+        func fail(_ status: ExitStatus, _ line: String, message: String, isInResult: Bool = false) -> Int32 {
+            console.error(line)
+            if json, !isInResult {
+                console.json(.object([("error", .string(message)), ("status", .int(Int64(status.rawValue)))]))
+                console.flush()
+            }
+            return status.rawValue
+        }
         var command: any ParsableCommand
         do {
             command = try parseAsRoot(arguments)
@@ -38,8 +50,7 @@ public struct StrataCommand: AsyncParsableCommand {
                 console.line(fullMessage(for: error))
                 return ExitStatus.ok.rawValue
             }
-            console.error(fullMessage(for: error))
-            return ExitStatus.usage.rawValue
+            return fail(.usage, fullMessage(for: error), message: message(for: error))
         }
         do {
             if var runnable = command as? any AsyncParsableCommand {
@@ -48,8 +59,12 @@ public struct StrataCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            console.error("strata: " + failure.message)
-            return failure.status.rawValue
+            return fail(
+                failure.status,
+                "strata: " + failure.message,
+                message: failure.message,
+                isInResult: failure.isInResult
+            )
         } catch {
             switch exitCode(for: error) {
             case .success:
@@ -57,14 +72,13 @@ public struct StrataCommand: AsyncParsableCommand {
                 console.line(fullMessage(for: error))
                 return ExitStatus.ok.rawValue
             case .validationFailure:
-                console.error(fullMessage(for: error))
-                return ExitStatus.usage.rawValue
+                return fail(.usage, fullMessage(for: error), message: message(for: error))
             default:
-                console.error("strata: \(error)")
-                return ExitStatus.failed.rawValue
+                return fail(.failed, "strata: \(error)", message: "\(error)")
             }
         }
         if let code = Console.writeFailure {
+            // Standard output failed: the document could not be written either.
             console.error("strata: cannot write the output: \(String(cString: strerror(code)))")
             return ExitStatus.failed.rawValue
         }

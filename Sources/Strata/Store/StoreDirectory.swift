@@ -3,10 +3,14 @@ import Foundation
 /// What may be opened as a store: a directory holding a manifest (or, from
 /// before manifests, a log), or with ``StoreOptions/createIfMissing`` a
 /// missing or empty directory.
-enum StoreDirectory {
+package enum StoreDirectory {
     /// Entries a store's directory may hold before it has a manifest: the
     /// lock an interrupted first open took, and the manifest's temporary.
     static let ignorable: Set<String> = ["lock", StoreManifest.fileName + ".tmp"]
+
+    /// The start of ``StoreError/notAStore(path:reason:)``'s reason for an
+    /// empty directory, which a front end may replace with its own advice.
+    package static let emptyReason = "the directory is empty"
 
     /// Checks `path` before anything is written there.
     /// - Returns: whether the store is new (the directory is created, or is empty).
@@ -28,7 +32,7 @@ enum StoreDirectory {
             if create { return true }
             throw StoreError.notAStore(
                 path: path,
-                reason: "the directory is empty (set createIfMissing to create a store in it)"
+                reason: emptyReason + " (set createIfMissing to create a store in it)"
             )
         }
         let listed = others.prefix(3).joined(separator: ", ") + (others.count > 3 ? ", …" : "")

@@ -122,13 +122,32 @@ private struct FileCheck {
         let file = path + "/" + StoreManifest.fileName
         do {
             let manifest = try StoreManifest.read(in: path, fileSystem: fileSystem)
-            if manifest != nil { report.bytes += StoreManifest.size }
+            if manifest != nil {
+                report.bytes += StoreManifest.size
+            } else if hasHistory() {
+                // Every store this build creates has one from its first
+                // open on: without it, a log cut after its last durable
+                // transaction cannot be told from a whole one.
+                problem(
+                    file,
+                    "missing (deleted, or a store from before manifests): how far the history was durable "
+                        + "cannot be checked; the next writing open writes one from the log as it is"
+                )
+            }
             return manifest
         } catch let error as FormatError {
             if error.isNewerVersion { throw StoreError(error) }
             problem(file, at: error.offset, error.reason)
             return nil
         }
+    }
+
+    /// Whether the store holds a log segment or a snapshot.
+    private func hasHistory() -> Bool {
+        let segments = (try? fileSystem.contents(ofDirectory: logDirectory)) ?? []
+        let snapshots = (try? fileSystem.contents(ofDirectory: snapshotDirectory)) ?? []
+        return segments.contains { LogFormat.firstSequence(ofName: $0) != nil }
+            || snapshots.contains { SnapshotFile.basis(ofName: $0) != nil }
     }
 
     // MARK: Log
@@ -167,9 +186,15 @@ private struct FileCheck {
             }
             switch scan.finding {
             case .tornTail(_, let offset, let size)?:
+                // A frame whose length fits but whose checksum fails is a
+                // write cut short too (its pages need not reach the disk in
+                // order), or a damaged last transaction: say which it looks like.
+                let header = LogFormat.frameHeaderSize
+                let whole = size >= header && Int(LittleEndian.read(UInt32.self, bytes, at: offset)) <= size - header
+                let what = whole ? "a last record whose checksum fails" : "a partial last record"
                 report.notes.append(
-                    "\(file) at offset \(offset): a partial last record of \(size) bytes "
-                        + "(a write in progress, or cut short by a crash; the next open cuts it)"
+                    "\(file) at offset \(offset): \(what) (\(size) bytes: a write in progress, "
+                        + "or cut short by a crash\(whole ? ", or damage" : ""); the next open cuts it)"
                 )
             case .damage(_, let offset, let reason)?:
                 problem(file, at: offset, reason)
@@ -441,7 +466,8 @@ private struct FileCheck {
                 )
                 if let basisID, basisID != (basis == 0 ? UUID(uuid: UUID.zero) : ids.last) {
                     report.notes.append(
-                        "\(file): taken from another history (transaction \(basisID) at t \(basis)); the next open removes it"
+                        "\(file): taken from another history (its transaction \(basisID) is not this log's t \(basis)); "
+                            + "open skips it, and a writing open that reaches it removes it"
                     )
                 } else if let difference {
                     problem(file, "differs from the log replayed to t \(basis): \(difference)")

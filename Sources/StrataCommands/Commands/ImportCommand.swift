@@ -27,7 +27,7 @@ struct ImportCommand: AsyncParsableCommand {
     @Option(name: .customLong("id-field"), help: "The member that holds each record's ID.")
     var idField = "$id"
 
-    @Option(help: "Records per transaction.")
+    @Option(parsing: .unconditional, help: "Records per transaction.")
     var batch = 10_000
 
     @Option(help: "The transactions' message.")
@@ -149,7 +149,8 @@ struct ImportCommand: AsyncParsableCommand {
             )
         }
         console.flush()
-        if let failure {
+        if var failure {
+            failure.isInResult = common.json
             if imported > 0 {
                 console.error("strata: the \(Text.count(imported)) records before it were committed (\(range))")
             }

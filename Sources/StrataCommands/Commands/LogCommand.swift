@@ -30,7 +30,8 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "Only transactions before this time.")
     var until: DateArgument?
 
-    @Option(help: "At most this many transactions (0: all).")
+    // Unconditional: `--limit -1` reaches validate() instead of reading as an option.
+    @Option(parsing: .unconditional, help: "At most this many transactions (0: all).")
     var limit = 50
 
     func validate() throws {

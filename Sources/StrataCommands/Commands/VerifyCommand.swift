@@ -67,7 +67,8 @@ struct VerifyCommand: AsyncParsableCommand {
             throw CommandFailure(
                 .failed,
                 "\(common.path): damage found in \(Text.count(report.problems.count, "place")); "
-                    + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store"
+                    + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store",
+                isInResult: true
             )
         }
     }
@@ -116,10 +117,17 @@ struct RepairCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(error, path: into)
         }
-        var dropped: [String] = log.warnings.filter {
-            if case .tornTail = $0 { return false }
-            return true
-        }.map { "\($0)" }
+        // History the log lost is dropped; a manifest rebuilt or a snapshot
+        // skipped loses nothing (the copy replays the log).
+        var dropped: [String] = []
+        var notes: [String] = []
+        for warning in log.warnings {
+            switch warning {
+            case .tornTail: continue
+            case .rebuiltManifest, .skippedSnapshot: notes.append("\(warning)")
+            case .truncatedAtDamage, .lostTransactions: dropped.append("\(warning)")
+            }
+        }
         var copied: Int64 = 0
         for t in stride(from: Int64(1), through: log.count, by: 1) {
             let transaction: Transaction
@@ -150,23 +158,26 @@ struct RepairCommand: AsyncParsableCommand {
             console.json(
                 .object([
                     ("into", .string(into)), ("transactions", .int(copied)),
-                    ("dropped", .array(dropped.map(JSON.string))),
+                    ("dropped", .array(dropped.map(JSON.string))), ("notes", .array(notes.map(JSON.string))),
                 ])
             )
         } else {
-            console.line("copied \(Text.count(copied, "transaction")) (t 1…\(Text.count(copied))) into \(into)")
+            let range = copied > 0 ? " (t 1…\(Text.count(copied)))" : ""
+            console.line("copied \(Text.count(copied, "transaction"))\(range) into \(into)")
             if dropped.isEmpty {
                 console.line("dropped nothing: the history read back whole")
             } else {
                 for line in dropped { console.line(console.styled("dropped", .yellow) + "  \(Text.safe(line))") }
             }
+            for line in notes { console.line(console.styled("note", .dim) + "     \(Text.safe(line))") }
         }
         console.flush()
         if !dropped.isEmpty {
             // Repaired, but not whole: scripts must not take it for a full copy.
             throw CommandFailure(
                 .failed,
-                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)"
+                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)",
+                isInResult: true
             )
         }
     }

@@ -97,7 +97,7 @@ struct TruncateCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(help: "The last transaction to keep.")
+    @Option(parsing: .unconditional, help: "The last transaction to keep.")
     var after: Int64
 
     @Flag(help: "Do not ask for confirmation.")

@@ -145,7 +145,8 @@ extension JSONReader {
             guard let (table, id) = referenceBody(), writer.reference(table: table, id: id) else { return false }
             return closing()
         }
-        // `$date`, `$seconds` or both, each once; the seconds win.
+        // `$date`, `$seconds` or both, each once; the seconds are the exact
+        // value, and a `$date` beside them must say the same time.
         var date: UnsafeBufferPointer<UInt8>?
         var seconds: Double?
         var name = first
@@ -170,9 +171,10 @@ extension JSONReader {
             guard let next = quoted(), separator() else { return false }
             name = next
         }
-        // The general reading checks every string, also a `$date` the seconds override.
-        guard closing(), date.map({ String(validating: $0, as: UTF8.self) != nil }) ?? true else { return false }
+        guard closing() else { return false }
         if let seconds {
+            // Any other text goes the general way, which names the problem.
+            guard date.map({ JSONDates.text($0, agreesWith: seconds) }) ?? true else { return false }
             writer.date(seconds)
             return true
         }

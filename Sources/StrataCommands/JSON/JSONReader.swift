@@ -368,11 +368,22 @@ package struct JSONReader {
                 guard second != first.0, second == "$date" || second == "$seconds" else { break }
             }
             if let seconds = members.first(where: { $0.0 == "$seconds" })?.1 {
+                let value: Double
                 switch seconds {
-                case .double(let value): return .date(Date(timeIntervalSinceReferenceDate: value))
-                case .int(let value): return .date(Date(timeIntervalSinceReferenceDate: Double(value)))
+                case .double(let number): value = number
+                case .int(let number): value = Double(number)
                 default: throw failure("$seconds must be a number")
                 }
+                // The seconds are exact; a `$date` beside them (hand-edited,
+                // say) must not be silently overridden.
+                if let date = members.first(where: { $0.0 == "$date" })?.1 {
+                    guard case .string(let text) = date, JSONDates.text(text, agreesWith: value) else {
+                        throw failure(
+                            "$date and $seconds name different times; give one of them (the seconds are exact)"
+                        )
+                    }
+                }
+                return .date(Date(timeIntervalSinceReferenceDate: value))
             }
             guard case .string(let text) = first.1, let date = JSONDates.parse(text) else {
                 throw failure("$date must be an ISO 8601 date")

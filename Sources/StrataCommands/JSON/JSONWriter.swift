@@ -198,7 +198,7 @@ package struct JSONWriter {
     /// `{"$date": "…", "$seconds": …}`: text only for dates ISO 8601
     /// writes the way every reader reads (years 1583 to 9999, Gregorian);
     /// the seconds always.
-    mutating func date(secondsSince2001 seconds: Double) {
+    package mutating func date(secondsSince2001 seconds: Double) {
         byte(UInt8(ascii: "{"))
         if JSONDates.iso8601(Date(timeIntervalSinceReferenceDate: seconds), into: &bytes, prefix: #""$date":""#) {
             raw(#"","#)
@@ -373,6 +373,32 @@ package enum JSONDates {
         digits(Int(parts.tm_sec), 2, then: UInt8(ascii: "."))
         digits(millis, 3, then: UInt8(ascii: "Z"))
         return true
+    }
+
+    /// Whether `text` says the date `seconds` (since 2001) as a `$date`
+    /// beside `$seconds` must: the text ``iso8601(_:)`` writes for it, or
+    /// another ISO 8601 form of a time no more than a millisecond before
+    /// it (the written text is rounded down to milliseconds). A hand-edited
+    /// `$date` that the seconds would silently override is refused this way.
+    /// O(text length) when it is the written text (no parsing).
+    package static func text(_ text: UnsafeBufferPointer<UInt8>, agreesWith seconds: Double) -> Bool {
+        var written: [UInt8] = []
+        written.reserveCapacity(24)
+        if iso8601(Date(timeIntervalSinceReferenceDate: seconds), into: &written, prefix: ""),
+            written.elementsEqual(text)
+        {
+            return true
+        }
+        guard let string = String(validating: text, as: UTF8.self), let date = parse(string) else { return false }
+        let ahead = seconds - date.timeIntervalSinceReferenceDate
+        // A millisecond, and the parse's rounding of the fraction.
+        return ahead > -1e-6 && ahead < 0.001 + 1e-6
+    }
+
+    /// ``text(_:agreesWith:)`` for a string.
+    static func text(_ text: String, agreesWith seconds: Double) -> Bool {
+        var text = text
+        return text.withUTF8 { Self.text($0, agreesWith: seconds) }
     }
 
     /// Parses what ``iso8601(_:)`` writes, and the forms without

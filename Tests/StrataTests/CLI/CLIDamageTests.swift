@@ -228,6 +228,121 @@ struct CLIDamageTests {
         }
     }
 
+    @Test("a missing manifest is damage to verify; repair of a rebuilt manifest or an empty store drops nothing")
+    func manifest() async throws {
+        let path = temporaryStorePath("cli-manifest")
+        let repaired = temporaryStorePath("cli-manifest-repaired") + "/new"
+        let empty = temporaryStorePath("cli-manifest-empty")
+        defer {
+            for store in [path, repaired, empty] { removeStore(store) }
+        }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        try Self.flip(path + "/manifest", at: 20)
+        // Only the manifest is damaged: the whole history is copied, and
+        // the rebuilt manifest is a note, not a loss.
+        let repair = try await StrataRunner.run(["repair", path, "--into", repaired])
+        #expect(repair.status == 0, "\(repair)")
+        #expect(repair.output.contains("copied \(value.basis) transactions (t 1…\(value.basis))"), "\(repair)")
+        #expect(repair.output.contains("dropped nothing") && repair.output.contains("note"), "\(repair)")
+        try FileManager.default.removeItem(atPath: repaired)
+        let json = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
+        #expect(json.status == 0, "\(json)")
+        #expect((try json.object()["dropped"] as? [String])?.isEmpty == true, "\(json)")
+        #expect((try json.object()["notes"] as? [String])?.isEmpty == false, "\(json)")
+
+        // Without its manifest, a log cut after its last durable
+        // transaction cannot be told from a whole one: verify says so.
+        try FileManager.default.removeItem(atPath: path + "/manifest")
+        let verify = try await StrataRunner.run(["verify", path, "--json"])
+        #expect(verify.status == 1, "\(verify)")
+        let problems = try #require(try verify.object()["problems"] as? [[String: Any]])
+        #expect(problems.map { $0["file"] as? String } == [path + "/manifest"], "\(problems)")
+        #expect(try await StrataRunner.run(["info", path]).status == 0, "a store from before manifests still opens")
+
+        var options = StoreOptions()
+        options.createIfMissing = true
+        let store = try await Store.open(at: empty, options: options)
+        try await store.close()
+        #expect(try await StrataRunner.run(["verify", empty]).status == 0)
+        try FileManager.default.removeItem(atPath: repaired)
+        let nothing = try await StrataRunner.run(["repair", empty, "--into", repaired])
+        #expect(nothing.status == 0, "\(nothing)")
+        #expect(nothing.output.contains("copied 0 transactions into") && !nothing.output.contains("t 1…"), "\(nothing)")
+    }
+
+    @Test("verify tells a partial last record from a whole one whose checksum fails; a closed store's loss is damage")
+    func lastRecord() async throws {
+        let path = temporaryStorePath("cli-last-record")
+        defer { removeStore(path) }
+        _ = try await CLIFixtures.makeLibrary(at: path)
+        let last = try #require(logSegments(path).last)
+        var bytes = try #require(readFile(last))
+        // Frames after the 24-byte header: a 4-byte length, a 4-byte
+        // checksum, the payload; zeros after the last one are reserved space.
+        var offset = 24
+        var lastFrame = offset
+        while offset + 8 <= bytes.count {
+            let length = bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard length > 0, offset + 8 + length <= bytes.count else { break }
+            lastFrame = offset
+            offset += 8 + length
+        }
+        try #require(lastFrame > 24)
+        let end = offset
+        bytes.removeSubrange(end...)
+        // The last frame whole, one payload byte changed.
+        var flipped = bytes
+        flipped[end - 1] ^= 0x5A
+        try Data(flipped).write(to: URL(fileURLWithPath: last))
+        let whole = try await StrataRunner.run(["verify", path, "--json"])
+        // The store was closed: its manifest says the last transaction
+        // was durable, so losing it is damage whatever the frame looks like.
+        #expect(whole.status == 1, "\(whole)")
+        let problems = try #require(try whole.object()["problems"] as? [[String: Any]])
+        #expect(problems.contains { ($0["reason"] as? String)?.contains("durable through") == true }, "\(problems)")
+        let wholeNotes = try #require(try whole.object()["notes"] as? [String])
+        #expect(wholeNotes.contains { $0.contains("a last record whose checksum fails") }, "\(wholeNotes)")
+        // The last frame cut short.
+        try Data(bytes[..<(end - 3)]).write(to: URL(fileURLWithPath: last))
+        let partial = try await StrataRunner.run(["verify", path, "--json"])
+        #expect(partial.status == 1, "\(partial)")
+        let partialNotes = try #require(try partial.object()["notes"] as? [String])
+        #expect(partialNotes.contains { $0.contains("a partial last record") }, "\(partialNotes)")
+    }
+
+    @Test("with --json, every failure is also one JSON object on standard output: its message and exit status")
+    func jsonErrors() async throws {
+        let directory = temporaryStorePath("cli-json-errors")
+        defer { removeStore(directory) }
+        let empty = directory + "/empty"
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
+        let store = directory + "/store"
+        _ = try await CLIFixtures.makeLibrary(at: store)
+        for (arguments, status, words) in [
+            (["info", directory + "/missing", "--json"], 4, "no such store"),
+            (["log", empty, "--json"], 4, "--create"),
+            (["log", store, "--limit", "-1", "--json"], 2, "--limit must be 0 or more"),
+            (["get", store, "songs", "--json"], 2, "Missing"),
+            (["show", store, "99999", "--json"], 2, "99999"),
+            (["get", store, "songs", "999999", "--json"], 1, "999999"),
+            (["import", store, directory + "/none.jsonl", "--json"], 1, "none.jsonl"),
+        ] {
+            let outcome = try await StrataRunner.run(arguments)
+            #expect(outcome.status == Int32(status), "\(arguments): \(outcome)")
+            #expect(outcome.error.contains(words), "\(arguments): \(outcome)")
+            let object = try outcome.object()
+            #expect(object["status"] as? Int == status, "\(arguments): \(outcome)")
+            #expect((object["error"] as? String)?.contains(words) == true, "\(arguments): \(outcome)")
+            #expect(!(object["error"] as? String ?? "").contains("createIfMissing"), "\(arguments): \(outcome)")
+        }
+        // Without --json, standard output stays empty.
+        let plain = try await StrataRunner.run(["info", directory + "/missing"])
+        #expect(plain.status == 4 && plain.output.isEmpty, "\(plain)")
+        // A `--json` after `--` is an argument, not the flag.
+        let argument = try await StrataRunner.run(["get", store, "songs", "--", "--json"])
+        #expect(argument.status == 1 && argument.output.isEmpty, "\(argument)")
+    }
+
     @Test("usage errors exit 2 with the usage; help exits 0")
     func usage() async throws {
         for arguments in [
@@ -237,6 +352,7 @@ struct CLIDamageTests {
             let outcome = try await StrataRunner.run(arguments)
             #expect(outcome.status == 2, "\(arguments): \(outcome)")
             #expect(!outcome.error.isEmpty)
+            #expect(!outcome.error.contains("Missing value"), "a negative number is a value: \(outcome)")
         }
         let help = try await StrataRunner.run(["--help"])
         #expect(help.status == 0)

@@ -145,6 +145,12 @@ struct RecordLineTests {
             (#"{"$id":1,"d":{"$date":"2020-01-02T03:04:05Z","$date":"x"}}"#, true),  // a map
             (#"{"$id":1,"d":{"$seconds":"5"}}"#, false),
             (#"{"$id":1,"d":{"$date":"not a date"}}"#, false),
+            // A `$date` beside `$seconds` that is no date, or another time.
+            (#"{"$id":1,"d":{"$date":"yesterday","$seconds":1.0}}"#, false),
+            (#"{"$id":1,"d":{"$seconds":526294207.0,"$date":"2018-09-05T08:50:07.000Z"}}"#, false),
+            (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:07.002Z","$seconds":526294207.0}}"#, false),
+            (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:06.998Z","$seconds":526294207.0}}"#, false),
+            (#"{"$id":1,"d":{"$date":5,"$seconds":526294207.0}}"#, false),
             (#"{"$id":1,"r":{"$ref":{"table":"t","id":1,"id":2}}}"#, true),
             (#"{"$id":1,"r":{"$ref":{"table":"t"}}}"#, false),
             (#"{"$id":1.5}"#, false),
@@ -189,6 +195,43 @@ struct RecordLineTests {
             } else {
                 #expect(direct == nil && general == nil, "depth \(depth)")
             }
+        }
+    }
+
+    @Test("a $date beside $seconds is read when it says the same time, in any ISO 8601 form, both ways")
+    func dateBesideSeconds() throws {
+        let parser = RecordLineParser(table: "songs", idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: "songs")
+        var writer = RecordWriter()
+        let seconds = 526_294_207.25
+        for text in [
+            "2017-09-05T08:50:07.250Z",  // as export writes it
+            "2017-09-05T10:50:07.250+02:00",  // an offset
+            "2017-09-05T08:50:07.25Z",
+        ] {
+            for line in [
+                #"{"$id":1,"d":{"$date":"\#(text)","$seconds":\#(seconds)}}"#,
+                #"{"$id":1,"d":{"$seconds":\#(seconds),"$date":"\#(text)"}}"#,
+            ] {
+                let (direct, general) = Self.both(Array(line.utf8), parser, format, &writer)
+                let read = try #require(general, "\(line)")
+                #expect(read.record["d"] == .date(Date(timeIntervalSinceReferenceDate: seconds)), "\(line)")
+                if let direct { #expect(direct == read, "\(line)") }
+            }
+        }
+        // Every time export writes, with its text rounded down to the
+        // millisecond, reads back exactly, both ways; seconds alone too.
+        var random = SeededRandom(seed: 0x5EC0)
+        for _ in 0..<2_000 {
+            let value =
+                Double(Int.random(in: -20_000_000_000...250_000_000_000, using: &random))
+                / Double(1 << Int.random(in: 0...12, using: &random))
+            var json = JSONWriter()
+            json.date(secondsSince2001: value)
+            let line = Array(#"{"$id":1,"d":"#.utf8) + json.bytes + [UInt8(ascii: "}")]
+            let (direct, general) = Self.both(line, parser, format, &writer)
+            #expect(direct != nil && direct == general, "\(String(decoding: line, as: UTF8.self))")
+            #expect(general?.record["d"] == .date(Date(timeIntervalSinceReferenceDate: value)))
         }
     }
 
