@@ -20,16 +20,11 @@ public enum ExitStatus: Int32, Sendable {
 struct CommandFailure: Error, CustomStringConvertible {
     var status: ExitStatus
     var message: String
-    /// Whether the command's `--json` document already says what failed
-    /// (verify's problems, repair's drops, import's error), so that no
-    /// second document is printed for it.
-    var isInResult: Bool
     var description: String { message }
 
-    init(_ status: ExitStatus, _ message: String, isInResult: Bool = false) {
+    init(_ status: ExitStatus, _ message: String) {
         self.status = status
         self.message = message
-        self.isInResult = isInResult
     }
 
     static func usage(_ message: String) -> CommandFailure { CommandFailure(.usage, message) }
@@ -53,7 +48,11 @@ struct CommandFailure: Error, CustomStringConvertible {
                     + "(reading commands such as info, log and export work meanwhile)"
             )
         case .noStore:
-            self.init(.notAStore, "\(path): no such store (the directory does not exist)")
+            self.init(
+                .notAStore,
+                "\(path): no such store (the directory does not exist; "
+                    + "`strata import \(path) FILE --create` makes a new store there)"
+            )
         case .notAStore(_, let reason) where reason.hasPrefix(StoreDirectory.emptyReason):
             // The library's advice names its option; the command's is --create.
             self.init(

@@ -32,10 +32,12 @@ public struct StrataCommand: AsyncParsableCommand {
         // Options end at `--`; after it, `--json` would be an argument.
         let json = arguments.prefix { $0 != "--" }.contains("--json")
         /// One line on standard error for people and, with `--json`, one
-        /// document on standard output for scripts.
-        func fail(_ status: ExitStatus, _ line: String, message: String, isInResult: Bool = false) -> Int32 {
+        /// document on standard output for scripts, unless the command's
+        /// output already began there (a report that says what failed, or an
+        /// export cut short: a second document would make it unreadable).
+        func fail(_ status: ExitStatus, _ line: String, message: String) -> Int32 {
             console.error(line)
-            if json, !isInResult {
+            if json, !Console.hasWritten {
                 console.json(.object([("error", .string(message)), ("status", .int(Int64(status.rawValue)))]))
                 console.flush()
             }
@@ -59,12 +61,7 @@ public struct StrataCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            return fail(
-                failure.status,
-                "strata: " + failure.message,
-                message: failure.message,
-                isInResult: failure.isInResult
-            )
+            return fail(failure.status, "strata: " + failure.message, message: failure.message)
         } catch {
             switch exitCode(for: error) {
             case .success:

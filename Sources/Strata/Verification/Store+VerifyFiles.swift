@@ -131,7 +131,7 @@ private struct FileCheck {
                 problem(
                     file,
                     "missing (deleted, or a store from before manifests): how far the history was durable "
-                        + "cannot be checked; the next writing open writes one from the log as it is"
+                        + "cannot be checked; opening the store for writing writes one from the log as it is"
                 )
             }
             return manifest
@@ -140,6 +140,21 @@ private struct FileCheck {
             problem(file, at: error.offset, error.reason)
             return nil
         }
+    }
+
+    /// What a torn tail of a segment looks like, for the note: a header or
+    /// a frame cut short, a whole frame whose checksum fails (its pages
+    /// need not reach the disk in order, or it is damaged), or zeros.
+    private static func describeTail(_ bytes: [UInt8], at offset: Int, size: Int) -> String {
+        let cut = "a write in progress, or cut short by a crash; the next open cuts it"
+        if offset < LogFormat.headerSize { return "a segment header cut short (\(size) bytes: \(cut))" }
+        if bytes[offset...].allSatisfy({ $0 == 0 }) { return "\(size) zero bytes after the last record (\(cut))" }
+        let header = LogFormat.frameHeaderSize
+        let length = size >= header ? Int(LittleEndian.read(UInt32.self, bytes, at: offset)) : 0
+        if length > 0, length <= size - header {
+            return "a last record whose checksum fails (\(size) bytes: \(cut), or damage)"
+        }
+        return "a partial last record (\(size) bytes: \(cut))"
     }
 
     /// Whether the store holds a log segment or a snapshot.
@@ -186,16 +201,7 @@ private struct FileCheck {
             }
             switch scan.finding {
             case .tornTail(_, let offset, let size)?:
-                // A frame whose length fits but whose checksum fails is a
-                // write cut short too (its pages need not reach the disk in
-                // order), or a damaged last transaction: say which it looks like.
-                let header = LogFormat.frameHeaderSize
-                let whole = size >= header && Int(LittleEndian.read(UInt32.self, bytes, at: offset)) <= size - header
-                let what = whole ? "a last record whose checksum fails" : "a partial last record"
-                report.notes.append(
-                    "\(file) at offset \(offset): \(what) (\(size) bytes: a write in progress, "
-                        + "or cut short by a crash\(whole ? ", or damage" : ""); the next open cuts it)"
-                )
+                report.notes.append("\(file) at offset \(offset): \(Self.describeTail(bytes, at: offset, size: size))")
             case .damage(_, let offset, let reason)?:
                 problem(file, at: offset, reason)
                 // What follows the damage in this segment is not read: how

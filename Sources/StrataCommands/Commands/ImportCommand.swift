@@ -149,8 +149,7 @@ struct ImportCommand: AsyncParsableCommand {
             )
         }
         console.flush()
-        if var failure {
-            failure.isInResult = common.json
+        if let failure {
             if imported > 0 {
                 console.error("strata: the \(Text.count(imported)) records before it were committed (\(range))")
             }
@@ -294,10 +293,14 @@ package struct LineReader {
         return batch
     }
 
+    private static let zeros = [UInt8](repeating: 0, count: 4 << 20)
+
     private mutating func readChunk() throws -> Int {
-        let chunk = 4 << 20
+        let chunk = Self.zeros.count
         let old = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
+        // From an array: a copy even unoptimized (element by element from
+        // `repeatElement`, a debug build took seconds a chunk).
+        buffer.append(contentsOf: Self.zeros)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + old, chunk) }
             if n < 0, errno == EINTR { continue }

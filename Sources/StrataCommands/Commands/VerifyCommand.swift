@@ -67,8 +67,7 @@ struct VerifyCommand: AsyncParsableCommand {
             throw CommandFailure(
                 .failed,
                 "\(common.path): damage found in \(Text.count(report.problems.count, "place")); "
-                    + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store",
-                isInResult: true
+                    + "`strata repair \(common.path) --into NEWPATH` copies the sound history into a new store"
             )
         }
     }
@@ -176,8 +175,7 @@ struct RepairCommand: AsyncParsableCommand {
             // Repaired, but not whole: scripts must not take it for a full copy.
             throw CommandFailure(
                 .failed,
-                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)",
-                isInResult: true
+                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)"
             )
         }
     }

@@ -69,8 +69,13 @@ final class Console {
         send(bytes)
     }
 
+    /// Whether any byte went to standard output: a failure's JSON object
+    /// is printed only on an output that holds nothing else.
+    nonisolated(unsafe) static var hasWritten = false
+
     private func send(_ bytes: [UInt8]) {
         guard !closed else { return }
+        if !bytes.isEmpty { Self.hasWritten = true }
         var written = 0
         while written < bytes.count {
             let n = bytes.withUnsafeBytes { systemWrite(STDOUT_FILENO, $0.baseAddress! + written, $0.count - written) }

@@ -302,6 +302,17 @@ struct CLIDamageTests {
         #expect(problems.contains { ($0["reason"] as? String)?.contains("durable through") == true }, "\(problems)")
         let wholeNotes = try #require(try whole.object()["notes"] as? [String])
         #expect(wholeNotes.contains { $0.contains("a last record whose checksum fails") }, "\(wholeNotes)")
+        // Zeros after the last frame, and a segment header cut short.
+        try Data(bytes + [UInt8](repeating: 0, count: 100)).write(to: URL(fileURLWithPath: last))
+        let zeros = try #require(try await StrataRunner.run(["verify", path, "--json"]).object()["notes"] as? [String])
+        #expect(zeros.contains { $0.contains("100 zero bytes after the last record") }, "\(zeros)")
+        let next = path + "/log/00000000000000099999.log"
+        try Data([UInt8](repeating: 0, count: 12)).write(to: URL(fileURLWithPath: next))
+        let header = try #require(
+            try await StrataRunner.run(["verify", path, "--json"]).object()["notes"] as? [String]
+        )
+        #expect(header.contains { $0.contains("a segment header cut short (12 bytes") }, "\(header)")
+        try FileManager.default.removeItem(atPath: next)
         // The last frame cut short.
         try Data(bytes[..<(end - 3)]).write(to: URL(fileURLWithPath: last))
         let partial = try await StrataRunner.run(["verify", path, "--json"])
@@ -335,6 +346,19 @@ struct CLIDamageTests {
             #expect((object["error"] as? String)?.contains(words) == true, "\(arguments): \(outcome)")
             #expect(!(object["error"] as? String ?? "").contains("createIfMissing"), "\(arguments): \(outcome)")
         }
+        // An export cut short by a record it cannot write: its output so
+        // far, and no second document after it.
+        let clash = directory + "/clash.jsonl"
+        try #"{"id":1,"$id":5,"x":1}"#.write(toFile: clash, atomically: true, encoding: .utf8)
+        let imported = try await StrataRunner.run(["import", store, clash, "--table", "clash", "--id-field", "id"])
+        #expect(imported.status == 0, "\(imported)")
+        let export = try await StrataRunner.run(["export", store, "--format", "json", "--json"])
+        #expect(export.status == 1 && export.error.contains("$id"), "\(export)")
+        #expect(export.output.hasPrefix(#"{"albums":"#) && !export.output.contains("\"status\""), "\(export)")
+        // Refused before any output: the error's object alone.
+        let alone = try await StrataRunner.run(["export", store, "--table", "clash", "--json"])
+        let aloneError = try alone.object()["error"] as? String
+        #expect(alone.status == 1 && aloneError?.contains("$id") == true, "\(alone)")
         // Without --json, standard output stays empty.
         let plain = try await StrataRunner.run(["info", directory + "/missing"])
         #expect(plain.status == 4 && plain.output.isEmpty, "\(plain)")

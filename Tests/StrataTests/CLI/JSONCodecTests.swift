@@ -162,6 +162,14 @@ struct JSONCodecTests {
         let first: Int64 = -12_212_553_600
         let last: Int64 = 253_402_300_799
         var times: [(seconds: Int64, eighths: Int64)] = [(first, 0), (last, 7), (0, 0), (-1, 1), (951_782_399, 7)]
+        // The first and last second of days around leap days, of years
+        // divisible by 400, by 100 only, and by 4.
+        for day: Int64 in [
+            -11_670_998_400, -11_670_912_000, -8_515_324_800, -8_515_238_400, -2_203_977_600, -2_203_891_200,
+            951_782_400, 951_868_800, 4_107_456_000, 4_107_542_400, -86_400, -12_181_104_000, 253_375_776_000,
+        ] {
+            times += [(day, 0), (day + 86_399, 7), (day - 1, 3)]
+        }
         for _ in 0..<2_000 {
             times.append((first + Int64(random.next() % UInt64(last - first)), Int64(random.int(below: 8))))
         }

@@ -151,6 +151,9 @@ struct RecordLineTests {
             (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:07.002Z","$seconds":526294207.0}}"#, false),
             (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:06.998Z","$seconds":526294207.0}}"#, false),
             (#"{"$id":1,"d":{"$date":5,"$seconds":526294207.0}}"#, false),
+            (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:07.249Z","$seconds":526294207.25}}"#, false),
+            (#"{"$id":1,"d":{"$date":"2017-09-05T08:50:07Z","$seconds":526294207.25}}"#, false),
+            (#"{"$id":1,"d":{"$date":"2017-02-29T08:50:07Z","$seconds":510137407.0}}"#, false),
             (#"{"$id":1,"r":{"$ref":{"table":"t","id":1,"id":2}}}"#, true),
             (#"{"$id":1,"r":{"$ref":{"table":"t"}}}"#, false),
             (#"{"$id":1.5}"#, false),
@@ -219,19 +222,48 @@ struct RecordLineTests {
                 if let direct { #expect(direct == read, "\(line)") }
             }
         }
+        // Proleptic Gregorian before 1582, as ISO 8601 has it; far dates,
+        // where a double's step is more than a microsecond.
+        for (text, seconds) in [
+            ("1500-01-01T00:00:00Z", -15_810_076_800.0), ("1500-01-01T00:00:00.000+00:00", -15_810_076_800.0),
+            ("9478-07-13T19:07:17.856Z", 235_968_059_237.857), ("9478-07-13T19:07:17.856+00:00", 235_968_059_237.857),
+            ("9478-07-13T20:37:17.856+01:30", 235_968_059_237.857),
+        ] {
+            let line = #"{"$id":1,"d":{"$date":"\#(text)","$seconds":\#(seconds)}}"#
+            let (direct, general) = Self.both(Array(line.utf8), parser, format, &writer)
+            #expect(general?.record["d"] == .date(Date(timeIntervalSinceReferenceDate: seconds)), "\(line)")
+            if let direct { #expect(direct == general, "\(line)") }
+        }
         // Every time export writes, with its text rounded down to the
-        // millisecond, reads back exactly, both ways; seconds alone too.
+        // millisecond, reads back exactly, both ways; seconds alone too;
+        // the same text with an offset too; a millisecond off is refused.
         var random = SeededRandom(seed: 0x5EC0)
         for _ in 0..<2_000 {
             let value =
                 Double(Int.random(in: -20_000_000_000...250_000_000_000, using: &random))
                 / Double(1 << Int.random(in: 0...12, using: &random))
+                + Double(Int.random(in: 0...999, using: &random)) / 1000
             var json = JSONWriter()
             json.date(secondsSince2001: value)
+            let written = String(decoding: json.bytes, as: UTF8.self)
             let line = Array(#"{"$id":1,"d":"#.utf8) + json.bytes + [UInt8(ascii: "}")]
             let (direct, general) = Self.both(line, parser, format, &writer)
-            #expect(direct != nil && direct == general, "\(String(decoding: line, as: UTF8.self))")
+            #expect(direct != nil && direct == general, "\(written)")
             #expect(general?.record["d"] == .date(Date(timeIntervalSinceReferenceDate: value)))
+            // `{"$date":"….mmmZ","$seconds":…}`: the text's milliseconds end 5 bytes before the `Z`.
+            guard let zone = written.firstIndex(of: "Z") else { continue }
+            let millis = written.index(zone, offsetBy: -3)
+            let offset = written.replacingCharacters(in: zone...zone, with: "+00:00")
+            let number = Int(written[millis..<zone])!
+            let other = String(format: "%03d", number < 999 ? number + 1 : number - 1)
+            let off = written.replacingCharacters(in: millis..<zone, with: other)
+            for (variant, reads) in [(offset, true), (off, false)] {
+                let line = Array(#"{"$id":1,"d":"#.utf8) + Array(variant.utf8) + [UInt8(ascii: "}")]
+                let (direct, general) = Self.both(line, parser, format, &writer)
+                #expect((general != nil) == reads, "\(variant)")
+                #expect(direct == nil || direct == general, "\(variant)")
+                if reads { #expect(general?.record["d"] == .date(Date(timeIntervalSinceReferenceDate: value))) }
+            }
         }
     }
 
