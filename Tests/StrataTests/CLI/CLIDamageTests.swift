@@ -102,6 +102,25 @@ struct CLIDamageTests {
         #expect(!FileManager.default.fileExists(atPath: path + "/copy"))
     }
 
+    @Test("a snapshot past damage in the log is a note (not compared), not damage of its own")
+    func snapshotPastDamage() async throws {
+        let path = temporaryStorePath("cli-past-damage")
+        defer { removeStore(path) }
+        _ = try await CLIFixtures.makeLibrary(at: path)
+        let last = try #require(logSegments(path).last)
+        // Inside the first record of the last segment (after its 24-byte
+        // header and 8-byte frame header): the records after it are intact.
+        try Self.flip(last, at: 40)
+        let verify = try await StrataRunner.run(["verify", path, "--json"])
+        #expect(verify.status == 1, "\(verify)")
+        let report = try verify.object()
+        let problems = try #require(report["problems"] as? [[String: Any]])
+        let files = problems.compactMap { $0["file"] as? String }
+        #expect(files.contains(last) && !files.contains { $0.contains("/snapshots/") }, "\(problems)")
+        let notes = try #require(report["notes"] as? [String])
+        #expect(notes.contains { $0.contains("lies past the damage") }, "\(notes)")
+    }
+
     @Test("a truncated segment and a damaged snapshot are found; a missing snapshot is not damage")
     func truncatedAndMissing() async throws {
         let path = temporaryStorePath("cli-cut")
