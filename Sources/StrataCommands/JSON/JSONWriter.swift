@@ -113,17 +113,19 @@ package struct JSONWriter {
     }
 
     /// A JSON string of these UTF-8 bytes (escaped where JSON requires).
-    mutating func string<Bytes: RandomAccessCollection<UInt8>>(utf8: Bytes) where Bytes.Index == Int {
+    /// Contiguous bytes, copied a run at a time: a generic collection made
+    /// each string of an export look up the metadata of its slice type.
+    mutating func string(utf8: UnsafeBufferPointer<UInt8>) {
         byte(UInt8(ascii: "\""))
-        var start = utf8.startIndex
-        for index in utf8.indices {
+        var start = 0
+        for index in 0..<utf8.count {
             let unit = utf8[index]
             guard unit < 0x20 || unit == UInt8(ascii: "\"") || unit == UInt8(ascii: "\\") else { continue }
-            bytes.append(contentsOf: utf8[start..<index])
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
             escape(unit)
             start = index + 1
         }
-        bytes.append(contentsOf: utf8[start...])
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...]))
         byte(UInt8(ascii: "\""))
     }
 
@@ -273,7 +275,7 @@ package struct JSONWriter {
         case .bool(let flag): flag ? raw("true") : raw("false")
         case .int(let number): integer(number)
         case .double(let number): double(number)
-        case .string(let range): string(utf8: packed[range])
+        case .string(let range): string(utf8: UnsafeBufferPointer(rebasing: packed[range]))
         case .bytes(let range): self.bytesValue(Data(packed[range]))
         case .date(let seconds): date(secondsSince2001: seconds)
         case .reference(let tableID, let id):
