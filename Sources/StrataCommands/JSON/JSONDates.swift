@@ -6,9 +6,6 @@ package enum JSONDates {
     /// four-digit years in the Gregorian calendar every reader agrees on.
     private static let writable: Range<Double> = -12_212_553_600..<253_402_300_800
 
-    /// The length of what ``iso8601(_:)`` writes: `2026-11-24T06:00:00.123Z`.
-    static let textLength = 24
-
     /// `2026-11-24T06:00:00.123Z`; nil for a date outside 1583...9999 (or
     /// not a number), which JSON then carries as seconds alone.
     static func iso8601(_ date: Date) -> String? {
@@ -28,7 +25,7 @@ package enum JSONDates {
         }
     }
 
-    /// Calls `body` with the ``textLength`` bytes ``iso8601(_:)`` writes for
+    /// Calls `body` with the 24 bytes ``iso8601(_:)`` writes for
     /// the date `seconds` after 1970, or nil; allocates nothing (an export
     /// writes, and an import checks, a date per record).
     private static func withText<R>(_ seconds: Double, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
@@ -177,17 +174,20 @@ package enum JSONDates {
         var millis = 0
         if position < text.count, text[position] == UInt8(ascii: ".") {
             position += 1
-            var scale = 0.1
+            var value = 0
+            var scale = 1
             var digits = 0
-            while position < text.count, (48...57).contains(text[position]) {
+            while position < text.count, (48...57).contains(text[position]), digits < 9 {
                 let digit = Int(text[position]) - 48
-                fraction += Double(digit) * scale
+                value = value * 10 + digit
+                scale *= 10
                 if digits < 3 { millis = millis * 10 + digit }
-                scale /= 10
                 digits += 1
                 position += 1
             }
-            guard (1...9).contains(digits) else { return nil }
+            guard digits > 0 else { return nil }
+            // One correctly rounded division: the double nearest the decimal.
+            fraction = Double(value) / Double(scale)
             for _ in Swift.min(digits, 3)..<3 { millis *= 10 }
         }
         var offset = 0

@@ -204,6 +204,27 @@ struct JSONCodecTests {
         }
     }
 
+    @Test("a printed time reads back no later than the time it prints, and within a millisecond of it")
+    func printedTimeReadsBack() throws {
+        // `log --since` with a time `log` printed must keep that transaction.
+        var random = SeededRandom(seed: 0xDA7E)
+        for round in 0..<5_000 {
+            let seconds =
+                Double(Int.random(in: -12_000_000_000...252_000_000_000, using: &random))
+                + Double(Int.random(in: 0...999_999, using: &random)) / 1_000_000
+            let date = Date(timeIntervalSince1970: round % 2 == 0 ? seconds : seconds.rounded(.down))
+            var json = JSONWriter()
+            json.date(secondsSince2001: date.timeIntervalSinceReferenceDate)
+            let text = String(decoding: json.bytes, as: UTF8.self)
+            let printed = String(text.dropFirst(#"{"$date":""#.count).prefix(24))
+            let parsed = try #require(JSONDates.parse(printed), "\(printed)")
+            #expect(parsed <= date, "\(printed): \(parsed.timeIntervalSince1970) > \(date.timeIntervalSince1970)")
+            // A millisecond, and the steps of a double this far from 2001.
+            let step = Swift.max(date.timeIntervalSinceReferenceDate.ulp, date.timeIntervalSince1970.ulp)
+            #expect(date.timeIntervalSince(parsed) < 0.001 + 4 * step, "\(printed)")
+        }
+    }
+
     @Test("what JSON allows and Strata reads: escapes, surrogate pairs, big numbers, whitespace")
     func accepted() throws {
         let cases: [(String, Value)] = [
