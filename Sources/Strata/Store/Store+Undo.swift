@@ -219,7 +219,11 @@ extension Store {
     }
 
     /// The records of `combined` that transactions between the first and
-    /// the last of `members` (minor ones, skipped by the group) changed.
+    /// the last of `members` (minor ones, skipped by the group) changed:
+    /// fields the group also changed, or the record as a whole (an insert
+    /// or delete on either side). An edit of other fields of a record the
+    /// group updated is left alone, as it is after the group (its fields
+    /// are not in the group's combined change, which then chains exactly).
     private func changedBetween(_ members: [Transaction], touching combined: Transaction) throws -> [UndoConflict] {
         guard let first = members.first?.t, let last = members.last?.t, last - first + 1 > members.count else {
             return []
@@ -229,10 +233,17 @@ extension Store {
         for t in first...last where !memberTs.contains(t) {
             for (table, changes) in try appended(t).changes {
                 guard let touched = combined.changes[table] else { continue }
-                for (id, change) in changes where touched[id] != nil {
-                    let fields: [Key]
-                    if case .update(let changed) = change { fields = changed.keys.sorted() } else { fields = [] }
-                    found.append(UndoConflict(table: table, id: id, fields: fields))
+                for (id, change) in changes {
+                    guard let groupChange = touched[id] else { continue }
+                    switch (change, groupChange) {
+                    case (.update(let between), .update(let group)):
+                        let shared = between.keys.filter { group[$0] != nil }.sorted()
+                        if !shared.isEmpty { found.append(UndoConflict(table: table, id: id, fields: shared)) }
+                    case (.update(let between), _):
+                        found.append(UndoConflict(table: table, id: id, fields: between.keys.sorted()))
+                    default:
+                        found.append(UndoConflict(table: table, id: id, fields: []))
+                    }
                 }
             }
         }

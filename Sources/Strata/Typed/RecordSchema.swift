@@ -7,7 +7,7 @@
 /// | change | declare | an older record reads |
 /// |---|---|---|
 /// | add an optional field | nothing | `nil` |
-/// | add a field with a default | ``defaults`` | the default |
+/// | add a field with a default | ``defaults`` (a Swift default value of the property is not enough) | the default |
 /// | remove a field | nothing | the field is ignored (saving the record removes it) |
 /// | rename a field | ``renamedFields`` (old → new; renames chain) | the old field's value |
 /// | change a field's type | ``upcasters`` | the upcaster's value |

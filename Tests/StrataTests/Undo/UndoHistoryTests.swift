@@ -130,6 +130,55 @@ struct UndoHistoryTests {
         try await store.close()
     }
 
+    @Test(
+        "a minor edit between two members of a group, of other fields, is kept by the undo as after the group",
+        arguments: [true, false]
+    )
+    func otherFieldsInsideGroup(between: Bool) async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Self.open(path)
+        try await store.transact(message: "Add") { try $0.insert(["title": "a", "plays": 0], id: 1, into: "songs") }
+        let plays = {
+            _ = try await store.transact(significance: .minor) { try $0.update(1, in: "songs", [.set("plays", 1)]) }
+        }
+        // Updates of the title alone (an upsert would replace the record).
+        let title = { (text: String) in
+            _ = try await store.transact(message: "Retitle", metadata: [Store.undoGroupKey: "g"]) {
+                try $0.update(1, in: "songs", [.set("title", .string(text))])
+            }
+        }
+        try await title("b")
+        if between { try await plays() }
+        try await title("c")
+        if !between { try await plays() }
+        try await store.undo()
+        #expect(store.current.record(1, in: "songs") == ["title": "a", "plays": 1])
+        try await store.redo()
+        #expect(store.current.record(1, in: "songs") == ["title": "c", "plays": 1])
+        try await store.close()
+    }
+
+    @Test("a minor delete or insert between two members of a group, of a record the group changed, is a conflict")
+    func recordReplacedInsideGroup() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Self.open(path)
+        try await store.transact(message: "Add") { try $0.insert(["title": "a", "plays": 0], id: 1, into: "songs") }
+        try await Self.edit(store, 1, "b", group: "g")
+        try await store.transact(significance: .minor) { builder in
+            try builder.delete(1, from: "songs")
+            try builder.insert(["title": "b", "plays": 7], id: 1, into: "songs")
+        }
+        try await Self.edit(store, 1, "c", group: "g")
+        let before = store.current
+        let error = await #expect(throws: UndoError.self) { try await store.undo() }
+        guard case .conflict(_, let records)? = error else { return }
+        #expect(records.map(\.id) == [1], "\(records)")
+        #expect(store.current == before)
+        try await store.close()
+    }
+
     @Test("undoing an index declaration; a redo a unique index now refuses")
     func indexesAndUniqueness() async throws {
         let path = temporaryStorePath()
