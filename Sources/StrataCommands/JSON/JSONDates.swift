@@ -88,15 +88,16 @@ package enum JSONDates {
     /// Whether `text` says the date `seconds` (since 2001) as a `$date`
     /// beside `$seconds` must: the same time rounded down to the
     /// millisecond, as ``iso8601(_:)`` writes it, in any ISO 8601 form (an
-    /// offset, fewer or more fraction digits). A hand-edited `$date` that
-    /// the seconds would silently override is refused this way. O(text
-    /// length), allocating nothing for the forms ``parse(_:)`` reads itself.
-    package static func text(_ text: UnsafeBufferPointer<UInt8>, agreesWith seconds: Double) -> Bool {
-        guard let expected = milliseconds(seconds + secondsFrom1970To2001) else { return false }
+    /// offset, fewer or more fraction digits); nil when `text` is no date
+    /// ``parse(_:)`` reads. A hand-edited `$date` that the seconds would
+    /// silently override is refused this way. O(text length), allocating
+    /// nothing for the forms ``parse(_:)`` reads itself.
+    package static func text(_ text: UnsafeBufferPointer<UInt8>, agreesWith seconds: Double) -> Bool? {
+        let expected = milliseconds(seconds + secondsFrom1970To2001)
         if let parsed = instant(text) { return parsed.whole * 1000 + parsed.millis == expected }
         // Other ISO 8601 forms (week dates, …): Foundation's reading, whose
         // fraction may be a hair off the text's milliseconds.
-        guard let string = String(validating: text, as: UTF8.self), let date = parse(string) else { return false }
+        guard let string = String(validating: text, as: UTF8.self), let date = parse(string) else { return nil }
         return Int((date.timeIntervalSince1970 * 1000).rounded()) == expected
     }
 
@@ -117,7 +118,7 @@ package enum JSONDates {
     }
 
     /// ``text(_:agreesWith:)`` for a string.
-    static func text(_ text: String, agreesWith seconds: Double) -> Bool {
+    static func text(_ text: String, agreesWith seconds: Double) -> Bool? {
         var text = text
         return text.withUTF8 { Self.text($0, agreesWith: seconds) }
     }

@@ -174,7 +174,7 @@ extension JSONReader {
         guard closing() else { return false }
         if let seconds {
             // Any other text goes the general way, which names the problem.
-            guard date.map({ JSONDates.text($0, agreesWith: seconds) }) ?? true else { return false }
+            guard date.map({ JSONDates.text($0, agreesWith: seconds) == true }) ?? true else { return false }
             writer.date(seconds)
             return true
         }

@@ -377,10 +377,11 @@ package struct JSONReader {
                 // The seconds are exact; a `$date` beside them (hand-edited,
                 // say) must not be silently overridden.
                 if let date = members.first(where: { $0.0 == "$date" })?.1 {
-                    guard case .string(let text) = date, JSONDates.parse(text) != nil else {
+                    // One reading of the text says both whether it is a date and whether it agrees.
+                    guard case .string(let text) = date, let agrees = JSONDates.text(text, agreesWith: value) else {
                         throw failure("$date must be an ISO 8601 date")
                     }
-                    guard JSONDates.text(text, agreesWith: value) else {
+                    guard agrees else {
                         throw failure(
                             "$date and $seconds name different times; give one of them (the seconds are exact)"
                         )
