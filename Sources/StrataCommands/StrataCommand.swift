@@ -99,6 +99,7 @@ extension CommonOptions {
         options.readOnly = true
         do {
             let store = try await Store.open(at: path, options: options)
+            ProcessEnd.keep(store)
             report(store.warnings, console)
             return store
         } catch {
@@ -142,6 +143,7 @@ extension CommonOptions {
         }
         do {
             let store = try await Store.open(at: path, options: options)
+            ProcessEnd.keep(store)
             report(store.warnings, console)
             return store
         } catch {
@@ -158,8 +160,8 @@ extension CommonOptions {
                 guard t <= store.current.basis else {
                     throw CommandFailure.usage("\(path): no t \(t) (the history ends at t \(store.current.basis))")
                 }
-                return try await store.database(asOf: t)
-            case .id(let id)?: return try await store.database(after: id)
+                return ProcessEnd.kept(try await store.database(asOf: t))
+            case .id(let id)?: return ProcessEnd.kept(try await store.database(after: id))
             }
         }
     }

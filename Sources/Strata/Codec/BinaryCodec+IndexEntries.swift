@@ -77,7 +77,7 @@ extension ByteReader {
         for _ in definitions {
             let length = try count()
             let start = offset
-            _ = try take(length)
+            _ = try skip(length)
             blocks.append(start..<offset)
         }
         let input = bytes

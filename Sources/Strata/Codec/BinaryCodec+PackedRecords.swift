@@ -55,11 +55,11 @@ extension ByteReader {
         case .int:
             _ = try varint()
         case .double, .date:
-            _ = try take(8)
+            _ = try skip(8)
         case .string:
             try validatedString()
         case .bytes:
-            _ = try take(try count())
+            _ = try skip(try count())
         case .reference:
             _ = try localName(count: names, used: &used)
             try validatedRecordID()

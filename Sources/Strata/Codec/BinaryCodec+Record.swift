@@ -104,13 +104,13 @@ extension ByteReader {
             _ = try varint()
             out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .double, .date:
-            _ = try take(8)
+            _ = try skip(8)
             out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .string:
             try validatedString()
             out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .bytes:
-            _ = try take(try count())
+            _ = try skip(try count())
             out.bytes.append(bytesOf: bytes, in: start..<offset)
         case .reference:
             out.tag(.reference)
@@ -164,12 +164,29 @@ extension ByteReader {
     @discardableResult
     mutating func validatedString() throws -> Range<Int> {
         let start = offset
-        let length = try count()
-        let text = try take(length)
-        if !text.allSatisfy({ $0 < 0x80 }) && String(validating: text, as: UTF8.self) == nil {
+        let range = try skip(try count())
+        // Most stored text is ASCII: checked a word at a time, without the
+        // slice (and its retain) that the full UTF-8 check needs.
+        let ascii = bytes.withUnsafeBytes { Self.isASCII(UnsafeRawBufferPointer(rebasing: $0[range])) }
+        if !ascii && String(validating: bytes[range], as: UTF8.self) == nil {
             throw CodecError.invalidUTF8(offset: start)
         }
-        return text.startIndex..<text.endIndex
+        return range
+    }
+
+    /// Whether every byte is below 0x80. O(count), eight bytes a step.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt64 = 0
+        var position = 0
+        while position + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            position += 8
+        }
+        while position < bytes.count {
+            high |= UInt64(bytes[position])
+            position += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     mutating func validatedRecordID() throws {
@@ -178,7 +195,7 @@ extension ByteReader {
         switch RecordIDTag(rawValue: tag) {
         case .integer: _ = try zigzag()
         case .string: try validatedString()
-        case .uuid: _ = try take(16)
+        case .uuid: _ = try skip(16)
         case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
     }

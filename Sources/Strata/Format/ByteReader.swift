@@ -43,7 +43,19 @@ struct ByteReader {
         return bytes[offset..<(offset + count)]
     }
 
+    /// Moves past `count` bytes and returns their range (no slice made).
+    mutating func skip(_ count: Int) throws -> Range<Int> {
+        guard count <= remaining else { throw CodecError.truncated(offset: offset, needed: count - remaining) }
+        defer { offset += count }
+        return offset..<(offset + count)
+    }
+
     mutating func varint() throws -> UInt64 {
+        // One byte (every tag, most counts and lengths) without the call.
+        if offset < bytes.count, bytes[offset] < 0x80 {
+            defer { offset += 1 }
+            return UInt64(bytes[offset])
+        }
         let start = offset
         do {
             return try Varint.read(bytes, at: &offset)

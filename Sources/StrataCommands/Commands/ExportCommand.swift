@@ -69,7 +69,6 @@ struct ExportCommand: AsyncParsableCommand {
         }
         if format == .json { console.write(Array("}\n".utf8)) }
         console.flush()
-        ProcessEnd.keep(value)
     }
 
     /// Every record of a table by ID, encoded on every core in chunks

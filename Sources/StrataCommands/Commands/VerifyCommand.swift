@@ -113,6 +113,7 @@ struct RepairCommand: AsyncParsableCommand {
         let target: Store
         do {
             target = try await Store.open(at: into, options: options)
+            ProcessEnd.keep(target)
         } catch {
             throw CommandFailure(error, path: into)
         }

@@ -118,6 +118,39 @@ struct BinaryCodecTests {
         }
     }
 
+    @Test("text of every length to 40 bytes: one byte that is no UTF-8 anywhere is refused, other text round-trips")
+    func textValidatedAtEveryPosition() throws {
+        for length in 0...40 {
+            let ascii = String(repeating: "a", count: length)
+            let record: Record = ["t": .string(ascii), "l": .list([.string(ascii)])]
+            #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(record)) == record)
+            for position in 0..<length {
+                // A two-byte character in place of one letter: valid.
+                var accented = Array(ascii.utf8)
+                accented.replaceSubrange(position...position, with: Array("é".utf8))
+                let text = String(decoding: accented, as: UTF8.self)
+                let valid: Record = ["t": .string(text)]
+                #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(valid)) == valid)
+                // The same bytes with the letter's byte made 0xFF (never UTF-8),
+                // and a lead byte with no continuation.
+                for bad: UInt8 in [0xFF, 0xC3] {
+                    var bytes = BinaryCodec.encode(record)
+                    let start = try #require(Self.range(of: Array(ascii.utf8), in: bytes))
+                    bytes[start + position] = bad
+                    #expect(throws: CodecError.self, "length \(length), byte \(bad) at \(position)") {
+                        try BinaryCodec.decodeRecord(bytes)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where `needle` (non-empty) first occurs in `haystack`.
+    static func range(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+        return (0...(haystack.count - needle.count)).first { haystack[$0..<($0 + needle.count)].elementsEqual(needle) }
+    }
+
     /// Decodes `bytes` as every kind; each must give a value or a CodecError.
     static func decodeAll(_ bytes: [UInt8]) -> Bool {
         func total<T>(_ body: () throws -> T) -> Bool {
