@@ -42,6 +42,7 @@ extension PersistentSortedSet {
                 }
                 return
             }
+            assert(_leaf.map { $0[$0.width - 1] < element } ?? true, "elements are not strictly ascending")
             _seal()
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
             leaf.withUnsafeMutablePointers { header, storage in
@@ -55,7 +56,6 @@ extension PersistentSortedSet {
         @inlinable
         mutating func _seal() {
             guard let leaf = _leaf else { return }
-            assert(_firsts.last.map { $0 < leaf[0] } ?? true, "elements are not strictly ascending")
             _level.append(_SortedChild(node: leaf, count: leaf.width))
             _firsts.append(leaf[0])
             _leaf = nil

@@ -11,22 +11,28 @@ extension PersistentSortedSet {
         var firsts: [Element] = []
         var iterator = elements.makeIterator()
         var pending = iterator.next()
+        // Debug builds compare a leaf's first element with the last of the
+        // leaf before it.
+        var previous: _Leaf?
         while let first = pending {
             // Each leaf is filled in place, straight from the input.
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
             leaf.withUnsafeMutablePointers { header, storage in
                 var width = 0
                 while width < _Leaf.maximum, let element = pending {
-                    assert(width == 0 || storage[width - 1] < element, "elements are not strictly ascending")
+                    assert(
+                        width == 0 ? previous.map { $0[$0.width - 1] < element } ?? true : storage[width - 1] < element,
+                        "elements are not strictly ascending"
+                    )
                     (storage + width).initialize(to: element)
                     width += 1
                     pending = iterator.next()
                 }
                 header.pointee.width = width
             }
-            assert(firsts.last.map { $0 < first } ?? true, "elements are not strictly ascending")
             firsts.append(first)
             level.append(_SortedChild(node: leaf, count: leaf.width))
+            previous = leaf
         }
         guard !level.isEmpty else {
             self.init()

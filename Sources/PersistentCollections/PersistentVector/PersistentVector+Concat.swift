@@ -72,8 +72,17 @@ extension PersistentVector {
             let upper = Swift.min(range.upperBound, treeCount)
             if upper < treeCount { root = root.prefix(upper, height: height) }
             root = root.dropping(range.lowerBound, height: height)
-            while !root.isLeaf && root.count == 1 {
-                root = root.child(at: 0)
+            // A window across a boundary of the root keeps on each side of
+            // it a chain of single-child nodes (the edges the cut rebuilt):
+            // those levels go, so the height fits the count.
+            while !root.isLeaf {
+                if root.count == 1 {
+                    root = root.child(at: 0)
+                } else if let lowered = root.loweringSingleChildren(height: height) {
+                    root = lowered
+                } else {
+                    break
+                }
                 height -= 1
             }
             result._root = root

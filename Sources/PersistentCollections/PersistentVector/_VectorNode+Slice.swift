@@ -55,6 +55,27 @@ extension _VectorNode {
         return node
     }
 
+    /// This branch (at `height`) one level lower when each of its children
+    /// is a branch with a single child: a relaxed branch of those
+    /// grandchildren, the same elements in the same order. nil otherwise
+    /// (or when the children are leaves). O(branching · log n).
+    @inlinable
+    func loweringSingleChildren(height: Int) -> _VectorNode? {
+        guard height >= 2 else { return nil }
+        let count = self.count
+        for i in 0..<count where _children[i].count != 1 { return nil }
+        let node = Self.allocateBranch(capacity: count, relaxed: true)
+        var total = 0
+        for i in 0..<count {
+            let grandchild = _children[i].child(at: 0)
+            total += grandchild.size(height: height - 2)
+            (node._children + i).initialize(to: grandchild)
+            (node._sizes + i).initialize(to: total)
+        }
+        node._header.pointee.count = UInt32(count)
+        return node
+    }
+
     /// The child holding element `index` of this branch and the number of
     /// elements before that child.
     @inlinable

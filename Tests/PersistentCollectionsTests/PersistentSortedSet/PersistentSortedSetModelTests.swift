@@ -281,3 +281,36 @@ extension Array where Element: Comparable {
         return low
     }
 }
+
+#if DEBUG
+/// The debug checks of sorted input, across a leaf's boundary too (a
+/// cold review found that the first element of a leaf was compared with
+/// the first of the leaf before, not its last).
+@Suite("PersistentSortedSet: sorted input checked in debug builds")
+struct PersistentSortedSetSortedInputTests {
+    @Test("init(sortedElements:) and the builder trap on disorder or a repeat at any position")
+    func trapsAnywhere() async {
+        // Positions around the first leaf's end (its size is 28 for Int).
+        for position in [1, 2, 27, 28, 29, 30, 55, 56] {
+            var ascending = Array(0..<60)
+            ascending.swapAt(position - 1, position)
+            var repeated = Array(0..<60)
+            repeated[position] = repeated[position - 1]
+            for input in [ascending, repeated] {
+                await #expect(processExitsWith: .failure, "init, position \(position)") { [input = input as [Int]] in
+                    _ = PersistentSortedSet(sortedElements: input)
+                }
+                await #expect(processExitsWith: .failure, "builder, position \(position)") { [input = input as [Int]] in
+                    var builder = PersistentSortedSet<Int>.Builder()
+                    for element in input { builder.append(element) }
+                    _ = builder.build()
+                }
+            }
+        }
+        // Sorted input of every size through two leaves builds.
+        for size in 0...60 {
+            #expect(Array(PersistentSortedSet(sortedElements: 0..<size)) == Array(0..<size))
+        }
+    }
+}
+#endif
