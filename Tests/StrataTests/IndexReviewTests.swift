@@ -465,3 +465,54 @@ struct IndexReviewTests {
         #expect(try current.query("t").where("a", in: Value.int(10_000)...).count() > 0)
     }
 }
+
+/// What a second cold review of indexes and queries found: literal paths
+/// with an empty part trapped, and a history filtered by table left out
+/// the table's index declarations.
+@Suite("Indexes and queries: second review")
+struct IndexSecondReviewTests {
+    static func database() throws -> Database {
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byA", on: "t", fields: ["a"])
+        try builder.insert(["a": 1], id: 1, into: "t")
+        return builder.database
+    }
+
+    @Test("a literal path with an empty part throws where it is used, naming the path as written")
+    func emptyPartsInLiterals() throws {
+        let database = try Self.database()
+        for literal: FieldPath in ["", ".", "a..b", "a.", ".a"] {
+            #expect(throws: QueryError.invalidPath(literal)) { try database.query("t").where(literal, equals: 1).ids() }
+            #expect(throws: QueryError.invalidPath(literal)) { try database.query("t").order(by: literal).ids() }
+            #expect(throws: QueryError.invalidPath(literal)) {
+                try database.query("t").where(literal, in: 0...1).count()
+            }
+            var builder = TransactionBuilder(on: database)
+            #expect(throws: ApplyError.self) { try builder.createIndex("bad", on: "t", fields: ["a", literal]) }
+            #expect(builder.database == database)
+        }
+        let written: FieldPath = "a..b"
+        #expect(written.description == "a..b")
+        #expect(QueryError.invalidPath(written).description.contains("'a..b'"))
+        // A declaration with no fields is refused when applied, not trapped on.
+        let empty = IndexDefinition(name: "none", fields: [])
+        let declare = Transaction(t: 2, basis: 1, indexChanges: ["t": ["none": IndexChange(old: nil, new: empty)]])
+        #expect(throws: ApplyError.self) { try apply(database, declare) }
+    }
+
+    @Test("a history filtered by table lists the table's index declarations and drops too")
+    func historyByTableHasIndexChanges() async throws {
+        let path = temporaryStorePath("history-index-filter")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "insert") { try $0.insert(["a": 1], id: 1, into: "songs") }
+        try await store.transact(message: "index") { try $0.createIndex("byA", on: "songs", fields: ["a"]) }
+        try await store.transact(message: "other") { try $0.insert(["b": 1], id: 1, into: "albums") }
+        try await store.transact(message: "drop") { try $0.dropIndex("byA", on: "songs") }
+        #expect(try await store.history(HistoryFilter(table: "songs")).map(\.message) == ["drop", "index", "insert"])
+        #expect(try await store.history(HistoryFilter(table: "albums")).map(\.message) == ["other"])
+        // A record filter matches the record's changes only.
+        #expect(try await store.history(HistoryFilter(table: "songs", record: 1)).map(\.message) == ["insert"])
+        try await store.close()
+    }
+}

@@ -209,9 +209,7 @@ extension Change {
         let limit = Value.maximumNesting
         switch self {
         case .insert(let record):
-            if let (field, depth) = record._fieldNested(deeperThan: limit) {
-                throw ApplyError.nestingTooDeep(table: table, id: id, field: field, depth: depth, limit: limit)
-            }
+            try record.checkNesting(table: table, id: id)
         case .delete:
             return
         case .update(let fields):
@@ -222,6 +220,19 @@ extension Change {
                     throw ApplyError.nestingTooDeep(table: table, id: id, field: name, depth: depth, limit: limit)
                 }
             }
+        }
+    }
+}
+
+extension Record {
+    /// Refuses a record whose fields nest deeper than a store can read back,
+    /// before anything decodes its values (recursion over a value nested
+    /// thousands of levels would overflow the stack). O(size).
+    /// - Throws: ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``.
+    func checkNesting(table: Key, id: RecordID) throws {
+        let limit = Value.maximumNesting
+        if let (field, depth) = _fieldNested(deeperThan: limit) {
+            throw ApplyError.nestingTooDeep(table: table, id: id, field: field, depth: depth, limit: limit)
         }
     }
 }

@@ -38,6 +38,7 @@ public struct TransactionBuilder: Sendable {
     /// Inserts the record, or replaces the existing one with `id`. O(log32 n + fields).
     public mutating func upsert(_ record: Record, id: RecordID, into table: Key) throws {
         if let existing = database.record(id, in: table) {
+            try record.checkNesting(table: table, id: id)
             if let change = Change.between(existing, record) { try add(change, id: id, table: table) }
         } else {
             try add(.insert(record), id: id, table: table)
@@ -57,6 +58,7 @@ public struct TransactionBuilder: Sendable {
         let existing = database[table: table]
         var batch = PersistentMap<RecordID, Change>.Builder()
         for (id, record) in records {
+            if existing[id] != nil { try record.checkNesting(table: table, id: id) }
             let change: Change? = existing[id].map { Change.between($0, record) } ?? .insert(record)
             if let change {
                 try change.checkNesting(table: table, id: id)
@@ -89,7 +91,9 @@ public struct TransactionBuilder: Sendable {
         guard let existing = database.record(id, in: table) else {
             throw ApplyError.recordMissing(table: table, id: id, change: "update")
         }
-        if let change = Change.between(existing, try patch.applied(to: existing)) {
+        let updated = try patch.applied(to: existing)
+        try updated.checkNesting(table: table, id: id)
+        if let change = Change.between(existing, updated) {
             try add(change, id: id, table: table)
         }
     }
@@ -115,7 +119,7 @@ public struct TransactionBuilder: Sendable {
     ///   when the table has an index of that name;
     ///   ``ApplyError/uniqueViolation(table:index:key:existing:new:)`` when
     ///   `unique` and two records share the values; ``ApplyError/invalidIndex(table:index:reason:)``
-    ///   for no fields.
+    ///   for no fields, or a field path with an empty part (`""`, `"a..b"`).
     public mutating func createIndex(_ name: Key, on table: Key, fields: [FieldPath], unique: Bool = false) throws {
         guard !fields.isEmpty else {
             throw ApplyError.invalidIndex(table: table, index: name, reason: "an index needs at least one field")

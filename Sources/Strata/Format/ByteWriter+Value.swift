@@ -5,7 +5,7 @@ extension ByteWriter {
     /// reference's table as a process-wide name ID, see
     /// `PackedReader.swift`), otherwise in the codec form (the table name
     /// interned per encoding). Everything else is the same bytes.
-    mutating func value(_ value: Value, packed: Bool = false) {
+    mutating func value(_ value: Value, packed: Bool = false, depth: Int = 0) {
         switch value {
         case .null: tag(.null)
         case .bool(let v): tag(v ? .true : .false)
@@ -29,15 +29,46 @@ extension ByteWriter {
             if packed { varint(UInt64(FieldNames.id(of: v.table))) } else { fieldName(v.table) }
             recordID(v.id)
         case .list(let v):
+            guard depth < Value.recursionLimit else { return deepValue(value, packed: packed) }
             tag(.list)
             varint(v.count)
-            for element in v { self.value(element, packed: packed) }
+            for element in v { self.value(element, packed: packed, depth: depth + 1) }
         case .map(let v):
+            guard depth < Value.recursionLimit else { return deepValue(value, packed: packed) }
             tag(.map)
             varint(v.count)
             for key in v.keys.sorted() {
                 string(key.string)
-                self.value(v[key]!, packed: packed)
+                self.value(v[key]!, packed: packed, depth: depth + 1)
+            }
+        }
+    }
+
+    /// The bytes ``value(_:packed:depth:)`` writes for `value`, with the
+    /// work still to do kept on the heap instead of the stack: a record
+    /// made in memory may nest thousands of levels before it is refused
+    /// for its depth. O(size).
+    mutating func deepValue(_ value: Value, packed: Bool) {
+        enum Pending {
+            case value(Value)
+            case key(Key)
+        }
+        var pending: [Pending] = [.value(value)]
+        while let next = pending.popLast() {
+            switch next {
+            case .key(let key): string(key.string)
+            case .value(.list(let elements)):
+                tag(.list)
+                varint(elements.count)
+                for element in elements.reversed() { pending.append(.value(element)) }
+            case .value(.map(let entries)):
+                tag(.map)
+                varint(entries.count)
+                for key in entries.keys.sorted().reversed() {
+                    pending.append(.value(entries[key]!))
+                    pending.append(.key(key))
+                }
+            case .value(let scalar): self.value(scalar, packed: packed)
             }
         }
     }

@@ -119,23 +119,29 @@ struct _PackedReader {
     /// Moves past one value, returning how many lists and maps it nests
     /// (0 for a scalar): what the codec's depth limit counts.
     mutating func skipValueMeasuringNesting() -> Int {
-        let start = offset
-        switch valueTag() {
-        case .list:
-            var deepest = 0
-            for _ in 0..<varint() { deepest = Swift.max(deepest, skipValueMeasuringNesting()) }
-            return deepest + 1
-        case .map:
-            var deepest = 0
-            for _ in 0..<varint() {
-                offset += Int(varint())
-                deepest = Swift.max(deepest, skipValueMeasuringNesting())
+        // Without recursion: a record being refused for its depth may nest
+        // thousands of levels. `open` holds, per list or map entered, the
+        // values it still holds.
+        var open: [(left: UInt64, isMap: Bool)] = []
+        var deepest = 0
+        while true {
+            let start = offset
+            switch valueTag() {
+            case .list:
+                open.append((varint(), false))
+                deepest = Swift.max(deepest, open.count)
+            case .map:
+                open.append((varint(), true))
+                deepest = Swift.max(deepest, open.count)
+            default:
+                offset = start
+                skipValue()
             }
-            return deepest + 1
-        default:
-            offset = start
-            skipValue()
-            return 0
+            while let last = open.last, last.left == 0 { open.removeLast() }
+            guard !open.isEmpty else { return deepest }
+            open[open.count - 1].left -= 1
+            // A map's next value follows its key.
+            if open[open.count - 1].isMap { offset += Int(varint()) }
         }
     }
 

@@ -16,10 +16,10 @@ public struct IndexDefinition: Hashable, Sendable, CustomStringConvertible {
     /// Whether two records may not share the values of all ``fields``.
     public var isUnique: Bool
 
-    /// An index named `name` over `fields`.
-    /// - Precondition: `fields` is not empty.
+    /// An index named `name` over `fields`. A declaration with no fields,
+    /// or a path with an empty part, is refused when a transaction declares
+    /// it (``ApplyError/invalidIndex(table:index:reason:)``).
     public init(name: Key, fields: [FieldPath], isUnique: Bool = false) {
-        precondition(!fields.isEmpty, "an index needs at least one field")
         self.name = name
         self.fields = fields
         self.isUnique = isUnique

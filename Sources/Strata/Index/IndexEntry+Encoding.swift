@@ -42,7 +42,7 @@ struct IndexEntryWriter {
     init(capacity: Int = 32) { bytes.reserveCapacity(capacity) }
 
     /// Appends `value`, or null for a missing one.
-    mutating func value(_ value: Value?) {
+    mutating func value(_ value: Value?, depth: Int = 0) {
         guard let value else { return bytes.append(_IndexTag.null) }
         switch value {
         case .null: bytes.append(_IndexTag.null)
@@ -61,17 +61,50 @@ struct IndexEntryWriter {
             body(v.table.string.utf8)
             recordID(v.id)
         case .list(let v):
+            guard depth < Value.recursionLimit else { return deepValue(value) }
             bytes.append(_IndexTag.list)
-            for element in v { self.value(element) }
+            for element in v { self.value(element, depth: depth + 1) }
             bytes.append(_IndexTag.end)
         case .map(let v):
+            guard depth < Value.recursionLimit else { return deepValue(value) }
             bytes.append(_IndexTag.map)
             for key in v.keys.sorted() {
                 bytes.append(0x01)
                 body(key.string.utf8)
-                self.value(v[key]!)
+                self.value(v[key]!, depth: depth + 1)
             }
             bytes.append(_IndexTag.end)
+        }
+    }
+
+    /// The bytes ``value(_:depth:)`` writes for `value`, with the work still
+    /// to do kept on the heap instead of the stack. O(size).
+    mutating func deepValue(_ value: Value) {
+        enum Pending {
+            case value(Value)
+            case key(Key)
+            case end
+        }
+        var pending: [Pending] = [.value(value)]
+        while let next = pending.popLast() {
+            switch next {
+            case .end: bytes.append(_IndexTag.end)
+            case .key(let key):
+                bytes.append(0x01)
+                body(key.string.utf8)
+            case .value(.list(let elements)):
+                bytes.append(_IndexTag.list)
+                pending.append(.end)
+                for element in elements.reversed() { pending.append(.value(element)) }
+            case .value(.map(let entries)):
+                bytes.append(_IndexTag.map)
+                pending.append(.end)
+                for key in entries.keys.sorted().reversed() {
+                    pending.append(.value(entries[key]!))
+                    pending.append(.key(key))
+                }
+            case .value(let scalar): self.value(scalar)
+            }
         }
     }
 

@@ -28,7 +28,8 @@ public struct Database: Hashable, Sendable {
         set { _basis = newValue }
     }
 
-    /// The tables by name. A table with no records is absent. Reading it
+    /// The tables by name: those with records or declared indexes (a table
+    /// with neither is absent). Reading it
     /// inside an observation depends on the whole value.
     public internal(set) var tables: PersistentMap<Key, Table> {
         get {
@@ -45,7 +46,8 @@ public struct Database: Hashable, Sendable {
         _basis = 0
     }
 
-    /// A database with the given tables and basis. Empty tables are dropped.
+    /// A database with the given tables and basis. Tables with no records
+    /// and no indexes are dropped.
     public init(tables: PersistentMap<Key, Table>, basis: Int64) {
         self._tables = tables.filter { !$0.value.isVacant }
         self._basis = basis

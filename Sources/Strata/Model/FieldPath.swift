@@ -74,11 +74,16 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension FieldPath: ExpressibleByStringLiteral {
-    /// A path from a dotted literal, `"rss.feeds"`.
+    /// A path from a dotted literal, `"rss.feeds"`. A literal with an empty
+    /// part (`""`, `"a..b"`, `"a."`) makes a path that names nothing: the
+    /// query or index declaration given it throws (``QueryError/invalidPath(_:)``,
+    /// ``ApplyError/invalidIndex(table:index:reason:)``), naming it as written.
     public init(stringLiteral value: String) {
-        guard let path = FieldPath(dotted: value) else {
-            preconditionFailure("invalid field path literal '\(value)'")
+        if let path = FieldPath(dotted: value) {
+            self = path
+            return
         }
-        self = path
+        let parts = value.split(separator: ".", omittingEmptySubsequences: false).map { Key(String($0)) }
+        self.init(field: parts[0], keys: Array(parts.dropFirst()))
     }
 }

@@ -141,13 +141,44 @@ extension Value {
     public static let maximumNesting = 64
 
     /// How many lists and maps this value nests: 0 for a scalar, 1 for a
-    /// list of scalars. O(size).
-    public var nestingDepth: Int {
+    /// list of scalars. O(size), at any depth (past a few hundred levels
+    /// without recursion).
+    public var nestingDepth: Int { _nestingDepth(levelsAbove: 0) }
+
+    /// Levels of lists and maps that the functions walking a value enter by
+    /// recursion; deeper ones continue with their work on the heap. A stored
+    /// value nests ``maximumNesting`` levels at most, but a query's value,
+    /// a comparison or a record being refused for its depth can nest
+    /// thousands, which recursion would overflow the stack with.
+    static let recursionLimit = 256
+
+    func _nestingDepth(levelsAbove: Int) -> Int {
+        guard levelsAbove < Self.recursionLimit else { return _deepNestingDepth() }
         switch self {
-        case .list(let elements): return 1 + elements.reduce(0) { Swift.max($0, $1.nestingDepth) }
-        case .map(let entries): return 1 + entries.values.reduce(0) { Swift.max($0, $1.nestingDepth) }
+        case .list(let elements):
+            return 1 + elements.reduce(0) { Swift.max($0, $1._nestingDepth(levelsAbove: levelsAbove + 1)) }
+        case .map(let entries):
+            return 1 + entries.values.reduce(0) { Swift.max($0, $1._nestingDepth(levelsAbove: levelsAbove + 1)) }
         default: return 0
         }
+    }
+
+    /// ``nestingDepth`` with a stack of values on the heap. O(size).
+    func _deepNestingDepth() -> Int {
+        var deepest = 0
+        var pending: [(value: Value, depth: Int)] = [(self, 0)]
+        while let (value, depth) = pending.popLast() {
+            switch value {
+            case .list(let elements):
+                deepest = Swift.max(deepest, depth + 1)
+                for element in elements { pending.append((element, depth + 1)) }
+            case .map(let entries):
+                deepest = Swift.max(deepest, depth + 1)
+                for element in entries.values { pending.append((element, depth + 1)) }
+            default: break
+            }
+        }
+        return deepest
     }
 }
 

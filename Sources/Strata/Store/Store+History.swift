@@ -9,7 +9,8 @@ public struct HistoryFilter: Sendable {
     public var from: Date?
     /// Only transactions before this time.
     public var until: Date?
-    /// Only transactions that change this table.
+    /// Only transactions that change this table: its records, or its
+    /// indexes (created, replaced or dropped).
     public var table: Key?
     /// Only transactions that change this record (of `table`).
     public var record: RecordID?
@@ -37,11 +38,12 @@ public struct HistoryFilter: Sendable {
         return true
     }
 
-    /// Whether the transaction matches (table and record).
+    /// Whether the transaction matches (table and record). An index change
+    /// changes its table, not any one record.
     func matches(_ transaction: Transaction) -> Bool {
         if let table {
-            guard let changes = transaction.changes[table] else { return false }
-            if let record, changes[record] == nil { return false }
+            if let record { return transaction.changes[table]?[record] != nil }
+            return transaction.changes[table] != nil || transaction.indexChanges[table] != nil
         }
         return true
     }

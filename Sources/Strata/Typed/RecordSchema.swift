@@ -1,6 +1,9 @@
 /// How records written by older versions of a ``StoredRecord`` type read
-/// into the current one. Records are never rewritten: every read, of the
-/// current value or of a past one (`database(asOf:)`), goes through this.
+/// into the current one. Records are never rewritten: every decoded read,
+/// of the current value or of a past one (`database(asOf:)`), goes through
+/// this. Indexes and query conditions see the fields as stored (an old
+/// name, no default, an integer where the type now has a `Double`); to
+/// query older records by the new shape, save them back first.
 ///
 /// What a new version may change, and how an older record reads:
 ///

@@ -72,4 +72,30 @@ struct DescriptionTests {
         )
         #expect(nothing.description == #"Transaction t 1 (basis 0) "": no changes"#)
     }
+
+    @Test("index declarations show in a transaction's and a value's description")
+    func indexDescriptions() throws {
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+        try builder.createIndex("byPath", on: "files", fields: ["path"], unique: true)
+        let declared = builder.transaction(id: UUID(), message: "Index", significance: .normal, metadata: [:])
+        #expect(
+            declared.description
+                == #"Transaction t 1 (basis 0) "Index": files create index unique byPath(path); songs create index byAlbum(album, track)"#
+        )
+        #expect(
+            builder.database.description
+                == "Database t 0 {files: {} indexed unique byPath(path), songs: {} indexed byAlbum(album, track)}"
+        )
+        var change = TransactionBuilder(on: builder.database)
+        try change.dropIndex("byAlbum", on: "songs")
+        try change.createIndex("byAlbum", on: "songs", fields: ["album"])
+        try change.dropIndex("byPath", on: "files")
+        try change.insert(["album": 1], id: 7, into: "songs")
+        let replaced = change.transaction(id: UUID(), message: "", significance: .normal, metadata: [:])
+        #expect(
+            replaced.description
+                == #"Transaction t 1 (basis 0) "": files drop index unique byPath(path); songs replace index byAlbum(album, track) → byAlbum(album); songs 7 insert {album: 1}"#
+        )
+    }
 }
