@@ -194,8 +194,9 @@ final class _KeyedStorage {
         } else {
             names = entries.map { String(decoding: bytes[$0.key], as: UTF8.self) }
         }
-        var seen = Set<String>()
-        return names.filter { seen.insert($0).inserted }
+        // Distinct by UTF-8 bytes, as fields are.
+        var seen = Set<Strata.Key>()
+        return names.filter { seen.insert(Strata.Key($0)).inserted }
     }
 
     /// The stored value of field or key `name`, as stored.

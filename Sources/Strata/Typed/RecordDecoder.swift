@@ -53,6 +53,20 @@ public struct RecordDecoder: Sendable {
             return try T(from: _RecordDecoding(record: record._bytes, context: context))
         } catch let error as DecodingError {
             throw RecordDecodingError(error, failure: context.failure, table: table, id: id)
+        } catch let error as RecordDecodingError {
+            throw error
+        } catch {
+            // A type's own `init(from:)` (of the record or of a value in
+            // it) refused what it read, with an error of its own: still a
+            // record that does not decode, named, the error its reason.
+            throw RecordDecodingError(
+                table: table,
+                id: id,
+                path: "",
+                expected: "\(T.self)",
+                found: "a value its init(from:) refused",
+                reason: String(describing: error)
+            )
         }
     }
 }
@@ -161,11 +175,13 @@ final class _DecodingContext {
     /// generic-metadata lookups and two allocations). It refers back to
     /// this context: ``endBatch()`` lets it go.
     var recordContainer: (keyType: ObjectIdentifier, entry: AnyObject)?
-    @exclusivity(unchecked) private var nameIDs: [String: Name] = [:]
+    /// Keyed by ``Key``, compared by UTF-8 bytes: `"caf\u{E9}"` and
+    /// `"cafe\u{301}"` are two fields (`String ==` would make them one).
+    @exclusivity(unchecked) private var nameIDs: [Key: Name] = [:]
     /// The names looked up for the previous record, in order: a type's
     /// `init(from:)` asks for the same keys in the same order for every
     /// record, so the n-th lookup usually compares one string, no hash.
-    @exclusivity(unchecked) private var sequence: [(name: String, resolved: Name)] = []
+    @exclusivity(unchecked) private var sequence: [(name: Key, resolved: Name)] = []
     @exclusivity(unchecked) private var position = 0
     /// The ID of a name no record holds.
     static let absent = UInt32.max
@@ -201,7 +217,8 @@ final class _DecodingContext {
     }
 
     /// The field-name ID of `name`, and whether it is the ID key.
-    func nameID(_ name: String) -> Name {
+    func nameID(_ text: String) -> Name {
+        let name = Key(text)
         let id: Name
         if position < sequence.count, sequence[position].name == name {
             id = sequence[position].resolved
@@ -227,9 +244,10 @@ final class _DecodingContext {
         return nil
     }
 
-    private func lookUp(_ name: String) -> Name {
+    private func lookUp(_ name: Key) -> Name {
         if let id = nameIDs[name] { return id }
-        let id = Name(id: FieldNames.existingID(of: Key(name)) ?? Self.absent, isRecordIDKey: name == idKey)
+        let isRecordIDKey = idKey.map { Key($0) == name } ?? false
+        let id = Name(id: FieldNames.existingID(of: name) ?? Self.absent, isRecordIDKey: isRecordIDKey)
         nameIDs[name] = id
         return id
     }

@@ -88,7 +88,11 @@ struct _KeyedEncoding<Key: CodingKey>: KeyedEncodingContainerProtocol {
     /// The box already under `key` when it is of `kind` (a nested container
     /// asked for twice fills the same one).
     private func existing(_ key: Key, _ kind: _EncodingBox.Kind) -> _EncodingBox? {
-        guard let index = box.keys.lastIndex(of: key.stringValue), box.children[index].kind == kind else { return nil }
+        // By UTF-8 bytes, as fields are named: not `String ==`, which takes
+        // canonically equivalent spellings for one key.
+        let name = Strata.Key(key.stringValue)
+        guard let index = box.keys.lastIndex(where: { Strata.Key($0) == name }), box.children[index].kind == kind
+        else { return nil }
         return box.children[index]
     }
 
