@@ -58,8 +58,9 @@ public struct TransactionBuilder: Sendable {
         let existing = database[table: table]
         var batch = PersistentMap<RecordID, Change>.Builder()
         for (id, record) in records {
-            if existing[id] != nil { try record.checkNesting(table: table, id: id) }
-            let change: Change? = existing[id].map { Change.between($0, record) } ?? .insert(record)
+            let before = existing[id]
+            if before != nil { try record.checkNesting(table: table, id: id) }
+            let change: Change? = before.map { Change.between($0, record) } ?? .insert(record)
             if let change {
                 try change.checkNesting(table: table, id: id)
                 batch[id] = change

@@ -118,10 +118,35 @@ struct _PackedReader {
 
     /// Moves past one value, returning how many lists and maps it nests
     /// (0 for a scalar): what the codec's depth limit counts.
-    mutating func skipValueMeasuringNesting() -> Int {
-        // Without recursion: a record being refused for its depth may nest
-        // thousands of levels. `open` holds, per list or map entered, the
-        // values it still holds.
+    mutating func skipValueMeasuringNesting(levelsAbove: Int = 0) -> Int {
+        // A record being refused for its depth may nest thousands of levels:
+        // past the recursion limit, the rest is measured on the heap.
+        guard levelsAbove < Value.recursionLimit else { return skipDeepValueMeasuringNesting() }
+        let start = offset
+        switch valueTag() {
+        case .list:
+            var deepest = 0
+            for _ in 0..<varint() {
+                deepest = Swift.max(deepest, skipValueMeasuringNesting(levelsAbove: levelsAbove + 1))
+            }
+            return deepest + 1
+        case .map:
+            var deepest = 0
+            for _ in 0..<varint() {
+                offset += Int(varint())
+                deepest = Swift.max(deepest, skipValueMeasuringNesting(levelsAbove: levelsAbove + 1))
+            }
+            return deepest + 1
+        default:
+            offset = start
+            skipValue()
+            return 0
+        }
+    }
+
+    /// ``skipValueMeasuringNesting(levelsAbove:)`` without recursion.
+    mutating func skipDeepValueMeasuringNesting() -> Int {
+        // `open` holds, per list or map entered, the values it still holds.
         var open: [(left: UInt64, isMap: Bool)] = []
         var deepest = 0
         while true {

@@ -75,8 +75,9 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 
 extension FieldPath: ExpressibleByStringLiteral {
     /// A path from a dotted literal, `"rss.feeds"`. A literal with an empty
-    /// part (`""`, `"a..b"`, `"a."`) makes a path that names nothing: the
-    /// query or index declaration given it throws (``QueryError/invalidPath(_:)``,
+    /// part (`""`, `"a..b"`, `"a."`) names the empty field or key there, as
+    /// ``init(field:keys:)`` would; a query or index declaration given such
+    /// a path throws (``QueryError/invalidPath(_:)``,
     /// ``ApplyError/invalidIndex(table:index:reason:)``), naming it as written.
     public init(stringLiteral value: String) {
         if let path = FieldPath(dotted: value) {

@@ -184,7 +184,13 @@ extension Query {
         var equal: [FieldPath: Value] = [:]
         for equality in equalities {
             let value = equality.value
-            if let existing = equal.updateValue(value, forKey: equality.path), existing != value { return nil }
+            // Compared as index entries: the same equality, and without
+            // recursion however deep the two values nest.
+            if let existing = equal.updateValue(value, forKey: equality.path),
+                Self.encoded(existing) != Self.encoded(value)
+            {
+                return nil
+            }
         }
         return equal
     }
@@ -202,16 +208,21 @@ extension Query {
     func scan(limit: Int?) -> [Row] {
         guard let table = database._tables[table], let equal = equalValues() else { return [] }
         var matches: [(key: [UInt8], row: Row)] = []
+        // The range's bounds, encoded once for every record.
+        let bounds = range.map { range -> (path: FieldPath, lower: [UInt8], upper: [UInt8]) in
+            let kind = range.lower?.value ?? range.upper!.value
+            let lower =
+                range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? [kind.indexKindStart]
+            let upper =
+                range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? [kind.indexKindEnd]
+            return (range.path, lower, upper)
+        }
         for (id, record) in table.records {
             guard equal.allSatisfy({ (record[path: $0.key] ?? .null) == $0.value }) else { continue }
-            if let range {
-                let value = Self.encoded(record[path: range.path] ?? .null)
-                let kind = range.lower?.value ?? range.upper!.value
-                let lower =
-                    range.lower.map { Self.encoded($0.value) + ($0.inclusive ? [] : [0xFF]) } ?? [kind.indexKindStart]
-                let upper =
-                    range.upper.map { Self.encoded($0.value) + ($0.inclusive ? [0xFF] : []) } ?? [kind.indexKindEnd]
-                guard !value.lexicographicallyPrecedes(lower), value.lexicographicallyPrecedes(upper) else { continue }
+            if let bounds {
+                let value = Self.encoded(record[path: bounds.path] ?? .null)
+                guard !value.lexicographicallyPrecedes(bounds.lower), value.lexicographicallyPrecedes(bounds.upper)
+                else { continue }
             }
             guard included(record) else { continue }
             var writer = IndexEntryWriter()

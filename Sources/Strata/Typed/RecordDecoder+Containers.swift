@@ -188,7 +188,9 @@ final class _KeyedStorage {
             let all = FieldNames.all
             names = context.fields.map { all[Int($0.id)].string }
             let schema = context.schema
-            for (old, new) in schema.renamedFields where names.contains(old) { names.append(new) }
+            for (old, new) in schema.renamedFields where names.contains(where: { Strata.Key($0) == Strata.Key(old) }) {
+                names.append(new)
+            }
             names += schema.defaults.keys
             if let idKey = context.idKey, context.recordID != nil { names.append(idKey) }
         } else {
@@ -250,7 +252,7 @@ final class _KeyedStorage {
                 }
             }
         }
-        if transformed, let found = slot, let upcaster = schema.upcasters[name] {
+        if transformed, let found = slot, let upcaster = schema.upcaster(for: name) {
             do {
                 slot = _Slot(try upcaster(found.value))
             } catch {
@@ -260,7 +262,7 @@ final class _KeyedStorage {
                 )
             }
         }
-        if slot == nil, let value = schema.defaults[name] { slot = _Slot(value) }
+        if slot == nil, let value = schema.defaultValue(for: name) { slot = _Slot(value) }
         return slot
     }
 

@@ -64,16 +64,32 @@ public struct RecordSchema: Sendable {
     /// `name` → `heading` in the next), so a record of the oldest version
     /// still reads into the newest.
     func oldNames(of key: String) -> [String] {
+        // Names compare by UTF-8 bytes, as fields do (`String ==` would take
+        // "caf\u{E9}" and "cafe\u{301}" for one name).
         var names: [String] = []
-        var seen: Set<String> = [key]
-        var level = [key]
+        var seen: Set<Key> = [Key(key)]
+        var level: Set<Key> = [Key(key)]
         while !level.isEmpty {
-            let older = renamedFields.compactMap { level.contains($0.value) && !seen.contains($0.key) ? $0.key : nil }
-                .sorted()
+            let older = renamedFields.compactMap {
+                level.contains(Key($0.value)) && !seen.contains(Key($0.key)) ? $0.key : nil
+            }
+            .sorted()
             names += older
-            seen.formUnion(older)
-            level = older
+            level = Set(older.map { Key($0) })
+            seen.formUnion(level)
         }
         return names
+    }
+
+    /// The default declared for exactly `name` (its UTF-8 bytes), if any.
+    func defaultValue(for name: String) -> Value? {
+        guard let index = defaults.index(forKey: name), Key(defaults[index].key) == Key(name) else { return nil }
+        return defaults[index].value
+    }
+
+    /// The upcaster declared for exactly `name` (its UTF-8 bytes), if any.
+    func upcaster(for name: String) -> (@Sendable (Value) throws -> Value)? {
+        guard let index = upcasters.index(forKey: name), Key(upcasters[index].key) == Key(name) else { return nil }
+        return upcasters[index].value
     }
 }

@@ -44,6 +44,8 @@ struct DeepValueTests {
             let below = try database.query("t").where("a", in: Value.int(0)..<deep).ids()
             #expect(below.contains(RecordID(3)))
             #expect(try database.query("t").filter { $0["a"] == deep }.ids() == [])
+            // Two equalities on one path, both deep: compared without recursion.
+            #expect(try database.query("t").where("a", equals: deep).where("a", equals: deep).ids() == [])
         }
     }
 

@@ -43,6 +43,18 @@ private struct NestedAccents: StoredRecord, Equatable {
     }
 }
 
+/// A schema declared for one spelling of a name, a type using the other.
+private struct Decomposed: StoredRecord, Equatable {
+    static let table: Key = "decomposed"
+    var id: Int
+    var value: Int
+    enum CodingKeys: String, CodingKey {
+        case id
+        case value = "cafe\u{301}"
+    }
+    static var schema: RecordSchema { RecordSchema(defaults: ["caf\u{E9}": 5]) }
+}
+
 private struct Refused: Error, CustomStringConvertible {
     var description: String { "fewer than 100 plays" }
 }
@@ -80,12 +92,19 @@ struct TypedSecondReviewTests {
         #expect(database.record(1, in: "accents")?["cafe\u{301}"] == 2)
         #expect(try database.record(Accents.self, id: 1) == Accents(id: 1, precomposed: 1, decomposed: 2))
         #expect(
-            try database.records(Accents.self) == [
+            try database.records(Accents.self).sorted { $0.id < $1.id } == [
                 Accents(id: 1, precomposed: 1, decomposed: 2), Accents(id: 2, precomposed: 3, decomposed: 4),
             ]
         )
         #expect(database.record(1, in: "nested")?["nai\u{308}ve"] == [1])
         #expect(database.record(1, in: "nested")?["na\u{EF}ve"] == [2, 3])
+    }
+
+    @Test("a schema's default applies to the name of its exact bytes only")
+    func schemaNamesByBytes() throws {
+        var builder = TransactionBuilder(on: Database())
+        try builder.insert(["caf\u{E9}": 1], id: 1, into: "decomposed")
+        #expect(throws: RecordDecodingError.self) { try builder.database.record(Decomposed.self, id: 1) }
     }
 
     @Test("an error a type's own init(from:) throws comes as a RecordDecodingError naming the record")
