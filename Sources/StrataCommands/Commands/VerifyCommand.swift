@@ -107,7 +107,9 @@ struct RepairCommand: AsyncParsableCommand {
         if let names = try? FileManager.default.contentsOfDirectory(atPath: into), !names.isEmpty {
             throw CommandFailure.usage("\(into) is not empty; repair writes only into a new store")
         }
-        var options = StoreOptions()
+        // The fixed budget every command opens with (no measuring job that
+        // holds the store weakly).
+        var options = CommonOptions.options
         options.createIfMissing = true
         options.durability = .none
         let target: Store
