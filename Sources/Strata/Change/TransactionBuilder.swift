@@ -32,13 +32,14 @@ public struct TransactionBuilder: Sendable {
     ///
     /// - Throws: ``ApplyError/recordExists(table:id:)`` when `id` exists.
     public mutating func insert(_ record: Record, id: RecordID, into table: Key) throws {
+        try record.checkNesting(table: table, id: id)
         try add(.insert(record), id: id, table: table)
     }
 
     /// Inserts the record, or replaces the existing one with `id`. O(log32 n + fields).
     public mutating func upsert(_ record: Record, id: RecordID, into table: Key) throws {
+        try record.checkNesting(table: table, id: id)
         if let existing = database.record(id, in: table) {
-            try record.checkNesting(table: table, id: id)
             if let change = Change.between(existing, record) { try add(change, id: id, table: table) }
         } else {
             try add(.insert(record), id: id, table: table)
@@ -58,11 +59,9 @@ public struct TransactionBuilder: Sendable {
         let existing = database[table: table]
         var batch = PersistentMap<RecordID, Change>.Builder()
         for (id, record) in records {
-            let before = existing[id]
-            if before != nil { try record.checkNesting(table: table, id: id) }
-            let change: Change? = before.map { Change.between($0, record) } ?? .insert(record)
+            try record.checkNesting(table: table, id: id)
+            let change: Change? = existing[id].map { Change.between($0, record) } ?? .insert(record)
             if let change {
-                try change.checkNesting(table: table, id: id)
                 batch[id] = change
             } else {
                 batch[id] = nil
@@ -164,8 +163,9 @@ public struct TransactionBuilder: Sendable {
     /// edit, so an edit copies no path (a copied path per edit made
     /// inserting one record at a time an order of magnitude slower than a
     /// batch).
+    /// Its new record's depth is checked by the caller, before the change
+    /// is made (a diff decodes values, which must not nest too deep).
     private mutating func add(_ change: Change, id: RecordID, table: Key) throws {
-        try change.checkNesting(table: table, id: id)
         var tableChanges = changes.removeValue(forKey: table) ?? PersistentMap()
         defer { if !tableChanges.isEmpty { changes[table] = tableChanges } }
         let folded: Change?

@@ -49,26 +49,17 @@ extension ByteWriter {
     /// made in memory may nest thousands of levels before it is refused
     /// for its depth. O(size).
     mutating func deepValue(_ value: Value, packed: Bool) {
-        enum Pending {
-            case value(Value)
-            case key(Key)
-        }
-        var pending: [Pending] = [.value(value)]
-        while let next = pending.popLast() {
-            switch next {
-            case .key(let key): string(key.string)
-            case .value(.list(let elements)):
+        value._walk { part in
+            switch part {
+            case .scalar(let scalar): self.value(scalar, packed: packed)
+            case .list(let count):
                 tag(.list)
-                varint(elements.count)
-                for element in elements.reversed() { pending.append(.value(element)) }
-            case .value(.map(let entries)):
+                varint(count)
+            case .map(let count):
                 tag(.map)
-                varint(entries.count)
-                for key in entries.keys.sorted().reversed() {
-                    pending.append(.value(entries[key]!))
-                    pending.append(.key(key))
-                }
-            case .value(let scalar): self.value(scalar, packed: packed)
+                varint(count)
+            case .key(let key): string(key.string)
+            case .end: break
             }
         }
     }

@@ -80,30 +80,15 @@ struct IndexEntryWriter {
     /// The bytes ``value(_:depth:)`` writes for `value`, with the work still
     /// to do kept on the heap instead of the stack. O(size).
     mutating func deepValue(_ value: Value) {
-        enum Pending {
-            case value(Value)
-            case key(Key)
-            case end
-        }
-        var pending: [Pending] = [.value(value)]
-        while let next = pending.popLast() {
-            switch next {
-            case .end: bytes.append(_IndexTag.end)
+        value._walk { part in
+            switch part {
+            case .scalar(let scalar): self.value(scalar)
+            case .list: bytes.append(_IndexTag.list)
+            case .map: bytes.append(_IndexTag.map)
             case .key(let key):
                 bytes.append(0x01)
                 body(key.string.utf8)
-            case .value(.list(let elements)):
-                bytes.append(_IndexTag.list)
-                pending.append(.end)
-                for element in elements.reversed() { pending.append(.value(element)) }
-            case .value(.map(let entries)):
-                bytes.append(_IndexTag.map)
-                pending.append(.end)
-                for key in entries.keys.sorted().reversed() {
-                    pending.append(.value(entries[key]!))
-                    pending.append(.key(key))
-                }
-            case .value(let scalar): self.value(scalar)
+            case .end: bytes.append(_IndexTag.end)
             }
         }
     }

@@ -163,23 +163,65 @@ extension Value {
         }
     }
 
-    /// ``nestingDepth`` with a stack of values on the heap. O(size).
+    /// ``nestingDepth`` without recursion (``_walk(_:)``). O(size).
     func _deepNestingDepth() -> Int {
+        var depth = 0
         var deepest = 0
-        var pending: [(value: Value, depth: Int)] = [(self, 0)]
-        while let (value, depth) = pending.popLast() {
-            switch value {
-            case .list(let elements):
-                deepest = Swift.max(deepest, depth + 1)
-                for element in elements { pending.append((element, depth + 1)) }
-            case .map(let entries):
-                deepest = Swift.max(deepest, depth + 1)
-                for element in entries.values { pending.append((element, depth + 1)) }
-            default: break
+        _walk { part in
+            switch part {
+            case .list, .map:
+                depth += 1
+                deepest = Swift.max(deepest, depth)
+            case .end: depth -= 1
+            case .scalar, .key: break
             }
         }
         return deepest
     }
+
+    /// Visits the parts of this value in the order the encoders write
+    /// them (a map's entries by key), keeping the parts still to visit on
+    /// the heap: no recursion, whatever the depth. O(size).
+    func _walk(_ visit: (_ValuePart) -> Void) {
+        enum Pending {
+            case value(Value)
+            case key(Key)
+            case end
+        }
+        var pending: [Pending] = [.value(self)]
+        while let next = pending.popLast() {
+            switch next {
+            case .end: visit(.end)
+            case .key(let key): visit(.key(key))
+            case .value(.list(let elements)):
+                visit(.list(count: elements.count))
+                pending.append(.end)
+                for element in elements.reversed() { pending.append(.value(element)) }
+            case .value(.map(let entries)):
+                visit(.map(count: entries.count))
+                pending.append(.end)
+                for key in entries.keys.sorted().reversed() {
+                    pending.append(.value(entries[key]!))
+                    pending.append(.key(key))
+                }
+            case .value(let scalar): visit(.scalar(scalar))
+            }
+        }
+    }
+}
+
+/// One step of ``Value/_walk(_:)``.
+enum _ValuePart {
+    /// A value that is not a list or map.
+    case scalar(Value)
+    /// A list starts; its elements follow, then ``end``.
+    case list(count: Int)
+    /// A map starts; each entry's key, then its value, follow, then ``end``.
+    case map(count: Int)
+    /// The key of the map entry whose value comes next.
+    case key(Key)
+    /// The list or map last started ends.
+    case end
 }
 
 extension Value: CustomStringConvertible {

@@ -82,14 +82,17 @@ public struct RecordSchema: Sendable {
     }
 
     /// The default declared for exactly `name` (its UTF-8 bytes), if any.
-    func defaultValue(for name: String) -> Value? {
-        guard let index = defaults.index(forKey: name), Key(defaults[index].key) == Key(name) else { return nil }
-        return defaults[index].value
-    }
+    func defaultValue(for name: String) -> Value? { Self.declared(name, in: defaults) }
 
     /// The upcaster declared for exactly `name` (its UTF-8 bytes), if any.
-    func upcaster(for name: String) -> (@Sendable (Value) throws -> Value)? {
-        guard let index = upcasters.index(forKey: name), Key(upcasters[index].key) == Key(name) else { return nil }
-        return upcasters[index].value
+    func upcaster(for name: String) -> (@Sendable (Value) throws -> Value)? { Self.declared(name, in: upcasters) }
+
+    /// The entry of `declarations` whose key has `name`'s UTF-8 bytes: a
+    /// `String` key finds any canonically equivalent spelling.
+    private static func declared<Declaration>(_ name: String, in declarations: [String: Declaration]) -> Declaration? {
+        guard let index = declarations.index(forKey: name), Key(declarations[index].key) == Key(name) else {
+            return nil
+        }
+        return declarations[index].value
     }
 }
