@@ -133,21 +133,50 @@ extension _MapNode {
             }
             return node
         }
-        // Counting sort of the range by this level's slot.
-        var counts = (0..<33).map { _ in 0 }
-        for position in range {
-            counts[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
+        // Counting sort of the range by this level's slot. The counts live
+        // on the stack: a node built here is otherwise one allocation.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 66) { storage in
+            let counts = UnsafeMutableBufferPointer(rebasing: storage[0..<33])
+            let cursor = UnsafeMutableBufferPointer(rebasing: storage[33..<66])
+            counts.initialize(repeating: 0)
+            for position in range {
+                counts[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
+            }
+            for slot in 0..<32 { counts[slot + 1] += counts[slot] }
+            _ = cursor.initialize(fromContentsOf: counts)
+            for position in range {
+                let entry = order[position]
+                let slot = Int((entry.hash &>> UInt64(shift)) & 31)
+                scratch[range.lowerBound + cursor[slot]] = entry
+                cursor[slot] += 1
+            }
+            for position in range { order[position] = scratch[position] }
+            return node(
+                moving: items,
+                order,
+                scratch,
+                range: range,
+                slotStarts: UnsafeBufferPointer(counts),
+                shift: shift,
+                unmoved: &unmoved
+            )
         }
-        for slot in 0..<32 { counts[slot + 1] += counts[slot] }
-        var cursor = counts
-        for position in range {
-            let entry = order[position]
-            let slot = Int((entry.hash &>> UInt64(shift)) & 31)
-            scratch[range.lowerBound + cursor[slot]] = entry
-            cursor[slot] += 1
-        }
-        for position in range { order[position] = scratch[position] }
+    }
 
+    /// Builds the node of `order[range]`, whose entries are sorted by their
+    /// slot at `shift` and whose slot `s` starts at `slotStarts[s]` (33
+    /// bounds, relative to the range), moving its items in and building
+    /// its children.
+    @inlinable
+    static func node(
+        moving items: UnsafeMutablePointer<Item>,
+        _ order: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        _ scratch: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        range: Range<Int>,
+        slotStarts counts: UnsafeBufferPointer<Int>,
+        shift: Int,
+        unmoved: inout Int
+    ) -> _MapNode? {
         var dataMap: UInt32 = 0
         var nodeMap: UInt32 = 0
         for slot in 0..<32 {

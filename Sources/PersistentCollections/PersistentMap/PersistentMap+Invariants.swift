@@ -72,3 +72,21 @@ extension _MapNode {
         return total
     }
 }
+
+extension PersistentMap {
+    /// The number of nodes on the longest path from the root, counting the
+    /// root (0 for an empty map): how many levels a lookup may descend.
+    /// O(nodes). For tests and diagnostics.
+    public var _maximumDepth: Int {
+        guard let root = _root else { return 0 }
+        var deepest = 0
+        var pending: [(_Node, Int)] = [(root, 1)]
+        while let (node, depth) = pending.popLast() {
+            deepest = Swift.max(deepest, depth)
+            for index in 0..<node.childCount {
+                pending.append((node._unretainedChild(index).takeUnretainedValue(), depth + 1))
+            }
+        }
+        return deepest
+    }
+}

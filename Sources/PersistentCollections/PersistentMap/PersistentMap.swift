@@ -16,9 +16,13 @@
 /// ``difference(from:)`` skip shared subtrees by identity and take time
 /// proportional to what differs.
 ///
-/// Hashing uses `Key.hashValue` (the standard library's seeded hasher), so
-/// iteration order is arbitrary and varies between processes unless
-/// `SWIFT_DETERMINISTIC_HASHING` is set.
+/// A key of a fixed-width integer type (`Int`, `UInt64`, `Int32`, …) is its
+/// own hash: distinct keys never collide, no path is deeper than 13 levels,
+/// and dense keys such as row IDs fill the trie's nodes (at 1M sequential
+/// keys, every key is 4 levels down). Other keys hash with `Key.hashValue`
+/// (the standard library's seeded hasher). Iteration follows hash order:
+/// arbitrary, and for keys of other types it varies between processes
+/// unless `SWIFT_DETERMINISTIC_HASHING` is set.
 @frozen
 public struct PersistentMap<Key: Hashable, Value> {
     @usableFromInline typealias _Node = _MapNode<Key, Value>
