@@ -5,7 +5,8 @@ import Foundation
 /// IDs of different kinds never compare equal (`RecordID(1)` is not
 /// `RecordID("1")`), and string IDs compare, hash and sort by their UTF-8
 /// bytes, like ``Key`` (`RecordID("\u{E9}")` is not `RecordID("e\u{301}")`).
-/// Hashing an ID costs one hash of its payload.
+/// Hashing an ID costs one hash of its payload (for an integer, a few
+/// multiplies: see ``_rawHashValue(seed:)``).
 public struct RecordID: Hashable, Sendable, Comparable {
     /// The ID's payload.
     public enum Kind: Hashable, Sendable {
@@ -60,6 +61,40 @@ public struct RecordID: Hashable, Sendable, Comparable {
     /// A UUID ID.
     public init(_ value: UUID) {
         kind = .uuid(value)
+    }
+
+    /// Hashes the kind and payload, as ``Kind`` does.
+    public func hash(into hasher: inout Hasher) {
+        kind.hash(into: &hasher)
+    }
+
+    /// The hash that `hashValue` returns (seed 0): for an integer ID, a
+    /// fixed mix of the integer (murmur3's 64-bit finalizer, a bijection),
+    /// the same in every process; for the others, the standard library's
+    /// seeded hash of the kind and payload.
+    ///
+    /// `PersistentMap` files its keys by `hashValue`, so a table's trie
+    /// costs a few multiplies per integer ID instead of a SipHash, and
+    /// no two integer IDs ever share a hash (no collision node, no path
+    /// deeper than 13 levels). The mix, not the integer itself, keeps
+    /// IDs given out in sequence scattered, so a change copies small
+    /// leaves rather than full ones. `Dictionary` and `Set` pass their own
+    /// nonzero seed and get the seeded hash of the seed and the ID.
+    public func _rawHashValue(seed: Int) -> Int {
+        if seed == 0, case .integer(let value) = kind {
+            // A bijection of the 64 bits (murmur3's finalizer).
+            var x = UInt64(bitPattern: value)
+            x ^= x &>> 33
+            x &*= 0xff51_afd7_ed55_8ccd
+            x ^= x &>> 33
+            x &*= 0xc4ce_b9fe_1a85_ec53
+            x ^= x &>> 33
+            return Int(Int64(bitPattern: x))
+        }
+        var hasher = Hasher()
+        if seed != 0 { hasher.combine(seed) }
+        kind.hash(into: &hasher)
+        return hasher.finalize()
     }
 
     /// Orders integers before strings before UUIDs, then by value (strings
