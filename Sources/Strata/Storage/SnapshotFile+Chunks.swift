@@ -465,7 +465,7 @@ extension SnapshotFile {
                     entries[index].append(chunkEntries)
                 }
             }
-            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: parts) else {
+            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: consume parts) else {
                 throw damaged("table \(table.name): a record ID appears twice", layout.directoryOffset)
             }
             var value = Table(records: records)

@@ -118,6 +118,43 @@ struct PersistentMapConcurrentBuildTests {
         }
     }
 
+    @Test(
+        "parts the caller gives up are moved in: the same entries, each key and value freed once",
+        arguments: [4_096, 40_000]
+    )
+    func consumedParts(count: Int) {
+        let life = SharedLiveCount()
+        var random = SeededRandom(seed: UInt64(count) &+ 7)
+        do {
+            let parts = Self.parts(count: count, shape: .distinct, life: life, random: &random)
+            var expected: [Int: ObjectIdentifier] = [:]
+            for (key, value) in parts.joined() { expected[key.id] = ObjectIdentifier(value) }
+            let map = PersistentMap(checkingUniqueKeysWithValuesOf: consume parts)
+            #expect(map != nil, "seed \(count)")
+            map?._invariantCheck()
+            var found: [Int: ObjectIdentifier] = [:]
+            for (key, value) in map ?? [:] { found[key.id] = ObjectIdentifier(value) }
+            #expect(found == expected, "seed \(count)")
+            #expect(life.value == 2 * count)
+        }
+        #expect(life.value == 0)
+        // A repeated key in parts given up: nil, and every entry freed.
+        for position in [0, count / 2, count] {
+            do {
+                let parts = Self.parts(
+                    count: count,
+                    shape: .distinct,
+                    repeated: count / 3,
+                    at: position,
+                    life: life,
+                    random: &random
+                )
+                #expect(PersistentMap(checkingUniqueKeysWithValuesOf: consume parts) == nil, "repeat at \(position)")
+            }
+            #expect(life.value == 0, "repeat at \(position)")
+        }
+    }
+
     @Test("no parts, empty parts and small inputs build as the sequential build does")
     func smallInputs() {
         #expect(PersistentMap<Int, Int>(checkingUniqueKeysWithValuesOf: []) == [:])
