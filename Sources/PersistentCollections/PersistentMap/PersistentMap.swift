@@ -19,7 +19,10 @@
 /// A key of a fixed-width integer type (`Int`, `UInt64`, `Int32`, …) is its
 /// own hash: distinct keys never collide, no path is deeper than 13 levels,
 /// and dense keys such as row IDs fill the trie's nodes (at 1M sequential
-/// keys, every key is 4 levels down). Other keys hash with `Key.hashValue`
+/// keys, every key is 4 levels down). Keys that share their low bits (all
+/// multiples of 32, say) share the top nodes of their paths instead: their
+/// paths are longer, and ``parts(maximumCount:)`` and the concurrent build
+/// find fewer subtries to split at. Other keys hash with `Key.hashValue`
 /// (the standard library's seeded hasher). Iteration follows hash order:
 /// arbitrary, and for keys of other types it varies between processes
 /// unless `SWIFT_DETERMINISTIC_HASHING` is set.

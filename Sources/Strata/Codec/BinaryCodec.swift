@@ -441,7 +441,8 @@ extension ByteReader {
             // Bulk build (each node allocated once at its size, the root's
             // subtries on every core); on a repeated ID, decode the table
             // again one record at a time to report where.
-            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: [consume entries]) else {
+            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: [consume entries])
+            else {
                 rewind(to: recordsStart)
                 _ = try count(minimumSize: 3)
                 var seen = Set<RecordID>()

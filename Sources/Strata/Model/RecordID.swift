@@ -69,21 +69,24 @@ public struct RecordID: Hashable, Sendable, Comparable {
     }
 
     /// The hash that `hashValue` returns (seed 0): for an integer ID, a
-    /// fixed mix of the integer (murmur3's 64-bit finalizer, a bijection),
-    /// the same in every process; for the others, the standard library's
-    /// seeded hash of the kind and payload.
+    /// mix of the integer and a per-process random key (murmur3's 64-bit
+    /// finalizer of their exclusive or, a bijection); for the others, the
+    /// standard library's seeded hash of the kind and payload.
     ///
     /// `PersistentMap` files its keys by `hashValue`, so a table's trie
     /// costs a few multiplies per integer ID instead of a SipHash, and
     /// no two integer IDs ever share a hash (no collision node, no path
     /// deeper than 13 levels). The mix, not the integer itself, keeps
-    /// IDs given out in sequence scattered, so a change copies small
-    /// leaves rather than full ones. `Dictionary` and `Set` pass their own
-    /// nonzero seed and get the seeded hash of the seed and the ID.
+    /// IDs given out in sequence or in steps scattered, so a change copies
+    /// small leaves rather than full ones and the root's subtries (built
+    /// on every core at open) stay even; the key, drawn like the
+    /// standard library's seed (fixed under `SWIFT_DETERMINISTIC_HASHING`),
+    /// keeps IDs that come from outside (an import, a peer) from being
+    /// chosen to pile up in one subtrie. `Dictionary` and `Set` pass their
+    /// own nonzero seed and get the seeded hash of the seed and the ID.
     public func _rawHashValue(seed: Int) -> Int {
         if seed == 0, case .integer(let value) = kind {
-            // A bijection of the 64 bits (murmur3's finalizer).
-            var x = UInt64(bitPattern: value)
+            var x = UInt64(bitPattern: value) ^ _recordIDHashKey
             x ^= x &>> 33
             x &*= 0xff51_afd7_ed55_8ccd
             x ^= x &>> 33
@@ -110,6 +113,15 @@ public struct RecordID: Hashable, Sendable, Comparable {
         }
     }
 }
+
+/// The key mixed into integer IDs' hashes: random per process, from the
+/// standard library's seeded hasher (so fixed when its hashing is made
+/// deterministic).
+let _recordIDHashKey: UInt64 = {
+    var hasher = Hasher()
+    hasher.combine(0x5354_5241_5441 as UInt64)
+    return UInt64(bitPattern: Int64(hasher.finalize()))
+}()
 
 extension RecordID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
     /// An integer ID from a literal.

@@ -7,15 +7,58 @@ import Testing
 
 @Suite("RecordID hashing")
 struct RecordIDHashTests {
-    @Test("an integer ID's hashValue is a fixed mix of the integer, the same in every process")
-    func integerHashIsFixed() {
-        // murmur3's 64-bit finalizer; these are its outputs, so a change of
-        // the function (or the seeded hasher taking over) shows here.
-        #expect(RecordID(0).hashValue == 0)
-        #expect(RecordID(1).hashValue == -5_451_962_507_482_445_012)
-        #expect(RecordID(2).hashValue == 4_233_148_493_373_801_447)
-        #expect(RecordID(-1).hashValue == 7_256_831_767_414_464_289)
-        #expect(RecordID(1_000_000).hashValue == 4_916_551_097_864_136_739)
+    /// murmur3's 64-bit finalizer, without the process's key.
+    static func unkeyedMix(_ value: Int64) -> Int {
+        var x = UInt64(bitPattern: value)
+        x ^= x &>> 33
+        x &*= 0xff51_afd7_ed55_8ccd
+        x ^= x &>> 33
+        x &*= 0xc4ce_b9fe_1a85_ec53
+        x ^= x &>> 33
+        return Int(Int64(bitPattern: x))
+    }
+
+    @Test("an integer ID's hash is a keyed mix: one per integer, whatever the width it was given in")
+    func integerHashIsAKeyedBijection() {
+        #expect(RecordID(7).hashValue == RecordID(Int64(7)).hashValue)
+        #expect(RecordID(7).hashValue == (7 as RecordID).hashValue)
+        #expect(RecordID(-3).hashValue == RecordID(-3).hashValue)
+        // The process's key is mixed in: the plain finalizer's values are
+        // not the hashes (they would be for a key of 0).
+        #expect((1...8).contains { RecordID(Int64($0)).hashValue != Self.unkeyedMix(Int64($0)) })
+        var hashes = Set<Int>()
+        for n in 0..<50_000 { hashes.insert(RecordID(n).hashValue) }
+        for n in 0..<50_000 { hashes.insert(RecordID(Int64(n + 1) << 32 | 0x7FF).hashValue) }
+        #expect(hashes.count == 100_000, "distinct integer IDs share a hash")
+    }
+
+    @Test("IDs in steps and IDs chosen against the unkeyed mix spread over the root's subtries")
+    func stepsAndChosenIDsSpread() {
+        // Integers whose unkeyed mix would share its low 40 bits: the
+        // inverse of the finalizer applied to multiples of 2^40.
+        func unmix(_ hash: UInt64) -> Int64 {
+            var x = hash
+            x ^= x &>> 33
+            x &*= 0x9cb4_b2f8_1293_37db  // inverse of 0xc4ceb9fe1a85ec53
+            x ^= x &>> 33
+            x &*= 0x4f74_430c_22a5_4005  // inverse of 0xff51afd7ed558ccd
+            x ^= x &>> 33
+            return Int64(bitPattern: x)
+        }
+        let target: UInt64 = 12_345 << 40
+        #expect(Self.unkeyedMix(unmix(target)) == Int(Int64(bitPattern: target)))
+        let sequential = PersistentMap(uniqueKeysWithValues: (0..<100_000).map { (RecordID($0), $0) })
+        let stepped: [RecordID] = (0..<100_000).map { RecordID(Int64($0) * 1_024) }
+        let high: [RecordID] = (0..<100_000).map { RecordID(Int64($0) << 32) }
+        let chosen: [RecordID] = (0..<100_000).map { RecordID(unmix(UInt64($0) << 40)) }
+        for ids in [stepped, high, chosen] {
+            let table = PersistentMap<RecordID, Int>(
+                uniqueKeysWithValues: ids.enumerated().map { ($0.element, $0.offset) }
+            )
+            table._invariantCheck()
+            #expect(table._maximumDepth <= sequential._maximumDepth + 1, "depth \(table._maximumDepth)")
+            #expect(table.parts(maximumCount: 4).count == 4)
+        }
     }
 
     @Test("string and UUID IDs hash as their kind does, by UTF-8 bytes")
