@@ -1,9 +1,8 @@
 import DeterministicRandom
 import Foundation
 import PersistentCollections
+import Strata
 import Testing
-
-@testable import Strata
 
 @Suite("RecordID hashing")
 struct RecordIDHashTests {
