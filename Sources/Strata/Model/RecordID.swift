@@ -6,7 +6,7 @@ import Foundation
 /// `RecordID("1")`), and string IDs compare, hash and sort by their UTF-8
 /// bytes, like ``Key`` (`RecordID("\u{E9}")` is not `RecordID("e\u{301}")`).
 /// Hashing an ID costs one hash of its payload (for an integer, a few
-/// multiplies: see ``_rawHashValue(seed:)``).
+/// multiplies: see `_rawHashValue(seed:)`).
 public struct RecordID: Hashable, Sendable, Comparable {
     /// The ID's payload.
     public enum Kind: Hashable, Sendable {
