@@ -133,34 +133,49 @@ extension _MapNode {
             }
             return node
         }
-        // Counting sort of the range by this level's slot. The counts live
-        // on the stack: a node built here is otherwise one allocation.
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 66) { storage in
-            let counts = UnsafeMutableBufferPointer(rebasing: storage[0..<33])
-            let cursor = UnsafeMutableBufferPointer(rebasing: storage[33..<66])
-            counts.initialize(repeating: 0)
-            for position in range {
-                counts[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
-            }
-            for slot in 0..<32 { counts[slot + 1] += counts[slot] }
-            _ = cursor.initialize(fromContentsOf: counts)
+        // The bounds live on the stack: a node built here is otherwise one
+        // allocation.
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 33) { bounds in
+            sortBySlot(order, scratch, range: range, shift: shift, bounds: bounds)
+            return node(
+                moving: items,
+                order,
+                scratch,
+                range: range,
+                slotStarts: UnsafeBufferPointer(bounds),
+                shift: shift,
+                unmoved: &unmoved
+            )
+        }
+    }
+
+    /// Sorts `order[range]` by each entry's slot at `shift`, a stable
+    /// counting sort through `scratch[range]`, and initializes `bounds`
+    /// (33 elements) with where each slot starts, relative to the range,
+    /// and where the last ends. Allocates nothing.
+    @inlinable
+    static func sortBySlot(
+        _ order: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        _ scratch: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        range: Range<Int>,
+        shift: Int,
+        bounds: UnsafeMutableBufferPointer<Int>
+    ) {
+        bounds.initialize(repeating: 0)
+        for position in range {
+            bounds[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
+        }
+        for slot in 0..<32 { bounds[slot + 1] += bounds[slot] }
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: 32) { cursor in
+            _ = cursor.initialize(fromContentsOf: bounds[0..<32])
             for position in range {
                 let entry = order[position]
                 let slot = Int((entry.hash &>> UInt64(shift)) & 31)
                 scratch[range.lowerBound + cursor[slot]] = entry
                 cursor[slot] += 1
             }
-            for position in range { order[position] = scratch[position] }
-            return node(
-                moving: items,
-                order,
-                scratch,
-                range: range,
-                slotStarts: UnsafeBufferPointer(counts),
-                shift: shift,
-                unmoved: &unmoved
-            )
         }
+        for position in range { order[position] = scratch[position] }
     }
 
     /// Builds the node of `order[range]`, whose entries are sorted by their

@@ -17,6 +17,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
     /// - Complexity: O(n log32 n) work, where n is the total count.
     @inlinable
     public init?(checkingUniqueKeysWithValuesOf parts: consuming [[(Key, Value)]]) {
+        // A local copy the tasks can pop from (the parameter is consumed here).
         var parts = parts
         var offsets: [Int] = []
         offsets.reserveCapacity(parts.count + 1)
@@ -86,17 +87,12 @@ extension _MapNode where Key: Sendable, Value: Sendable {
     ) -> _MapNode? {
         let count = order.count
         var scratch = [_MapBuildEntry](repeating: _MapBuildEntry(hash: 0, index: 0), count: count)
-        // Counting sort by the root's slot.
         var bounds = [Int](repeating: 0, count: 33)
-        for entry in order { bounds[Int(entry.hash & 31) + 1] += 1 }
-        for slot in 0..<32 { bounds[slot + 1] += bounds[slot] }
-        var cursor = bounds
-        for entry in order {
-            let slot = Int(entry.hash & 31)
-            scratch[cursor[slot]] = entry
-            cursor[slot] += 1
+        scratch.withUnsafeMutableBufferPointer { scratch in
+            bounds.withUnsafeMutableBufferPointer { bounds in
+                sortBySlot(order, scratch, range: 0..<count, shift: 0, bounds: bounds)
+            }
         }
-        _ = order.update(fromContentsOf: scratch)
 
         let slots = bounds
         let subtrieSlots = (0..<32).filter { slots[$0 + 1] - slots[$0] > 1 }

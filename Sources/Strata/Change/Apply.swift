@@ -203,7 +203,8 @@ extension Table {
 extension Change {
     /// Refuses a change whose new values nest deeper than a store can read
     /// back. Checked where a commit is prepared (the builder checks each new
-    /// record whole, before diffing it), not when the history is replayed. O(the new values' size).
+    /// record whole, before diffing it), not when the history is replayed.
+    /// O(the new values' size).
     /// - Throws: ``ApplyError/nestingTooDeep(table:id:field:depth:limit:)``.
     func checkNesting(table: Key, id: RecordID) throws {
         let limit = Value.maximumNesting
