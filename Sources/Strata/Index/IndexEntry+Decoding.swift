@@ -7,11 +7,62 @@ import PersistentCollections
 extension IndexEntry {
     /// The record ID that follows the first `valueCount` values. O(count).
     func recordID(after valueCount: Int) -> RecordID {
-        withBytes { bytes in
-            var offset = 0
+        recordID(afterPrefix: 0, values: valueCount)
+    }
+
+    /// The record ID of an entry that starts with `prefix` bytes holding
+    /// whole values (a query's equalities, which every entry between its
+    /// bounds shares), then `valueCount` more values. O(count), without
+    /// reading the prefix: a query's window decodes an ID per result.
+    /// - Precondition: the entry is longer than `prefix` bytes.
+    @inline(__always)
+    func recordID(afterPrefix prefix: Int, values valueCount: Int) -> RecordID {
+        // The common case, an inline entry whose later values have a fixed
+        // size (integers, dates, doubles, booleans, nulls) and an integer
+        // ID, read from the words without copying them out.
+        if case let .inline(w0, w1, w2, w3, w4, storedCount) = storage {
+            let words = (w0, w1, w2, UInt64(w3) << 16 | UInt64(w4))
+            let count = Int(storedCount)
+            var offset = prefix
+            var remaining = valueCount
+            while remaining > 0, offset < count, let size = Self.fixedSize(Self.byte(offset, of: words)) {
+                offset += 1 + size
+                remaining -= 1
+            }
+            if remaining == 0, offset < count {
+                let tag = Self.byte(offset, of: words)
+                let length = abs(Int(tag) - Int(_IndexTag.intZero))
+                if tag >= 0x0C, tag <= 0x1C, offset + 1 + length == count {
+                    var payload: UInt64 = 0
+                    for i in (offset + 1)..<count { payload = payload << 8 | UInt64(Self.byte(i, of: words)) }
+                    return RecordID(Self.int(payload: payload, length: length, tag: tag))
+                }
+            }
+        }
+        return withBytes { bytes in
+            var offset = prefix
             for _ in 0..<valueCount { Self.skipValue(bytes, &offset) }
             return Self.readRecordID(bytes, &offset)
         }
+    }
+
+    /// The bytes after the type byte `tag` of a value of fixed size; nil
+    /// for one of variable size.
+    @inline(__always)
+    static func fixedSize(_ tag: UInt8) -> Int? {
+        switch tag {
+        case _IndexTag.null, _IndexTag.false, _IndexTag.true: return 0
+        case 0x0C...0x1C: return abs(Int(tag) - Int(_IndexTag.intZero))
+        case _IndexTag.double, _IndexTag.date: return 8
+        default: return nil
+        }
+    }
+
+    /// Byte `i` (below 30) of the big-endian `words`.
+    @inline(__always)
+    static func byte(_ i: Int, of words: (UInt64, UInt64, UInt64, UInt64)) -> UInt8 {
+        let word = i < 8 ? words.0 : (i < 16 ? words.1 : (i < 24 ? words.2 : words.3 << 16))
+        return UInt8(truncatingIfNeeded: word >> UInt64(56 - 8 * (i & 7)))
     }
 
     /// The first `valueCount` values. O(count).
@@ -51,6 +102,13 @@ extension IndexEntry {
             payload = payload << 8 | UInt64(bytes[offset])
             offset += 1
         }
+        return int(payload: payload, length: length, tag: tag)
+    }
+
+    /// The integer whose `length` payload bytes, read big-endian, are
+    /// `payload`, under type byte `tag`.
+    @inline(__always)
+    static func int(payload: UInt64, length: Int, tag: UInt8) -> Int64 {
         if tag >= _IndexTag.intZero { return Int64(bitPattern: payload) }
         let mask = length == 8 ? UInt64.max : (1 << UInt64(8 * length)) - 1
         let magnitude = mask - payload

@@ -15,7 +15,7 @@ extension Query {
     /// index without filters).
     public func ids() throws -> [RecordID] {
         switch try plan() {
-        case .index(let index, let descending) where filters.isEmpty:
+        case .index(let index, let descending, _) where filters.isEmpty:
             return windowIDs(index, descending: descending, limit: limitCount)
         default:
             return try records().map(\.id)
@@ -26,7 +26,7 @@ extension Query {
     /// O(log n) on an index without filters.
     public func count() throws -> Int {
         switch try plan() {
-        case .index(let index, _) where filters.isEmpty:
+        case .index(let index, _, _) where filters.isEmpty:
             guard let total = offsets(in: index)?.count else { return 0 }
             let afterOffset = Swift.max(0, total - offsetCount)
             return limitCount.map { Swift.min($0, afterOffset) } ?? afterOffset
@@ -44,12 +44,12 @@ extension Query {
     /// The last result (of the window `limit`/`offset` select), or nil.
     public func last() throws -> Row? {
         switch try plan() {
-        case .index(let index, let descending) where filters.isEmpty:
+        case .index(let index, let descending, let table) where filters.isEmpty:
             guard let entries = window(index, descending: descending, limit: limitCount) else { return nil }
             // The window's last entry, reached from the other end.
             var fromEnd = entries.reversed().makeIterator()
             guard let entry = fromEnd.next() else { return nil }
-            return row(entry, index: index)
+            return row(entry, index: index, in: table)
         default:
             return try records().last
         }
@@ -59,8 +59,7 @@ extension Query {
 
     func rows(limit: Int?) throws -> [Row] {
         switch try plan() {
-        case .index(let index, let descending):
-            guard let records = database._tables[table] else { return [] }
+        case .index(let index, let descending, let records):
             if filters.isEmpty {
                 let ids = windowIDs(index, descending: descending, limit: limit)
                 // One batch: the lookups' memory reads overlap.
@@ -95,7 +94,18 @@ extension Query {
     /// The entries between the bounds, after `offset`, at most `limit`,
     /// in the query's order: a view of the index, nothing copied.
     func window(_ index: TableIndex, descending: Bool, limit: Int?) -> PersistentSortedSet<IndexEntry>.Elements? {
-        guard let offsets = offsets(in: index) else { return nil }
+        guard let bounds = bounds(for: index) else { return nil }
+        return window(index, bounds: bounds, descending: descending, limit: limit)
+    }
+
+    /// The same between `bounds`, computed once by the caller.
+    func window(
+        _ index: TableIndex,
+        bounds: EntryBounds,
+        descending: Bool,
+        limit: Int?
+    ) -> PersistentSortedSet<IndexEntry>.Elements? {
+        let offsets = offsets(in: index, bounds: bounds)
         let (low, high) = (offsets.lowerBound, offsets.upperBound)
         let available = Swift.max(0, high - low - offsetCount)
         let count = limit.map { Swift.min($0, available) } ?? available
@@ -107,17 +117,17 @@ extension Query {
 
     /// The record IDs of ``window(_:descending:limit:)``'s entries.
     func windowIDs(_ index: TableIndex, descending: Bool, limit: Int?) -> [RecordID] {
-        guard let entries = window(index, descending: descending, limit: limit) else { return [] }
-        let fieldCount = index.definition.fields.count
+        guard let bounds = bounds(for: index),
+            let entries = window(index, bounds: bounds, descending: descending, limit: limit)
+        else { return [] }
+        // Every entry of the window starts with the equalities' bytes.
+        let prefix = bounds.prefix
+        let after = index.definition.fields.count - bounds.prefixValues
         // `map` reserves the view's count.
-        return entries.map { $0.recordID(after: fieldCount) }
+        return entries.map { $0.recordID(afterPrefix: prefix, values: after) }
     }
 
-    func row(_ entry: IndexEntry, index: TableIndex) -> Row? {
-        database._tables[table].flatMap { row(entry, index: index, in: $0) }
-    }
-
-    /// The same with the table already found (one table lookup per query).
+    /// The row of `entry`, an entry of `index` of `records`.
     func row(_ entry: IndexEntry, index: TableIndex, in records: Table) -> Row? {
         let id = entry.recordID(after: index.definition.fields.count)
         guard let record = records[id] else { return nil }
@@ -131,20 +141,33 @@ extension Query {
     /// The offsets in `index` of the entries the conditions select; nil
     /// when they select nothing on any value.
     func offsets(in index: TableIndex) -> Swift.Range<Int>? {
-        guard let (lower, upper) = bounds(for: index) else { return nil }
-        return lower < upper ? index.entries.offsets(in: lower..<upper) : 0..<0
+        guard let bounds = bounds(for: index) else { return nil }
+        return offsets(in: index, bounds: bounds)
     }
 
-    /// The entries of `index` the conditions select lie in `lower..<upper`;
-    /// nil when two equalities on one path contradict each other.
-    func bounds(for index: TableIndex) -> (lower: IndexEntry, upper: IndexEntry)? {
+    func offsets(in index: TableIndex, bounds: EntryBounds) -> Swift.Range<Int> {
+        bounds.lower < bounds.upper ? index.entries.offsets(in: bounds.lower..<bounds.upper) : 0..<0
+    }
+
+    /// Where the entries a query selects lie: in `lower..<upper`. Both
+    /// bounds start with `prefix` bytes, which encode the first
+    /// `prefixValues` values of the index (the equalities), and so does
+    /// every entry between them. (A tuple: a struct of two entries was
+    /// copied and destroyed through its value witnesses, ~200 instructions
+    /// a query.)
+    typealias EntryBounds = (lower: IndexEntry, upper: IndexEntry, prefix: Int, prefixValues: Int)
+
+    /// The bounds of the entries of `index` the conditions select; nil
+    /// when two equalities on one path contradict each other.
+    func bounds(for index: TableIndex) -> EntryBounds? {
         // Equalities in the index's field order; two different values for
         // one path select nothing. One buffer, cut back to the shared
         // prefix between the bounds: no copy of it per bound.
         var writer = IndexEntryWriter(capacity: 64)
         let fields = index.definition.fields
         // The index `resolve()` chose has a field per equality path.
-        for i in 0..<Swift.min(equalPathCount, fields.count) {
+        let prefixValues = Swift.min(equalPathCount, fields.count)
+        for i in 0..<prefixValues {
             var found: Int?
             for e in equalities.indices where equalities[e].path == fields[i] {
                 if let found, equalities[found].value != equalities[e].value { return nil }
@@ -156,7 +179,7 @@ extension Query {
         guard let range else {
             let lower = IndexEntry(writer.bytes)
             writer.bytes.append(0xFF)
-            return (lower, IndexEntry(writer.bytes))
+            return (lower, IndexEntry(writer.bytes), prefix, prefixValues)
         }
         // A one-sided range stays within its bound's kind: nulls and
         // other kinds are never in `...5`.
@@ -175,7 +198,7 @@ extension Query {
         } else {
             writer.bytes.append(kind.indexKindEnd)
         }
-        return (lower, IndexEntry(writer.bytes))
+        return (lower, IndexEntry(writer.bytes), prefix, prefixValues)
     }
 
     /// The equality conditions by path; nil when one path must equal two

@@ -33,7 +33,7 @@ extension Query {
     /// - Throws: ``QueryError``, as the query itself would.
     public func explain() throws -> QueryPlan {
         switch try plan() {
-        case .index(let index, _):
+        case .index(let index, _, _):
             return QueryPlan(access: .index(index.definition.name), filters: !filters.isEmpty, sorts: false)
         case .scan: return QueryPlan(access: .scan, filters: !filters.isEmpty, sorts: true)
         }
@@ -41,8 +41,9 @@ extension Query {
 
     /// What a query resolves to.
     enum Resolved {
-        /// An index, and whether its order is reversed.
-        case index(TableIndex, descending: Bool)
+        /// An index, whether its order is reversed, and the table (found
+        /// once per query).
+        case index(TableIndex, descending: Bool, table: Table)
         case scan
     }
 
@@ -74,9 +75,9 @@ extension Query {
             throw error
         }
         switch resolved {
-        case .index(let index, _):
-            if let (lower, upper) = bounds(for: index) {
-                recorder.noteRange(lower..<upper, of: index.definition.name, in: table)
+        case .index(let index, _, _):
+            if let bounds = bounds(for: index) {
+                recorder.noteRange(bounds.lower..<bounds.upper, of: index.definition.name, in: table)
             } else {
                 // Contradictory equalities select nothing on any value, but
                 // the plan itself depends on the table's indexes.
@@ -103,7 +104,7 @@ extension Query {
         let indexes = table.indexes
         for position in indexes.indices where serves(indexes[position].definition.fields, equalPaths: k) {
             let descending = (ordering?.descending ?? false) != isReversed
-            return .index(indexes[position], descending: descending)
+            return .index(indexes[position], descending: descending, table: table)
         }
         let unconditioned = equalities.isEmpty && range == nil && ordering == nil
         if unconditioned || !filters.isEmpty { return .scan }
