@@ -60,7 +60,7 @@ struct VectorScenario {
                 return a.count
             } / Double(size)
         }
-        interleave("random index", big ? "<= 6x" : "") {
+        interleave("random index", big ? "<= 3x" : "") {
             Measure.nanoseconds {
                 var sum: Int64 = 0
                 for i in probes { sum &+= vector[i] }
