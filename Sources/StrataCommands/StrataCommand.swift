@@ -262,17 +262,16 @@ struct RecordIDArgument: ExpressibleByArgument {
     }
 }
 
-/// A date on the command line: ISO 8601 (`2026-11-24T06:00:00Z`), or a day (`2026-11-24`, UTC).
+/// A date on the command line: ISO 8601 (`2026-11-24T06:00:00Z`, an
+/// offset, a fraction), the same without a zone or with a space for the `T`
+/// (`2026-11-24 06:00:00`, as `log` prints it: UTC), or a day
+/// (`2026-11-24`, its midnight UTC). Anything else is a usage error, never
+/// a guess.
 struct DateArgument: ExpressibleByArgument {
     var date: Date
 
     init?(argument: String) {
-        if let date = JSONDates.parse(argument) {
-            self.date = date
-        } else if let day = try? Date.ISO8601FormatStyle().year().month().day().parse(argument) {
-            date = day
-        } else {
-            return nil
-        }
+        guard let date = JSONDates.commandLine(argument) else { return nil }
+        self.date = date
     }
 }

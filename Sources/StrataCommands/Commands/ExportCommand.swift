@@ -35,6 +35,16 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(name: .customLong("id-field"), help: "The member that holds each record's ID.")
     var idField = "$id"
 
+    func validate() throws {
+        if idField.isEmpty { throw ValidationError("--id-field must name a member") }
+        // Each line would name its ID and its table in one member.
+        if format == .jsonl, table == nil, Key(idField) == RecordLineParser.tableField {
+            throw ValidationError(
+                "--id-field \"$table\" is the member that names each line's table: choose another, or give --table"
+            )
+        }
+    }
+
     func run() async throws {
         let console = Console()
         let store = try await common.openReading(console)

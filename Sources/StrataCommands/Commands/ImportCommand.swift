@@ -40,6 +40,11 @@ struct ImportCommand: AsyncParsableCommand {
         if batch < 1 { throw ValidationError("--batch must be at least 1") }
         if table?.isEmpty == true { throw ValidationError("--table must name a table") }
         if idField.isEmpty { throw ValidationError("--id-field must name a member") }
+        if table == nil, Key(idField) == RecordLineParser.tableField {
+            throw ValidationError(
+                "--id-field \"$table\" is the member that names each line's table: choose another, or give --table"
+            )
+        }
     }
 
     /// Frees each batch's report, one after another, off the committing task.
@@ -151,7 +156,13 @@ struct ImportCommand: AsyncParsableCommand {
         console.flush()
         if let failure {
             if imported > 0 {
-                console.error("strata: the \(Text.count(imported)) records before it were committed (\(range))")
+                // Lines equal to what the store holds are counted as imported
+                // without a commit.
+                console.error(
+                    committed.isEmpty
+                        ? "strata: \(Text.count(imported, "record")) before it: already stored, nothing committed"
+                        : "strata: \(Text.count(imported, "record")) before it: committed or already stored (\(range))"
+                )
             }
             throw failure
         }

@@ -24,10 +24,15 @@ struct LogCommand: AsyncParsableCommand {
     @Option(help: "Only transactions that change this record (of --table).")
     var record: RecordIDArgument?
 
-    @Option(help: "Only transactions at or after this time (ISO 8601, or a day).")
+    @Option(
+        help: """
+            Only transactions at or after this time: ISO 8601 (2026-11-24T06:00:00Z), \
+            the time as log prints it (2026-11-24 06:00:00, UTC), or a day (2026-11-24).
+            """
+    )
     var since: DateArgument?
 
-    @Option(help: "Only transactions before this time.")
+    @Option(help: "Only transactions before this time (the same forms).")
     var until: DateArgument?
 
     // Unconditional: `--limit -1` reaches validate() instead of reading as an option.
@@ -105,7 +110,7 @@ struct ShowCommand: AsyncParsableCommand {
         console.line("significance  \(Text.significance(shown.significance))")
         console.line("message       \(Text.safe(shown.message))")
         for (key, value) in shown.metadata.sorted(by: { $0.key < $1.key }) {
-            console.line("meta          \(Text.safe(key.string)): \(Text.safe(value.description))")
+            console.line("meta          \(Text.safe(key.string)): \(Text.safe(Text.value(value)))")
         }
         console.line("changes       \(Text.changeSummary(shown))")
         console.line()

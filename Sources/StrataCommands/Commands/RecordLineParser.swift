@@ -71,7 +71,15 @@ package struct RecordLineParser: Sendable {
                 var line = batch.lines[index]
                 // A CRLF file's lines end in a carriage return; blank lines are skipped.
                 if line.upperBound > line.lowerBound, buffer[line.upperBound - 1] == 0x0D { line = line.dropLast() }
-                guard !buffer[line].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
+                // A byte order mark alone (an empty file saved as "UTF-8
+                // with BOM") is blank too; the readers skip one before a value.
+                var content = line
+                if content.count >= 3, buffer[content.lowerBound] == 0xEF, buffer[content.lowerBound + 1] == 0xBB,
+                    buffer[content.lowerBound + 2] == 0xBF
+                {
+                    content = content.dropFirst(3)
+                }
+                guard !buffer[content].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
                 let text = UnsafeBufferPointer(rebasing: buffer[line])
                 // Lines in the shape `strata export` writes are read straight
                 // into records; any other line (and any error) the general way.

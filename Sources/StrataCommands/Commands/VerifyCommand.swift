@@ -90,13 +90,35 @@ struct RepairCommand: AsyncParsableCommand {
     @Option(help: "The new store's directory (missing or empty).")
     var into: String
 
+    /// `path` absolute, with every symbolic link resolved, also when its
+    /// last components do not exist yet: the deepest existing ancestor is
+    /// resolved and the rest appended (`URL.resolvingSymlinksInPath` leaves
+    /// a path that does not exist as it is, so `link/new` inside the store
+    /// `link` points to would pass for a path outside it).
+    static func realPath(_ path: String) -> String {
+        var existing = URL(fileURLWithPath: path).standardizedFileURL
+        var missing: [String] = []
+        while true {
+            if let resolved = realpath(existing.path, nil) {
+                defer { free(resolved) }
+                var url = URL(fileURLWithPath: String(cString: resolved))
+                for component in missing.reversed() { url.appendPathComponent(component) }
+                return url.path
+            }
+            let parent = existing.deletingLastPathComponent()
+            guard parent.path != existing.path else { return URL(fileURLWithPath: path).standardizedFileURL.path }
+            missing.append(existing.lastPathComponent)
+            existing = parent
+        }
+    }
+
     func run() async throws {
         let console = Console()
         let log: StoreLog = try await common.failing {
             try await StoreLog.open(at: common.path, recovery: .truncateAtDamage)
         }
-        let source = URL(fileURLWithPath: common.path).standardizedFileURL.resolvingSymlinksInPath().path
-        let destination = URL(fileURLWithPath: into).standardizedFileURL.resolvingSymlinksInPath().path
+        let source = Self.realPath(common.path)
+        let destination = Self.realPath(into)
         if destination == source || destination.hasPrefix(source + "/") {
             throw CommandFailure.usage("\(into) is inside \(common.path); repair never writes into the store it reads")
         }

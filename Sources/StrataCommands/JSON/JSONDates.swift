@@ -4,7 +4,10 @@ import Foundation
 package enum JSONDates {
     /// Seconds since 1970 of 1583-01-01 and 10000-01-01: ISO 8601 with
     /// four-digit years in the Gregorian calendar every reader agrees on.
-    private static let writable: Range<Double> = -12_212_553_600..<253_402_300_800
+    private static let writable: Range<Int> = -12_212_553_600..<253_402_300_800
+
+    /// 2001-01-01 (where `Date` counts from) in seconds since 1970.
+    private static let secondsFrom1970To2001 = 978_307_200
 
     /// `2026-11-24T06:00:00.123Z`; nil for a date outside 1583...9999 (or
     /// not a number), which JSON then carries as seconds alone.
@@ -17,7 +20,7 @@ package enum JSONDates {
     /// Appends `prefix` and the date as ``iso8601(_:)`` writes it, digit by
     /// digit (no string is made); false, appending nothing, when that is nil.
     static func iso8601(_ date: Date, into bytes: inout [UInt8], prefix: StaticString) -> Bool {
-        withText(date.timeIntervalSince1970) { text in
+        withText(date.timeIntervalSinceReferenceDate) { text in
             guard let text else { return false }
             prefix.withUTF8Buffer { bytes.append(contentsOf: $0) }
             bytes.append(contentsOf: text)
@@ -25,22 +28,50 @@ package enum JSONDates {
         }
     }
 
-    /// Calls `body` with the 24 bytes ``iso8601(_:)`` writes for
-    /// the date `seconds` after 1970, or nil; allocates nothing (an export
-    /// writes, and an import checks, a date per record).
-    private static func withText<R>(_ seconds: Double, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
-        guard writable.contains(seconds) else { return body(nil) }
+    /// The whole seconds since 1970 and the millisecond of the text that
+    /// says the date `seconds` after 2001: the latest millisecond whose text
+    /// ``parse(_:)`` reads as a date no later than `seconds` (so `log
+    /// --since` with a printed time keeps that transaction), computed with
+    /// the arithmetic `parse` uses, so that a text read and written again
+    /// is the same text. Computed from the seconds since 2001 that `Date`
+    /// stores: through seconds since 1970 (a second rounding) the text of
+    /// about half of all millisecond dates drifted a millisecond down.
+    /// nil for a number no four-digit year can say.
+    private static func split(_ seconds: Double) -> (whole: Int, millis: Int)? {
+        guard seconds.isFinite, abs(seconds) < 1e12 else { return nil }
         var whole = Int(seconds.rounded(.down))
-        // Rounded down, so that the text is never later than the date:
-        // `log --since` with a printed time keeps that transaction.
+        // Exact: a double minus its floor.
         var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
+        func read(_ millis: Int) -> Double { Double(whole) + Double(millis) / 1000 }
+        while millis > 0, read(millis) > seconds { millis -= 1 }
+        while millis < 999, read(millis + 1) <= seconds { millis += 1 }
         if millis >= 1000 {
-            // Only from a product that rounded up to 1000.0; never past
-            // 9999-12-31T23:59:59.999 (four digits of year).
-            guard writable.contains(Double(whole + 1)) else { return body(nil) }
             whole += 1
             millis -= 1000
         }
+        return (whole + secondsFrom1970To2001, millis)
+    }
+
+    /// The millisecond text of earlier builds, computed through seconds
+    /// since 1970 (see ``split(_:)``): the `$date` of files they exported,
+    /// still accepted beside its `$seconds`.
+    private static func earlierSplit(_ seconds: Double) -> (whole: Int, millis: Int)? {
+        let since1970 = seconds + Double(secondsFrom1970To2001)
+        guard since1970.isFinite, abs(since1970) < 1e12 else { return nil }
+        var whole = Int(since1970.rounded(.down))
+        var millis = Int(((since1970 - Double(whole)) * 1000).rounded(.down))
+        if millis >= 1000 {
+            whole += 1
+            millis -= 1000
+        }
+        return (whole, millis)
+    }
+
+    /// Calls `body` with the 24 bytes ``iso8601(_:)`` writes for
+    /// the date `seconds` after 2001, or nil; allocates nothing (an export
+    /// writes, and an import checks, a date per record).
+    private static func withText<R>(_ seconds: Double, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R {
+        guard let (whole, millis) = split(seconds), writable.contains(whole) else { return body(nil) }
         let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
         let time = whole - days * 86_400
         let (year, month, day) = civil(days: days)
@@ -73,7 +104,7 @@ package enum JSONDates {
     /// The proleptic Gregorian year, month and day of `days` after
     /// 1970-01-01 (the civil-from-days algorithm: eras of 400 years,
     /// years starting in March so that the leap day is the last).
-    static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civil(days: Int) -> (year: Int, month: Int, day: Int) {
         let shifted = days + 719_468  // days from 0000-03-01
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
         let dayOfEra = shifted - era * 146_097
@@ -86,62 +117,52 @@ package enum JSONDates {
     }
 
     /// Whether `text` says the date `seconds` (since 2001) as a `$date`
-    /// beside `$seconds` must: the same time rounded down to the
-    /// millisecond, as ``iso8601(_:)`` writes it, in any ISO 8601 form (an
-    /// offset, fewer or more fraction digits); nil when `text` is no date
-    /// ``parse(_:)`` reads. A hand-edited `$date` that the seconds would
-    /// silently override is refused this way. O(text length), allocating
-    /// nothing for the forms ``parse(_:)`` reads itself.
+    /// beside `$seconds` must: the millisecond ``iso8601(_:)`` writes for
+    /// it (or earlier builds wrote), in any form ``parse(_:)`` reads (an
+    /// offset, fewer or more fraction digits); nil when `text` is no such
+    /// date. A hand-edited
+    /// `$date` that the seconds would silently override is refused this
+    /// way. O(text length); allocates nothing.
     package static func text(_ text: UnsafeBufferPointer<UInt8>, agreesWith seconds: Double) -> Bool? {
-        let expected = milliseconds(seconds + secondsFrom1970To2001)
-        if let parsed = instant(text) { return parsed.whole * 1000 + parsed.millis == expected }
-        // Other ISO 8601 forms (week dates, …): Foundation's reading, whose
-        // fraction may be a hair off the text's milliseconds.
-        guard let string = String(validating: text, as: UTF8.self), let date = parse(string) else { return nil }
-        return Int((date.timeIntervalSince1970 * 1000).rounded()) == expected
-    }
-
-    /// 2001-01-01 in seconds since 1970.
-    private static let secondsFrom1970To2001 = 978_307_200.0
-
-    /// The whole milliseconds since 1970 of `seconds` since 1970, rounded
-    /// down as ``iso8601(_:)`` rounds them; nil when no four-digit year can say it.
-    private static func milliseconds(_ seconds: Double) -> Int? {
-        guard seconds.isFinite, abs(seconds) < 1e12 else { return nil }
-        var whole = Int(seconds.rounded(.down))
-        var millis = Int(((seconds - Double(whole)) * 1000).rounded(.down))
-        if millis >= 1000 {
-            whole += 1
-            millis -= 1000
+        guard let parsed = instant(text) else { return nil }
+        for expected in [split(seconds), earlierSplit(seconds)] {
+            if let expected, parsed.whole == expected.whole, parsed.millis == expected.millis { return true }
         }
-        return whole * 1000 + millis
+        return false
     }
 
     /// ``text(_:agreesWith:)`` for a string.
-    static func text(_ text: String, agreesWith seconds: Double) -> Bool? {
+    package static func text(_ text: String, agreesWith seconds: Double) -> Bool? {
         var text = text
         return text.withUTF8 { Self.text($0, agreesWith: seconds) }
     }
 
-    /// Parses what ``iso8601(_:)`` writes, and the forms without
-    /// milliseconds or with an offset (`+02:00`); nil for anything else.
+    /// Reads `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)`, what
+    /// ``iso8601(_:)`` writes and the same with any number of fraction
+    /// digits or an offset; nil for anything else, including a field out
+    /// of range (`T24:00:00`, February 30th: never moved to a valid date).
     /// Dates are proleptic Gregorian, as ISO 8601 has them (also before
     /// 1582, where Foundation's readers switch to the Julian calendar).
+    /// The result is the double nearest the time, up to nine fraction
+    /// digits (a nanosecond).
     package static func parse(_ text: String) -> Date? {
         var text = text
-        if let parsed = text.withUTF8({ instant($0) }) {
-            return Date(timeIntervalSince1970: Double(parsed.whole) + parsed.fraction)
+        guard let parsed = text.withUTF8({ instant($0) }) else { return nil }
+        return Date(timeIntervalSinceReferenceDate: Double(parsed.whole - secondsFrom1970To2001) + parsed.fraction)
+    }
+
+    /// A date given on the command line: what ``parse(_:)`` reads, the
+    /// same without a zone (UTC), with a space for the `T` (as `log`
+    /// prints times), or a day alone (`2026-11-24`, its midnight UTC);
+    /// nil for anything else.
+    package static func commandLine(_ text: String) -> Date? {
+        var text = text
+        if text.utf8.count == 10 { text += "T00:00:00" }
+        let utf8 = Array(text.utf8)
+        if utf8.count > 10, utf8[10] == UInt8(ascii: " ") {
+            text = String(decoding: utf8[..<10] + [UInt8(ascii: "T")] + utf8[11...], as: UTF8.self)
         }
-        let styles: [Date.ISO8601FormatStyle] = [
-            .iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted),
-            .iso8601,
-        ]
-        for style in styles {
-            if let date = try? style.parse(text) { return date }
-        }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+        return parse(text) ?? parse(text + "Z")
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)` read strictly (every
@@ -178,10 +199,13 @@ package enum JSONDates {
             var value = 0
             var scale = 1
             var digits = 0
-            while position < text.count, (48...57).contains(text[position]), digits < 9 {
+            // Every digit is read; the first nine (a nanosecond) count.
+            while position < text.count, (48...57).contains(text[position]) {
                 let digit = Int(text[position]) - 48
-                value = value * 10 + digit
-                scale *= 10
+                if digits < 9 {
+                    value = value * 10 + digit
+                    scale *= 10
+                }
                 if digits < 3 { millis = millis * 10 + digit }
                 digits += 1
                 position += 1

@@ -37,6 +37,15 @@ enum Text {
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(8))
     }
 
+    /// A value as the text output shows it: its description, but a date
+    /// to the millisecond as JSON writes it (`Value.description` shows
+    /// whole seconds, so an edit of a date's milliseconds would read as no
+    /// change).
+    static func value(_ value: Value) -> String {
+        if case .date(let date) = value, let text = JSONDates.iso8601(date) { return text }
+        return value.description
+    }
+
     /// `1.23 s`, `45 ms`.
     static func duration(_ duration: Duration) -> String {
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18

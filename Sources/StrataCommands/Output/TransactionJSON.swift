@@ -107,8 +107,8 @@ enum TransactionText {
             let width = fields.keys.map { Text.safe($0.string).count }.max() ?? 0
             for (field, change) in fields.sorted(by: { $0.key < $1.key }) {
                 let label = Text.padded(Text.safe(field.string), to: width)
-                let before = change.old.map { Text.safe($0.description) } ?? "(absent)"
-                let after = change.new.map { Text.safe($0.description) } ?? "(absent)"
+                let before = change.old.map { Text.safe(Text.value($0)) } ?? "(absent)"
+                let after = change.new.map { Text.safe(Text.value($0)) } ?? "(absent)"
                 lines.append("    \(label)  \(before) → \(after)")
             }
             return lines
@@ -119,7 +119,7 @@ enum TransactionText {
         let width = record.map { Text.safe($0.name.string).count }.max() ?? 0
         return record.map { field in
             let label = Text.padded(Text.safe(field.name.string), to: width)
-            return "    \(label)  \(Text.safe(field.value.description))"
+            return "    \(label)  \(Text.safe(Text.value(field.value)))"
         }
     }
 

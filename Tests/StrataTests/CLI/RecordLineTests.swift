@@ -236,7 +236,7 @@ struct RecordLineTests {
         }
         // Every time export writes, with its text rounded down to the
         // millisecond, reads back exactly, both ways; seconds alone too;
-        // the same text with an offset too; a millisecond off is refused.
+        // the same text with an offset too; two milliseconds off is refused.
         var random = SeededRandom(seed: 0x5EC0)
         for _ in 0..<2_000 {
             let value =
@@ -255,7 +255,9 @@ struct RecordLineTests {
             let millis = written.index(zone, offsetBy: -3)
             let offset = written.replacingCharacters(in: zone...zone, with: "+00:00")
             let number = Int(written[millis..<zone])!
-            let other = String(format: "%03d", number < 999 ? number + 1 : number - 1)
+            // Two off: a `$date` of an earlier build (which rounded through
+            // seconds since 1970) may say the millisecond beside this one.
+            let other = String(format: "%03d", number < 998 ? number + 2 : number - 2)
             let off = written.replacingCharacters(in: millis..<zone, with: other)
             for (variant, reads) in [(offset, true), (off, false)] {
                 let line = Array(#"{"$id":1,"d":"#.utf8) + Array(variant.utf8) + [UInt8(ascii: "}")]
