@@ -84,16 +84,34 @@ public enum Change: Hashable, Sendable {
         }
     }
 
-    /// The change that turns `old` into `new`: field-level, or nil when equal.
+    /// The change that turns `old` into `new`: field-level, or nil when
+    /// equal. O(size of both): one pass over their fields, which both
+    /// records keep in name order (looking each name up in the other
+    /// record made an update of a record of n fields O(n²)).
     public static func between(_ old: Record, _ new: Record) -> Change? {
         var fields: [Key: FieldChange] = [:]
-        for field in old where new[field.name] != field.value {
-            fields[field.name] = FieldChange(old: field.value, new: new[field.name])
+        var olds = old.makeIterator()
+        var news = new.makeIterator()
+        var before = olds.next()
+        var after = news.next()
+        while true {
+            switch (before, after) {
+            case (nil, nil):
+                return fields.isEmpty ? nil : .update(fields)
+            case (let a?, let b?) where a.name == b.name:
+                if a.value != b.value { fields[a.name] = FieldChange(old: a.value, new: b.value) }
+                before = olds.next()
+                after = news.next()
+            case (let a?, let b) where b.map({ Record._precedes(a.name, $0.name) }) ?? true:
+                fields[a.name] = FieldChange(old: a.value, new: nil)
+                before = olds.next()
+            case (_, let b?):
+                fields[b.name] = FieldChange(old: nil, new: b.value)
+                after = news.next()
+            default:
+                preconditionFailure("unreachable: a field is left on one side")
+            }
         }
-        for field in new where old[field.name] == nil {
-            fields[field.name] = FieldChange(old: nil, new: field.value)
-        }
-        return fields.isEmpty ? nil : .update(fields)
     }
 
     static func applying(_ fields: [Key: FieldChange], to record: Record) -> Record {

@@ -45,14 +45,21 @@ struct StoreManifest: Equatable, Sendable {
 
     /// Decodes a manifest file's bytes.
     /// - Throws: ``FormatError`` naming `file`: damage, or a newer format.
-    static func decode(_ bytes: [UInt8], file: String) throws(FormatError) -> StoreManifest {
-        guard bytes.count == size else {
-            throw FormatError(
-                .manifest,
-                file: file,
-                offset: 0,
-                .invalidField("\(bytes.count) bytes where \(size) were expected")
-            )
+    /// `fileSize`: the file's length, when `bytes` holds only its start.
+    static func decode(_ bytes: [UInt8], file: String, fileSize: Int? = nil) throws(FormatError) -> StoreManifest {
+        let length = fileSize ?? bytes.count
+        guard length == size else {
+            // A newer build's manifest may have another length: reported
+            // as newer (never rebuilt over as damage), by its magic and
+            // version, whose checksum this build cannot locate.
+            let kind = FileHeader.Kind.manifest
+            if bytes.count >= 12, Array(bytes[0..<8]) == kind.magic {
+                let found = LittleEndian.read(UInt32.self, bytes, at: 8)
+                if found > version {
+                    throw FormatError(kind, file: file, offset: 8, .newerVersion(found: found, supported: version))
+                }
+            }
+            throw FormatError(kind, file: file, offset: 0, .invalidField("\(length) bytes where \(size) were expected"))
         }
         let header: FileHeader
         do {
@@ -80,7 +87,8 @@ struct StoreManifest: Equatable, Sendable {
         guard fileSystem.exists(path) else { return nil }
         let file = try fileSystem.open(path, create: false)
         defer { file.close() }
-        return try decode(try file.read(at: 0, count: size + 1), file: path)
+        let length = try file.size()
+        return try decode(try file.read(at: 0, count: min(length, size)), file: path, fileSize: length)
     }
 
     /// Replaces `<directory>/manifest` durably (temporary file, sync, rename,

@@ -1,8 +1,8 @@
 import Foundation
 
 /// What may be opened as a store: a directory holding a manifest (or, from
-/// before manifests, a log), or with ``StoreOptions/createIfMissing`` a
-/// missing or empty directory.
+/// before manifests, a log directory holding a segment), or with
+/// ``StoreOptions/createIfMissing`` a missing or empty directory.
 package enum StoreDirectory {
     /// Entries a store's directory may hold before it has a manifest: the
     /// lock an interrupted first open took, and the manifest's temporary.
@@ -26,7 +26,15 @@ package enum StoreDirectory {
         } catch let error as FileSystemError where error.code == ENOTDIR {
             throw StoreError.notAStore(path: path, reason: "it is a file, not a directory")
         }
-        if names.contains(StoreManifest.fileName) || names.contains("log") { return false }
+        if names.contains(StoreManifest.fileName) { return false }
+        // A store from before manifests: a log directory holding a segment.
+        // A `log` of anything else (another program's folder or file) is
+        // no store, and nothing may be written beside it.
+        if names.contains("log"), let segments = try? fileSystem.contents(ofDirectory: path + "/log"),
+            segments.contains(where: { LogFormat.firstSequence(ofName: $0) != nil })
+        {
+            return false
+        }
         let others = names.filter { !ignorable.contains($0) }
         if others.isEmpty {
             if create { return true }

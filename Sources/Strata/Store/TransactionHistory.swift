@@ -125,6 +125,18 @@ struct TransactionHistory {
                 reason: "transaction t \(transaction.t) where \(t) was expected"
             )
         }
+        // The same number but another transaction: the log was rewritten
+        // since it was read (a read-only store's writer truncated and
+        // committed again), never to be mixed into this history.
+        let expected = summaries[Int(t - 1)].id
+        guard transaction.id == expected else {
+            throw StoreError.corruptLog(
+                segment: segment,
+                offset: position.offset,
+                reason: "transaction t \(t) is \(transaction.id) where \(expected) was read before: "
+                    + "the log was rewritten since (a truncate by the writer?); reopen the store"
+            )
+        }
         cache.insert(transaction)
         return transaction
     }

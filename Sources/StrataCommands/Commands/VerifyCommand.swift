@@ -90,25 +90,32 @@ struct RepairCommand: AsyncParsableCommand {
     @Option(help: "The new store's directory (missing or empty).")
     var into: String
 
-    /// `path` absolute, with every symbolic link resolved, also when its
-    /// last components do not exist yet: the deepest existing ancestor is
-    /// resolved and the rest appended (`URL.resolvingSymlinksInPath` leaves
-    /// a path that does not exist as it is, so `link/new` inside the store
-    /// `link` points to would pass for a path outside it).
+    /// `path` absolute, with every symbolic link resolved as the kernel
+    /// resolves it, also when its last components do not exist yet: the
+    /// deepest existing ancestor of the path as given is resolved by
+    /// `realpath` (a link first, then any `..` after it), and the missing
+    /// rest, which holds no link, is appended with its `.` and `..` tidied.
+    /// (`URL.resolvingSymlinksInPath` leaves a missing path as it is, and
+    /// tidying `link/..` as text first points somewhere the kernel does not.)
     static func realPath(_ path: String) -> String {
-        var existing = URL(fileURLWithPath: path).standardizedFileURL
+        var existing = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         var missing: [String] = []
         while true {
-            if let resolved = realpath(existing.path, nil) {
+            if let resolved = realpath(existing, nil) {
                 defer { free(resolved) }
-                var url = URL(fileURLWithPath: String(cString: resolved))
-                for component in missing.reversed() { url.appendPathComponent(component) }
-                return url.path
+                var components = String(cString: resolved).split(separator: "/").map(String.init)
+                for component in missing.reversed() where component != "." && !component.isEmpty {
+                    if component == ".." {
+                        if !components.isEmpty { components.removeLast() }
+                    } else {
+                        components.append(component)
+                    }
+                }
+                return "/" + components.joined(separator: "/")
             }
-            let parent = existing.deletingLastPathComponent()
-            guard parent.path != existing.path else { return URL(fileURLWithPath: path).standardizedFileURL.path }
-            missing.append(existing.lastPathComponent)
-            existing = parent
+            guard let slash = existing.lastIndex(of: "/"), existing != "/" else { return existing }
+            missing.append(String(existing[existing.index(after: slash)...]))
+            existing = slash == existing.startIndex ? "/" : String(existing[..<slash])
         }
     }
 

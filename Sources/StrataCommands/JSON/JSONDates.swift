@@ -165,7 +165,7 @@ package enum JSONDates {
         return parse(text) ?? parse(text + "Z")
     }
 
-    /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM)` read strictly (every
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM|±HHMM|±HH)` read strictly (every
     /// field in range, the day in its month): whole seconds since 1970, the
     /// fraction, and its whole milliseconds; nil for any other text.
     static func instant(_ text: UnsafeBufferPointer<UInt8>) -> (whole: Int, fraction: Double, millis: Int)? {
@@ -221,8 +221,13 @@ package enum JSONDates {
             let sign = text[position] == UInt8(ascii: "-") ? -1 : 1
             position += 1
             guard let hours = number(2), hours < 24 else { return nil }
-            _ = expect(":")
-            guard let minutes = number(2), minutes < 60 else { return nil }
+            // `±HH:MM`, `±HHMM`, or `±HH` alone.
+            var minutes = 0
+            if position < text.count {
+                _ = expect(":")
+                guard let found = number(2), found < 60 else { return nil }
+                minutes = found
+            }
             offset = sign * (hours * 3_600 + minutes * 60)
         } else {
             return nil

@@ -73,6 +73,7 @@ struct JSONDateTests {
             "2026-02-30T00:00:00Z", "2026-11-28T24:00:00Z", "2026-11-28T23:60:00Z", "2026-11-28T23:00:60Z",
             "2026-11-28T23:00:00+25:00", "2026-13-01T00:00:00Z", "2026-11-28T23:00:00", "2026-11-28T23:00Z",
             "2026-11-28", "2026-11-28T23:00:00.Z", "2026-11-28T23:00:00.5000000000", "2026-11-28 23:00:00Z",
+            "2026-11-28T23:00:00+2", "2026-11-28T23:00:00+02:0", "2026-11-28T23:00:00+02:00:00",
         ]
     )
     func refused(text: String) {
@@ -97,6 +98,8 @@ struct JSONDateTests {
         #expect(JSONDates.commandLine("2026-11-28T23:59:59") == exact)
         #expect(JSONDates.commandLine("2026-11-28T23:59:59Z") == exact)
         #expect(JSONDates.commandLine("2026-11-29T01:59:59+02:00") == exact)
+        #expect(JSONDates.commandLine("2026-11-29T01:59:59+02") == exact)
+        #expect(JSONDates.parse("2026-11-28T21:59:59-0200") == exact)
         #expect(JSONDates.commandLine("2026-11-28") == JSONDates.parse("2026-11-28T00:00:00Z"))
         for text in ["2026-11-28nonsense", "2026-11-28T23:00", "2026-02-30", "28/11/2026", "", "2026-11-28 24:00:00"] {
             #expect(JSONDates.commandLine(text) == nil, "\(text)")

@@ -15,8 +15,9 @@ extension RunIndex {
         /// A raw transaction of the history (a part of a level-0 block).
         case transaction(Transaction)
         /// Transaction `t`, read from its log record (`size` bytes at
-        /// `offset` of the segment file at `path`) and checked.
-        case logged(t: Int64, path: String, offset: Int, size: Int)
+        /// `offset` of the segment file at `path`) and checked (its number
+        /// and its ID, `id`).
+        case logged(t: Int64, id: UUID, path: String, offset: Int, size: Int)
         /// A block read from its file, checked against the ID of its last
         /// transaction.
         case stored(level: Int, index: Int64, lastID: UUID)
@@ -109,8 +110,8 @@ extension RunIndex {
             switch plan {
             case .kept(let block), .transaction(let block):
                 return block
-            case let .logged(t, path, offset, size):
-                guard let transaction = segments.transaction(t, path: path, offset: offset, size: size) else {
+            case let .logged(t, id, path, offset, size):
+                guard let transaction = segments.transaction(t, id: id, path: path, offset: offset, size: size) else {
                     built.failed = true
                     return nil
                 }
@@ -202,7 +203,8 @@ extension RunIndex {
 }
 
 /// Reads transactions from log segment files off the store's actor, each
-/// file opened once: a record is checked (frame checksum, decoding, its t)
+/// file opened once: a record is checked (frame checksum, decoding, its t
+/// and ID)
 /// as the store checks it, and one that does not read back (damaged, or its
 /// segment cut meanwhile) reads as nil.
 private struct LogReader {
@@ -211,12 +213,12 @@ private struct LogReader {
 
     init(fileSystem: any FileSystem) { self.fileSystem = fileSystem }
 
-    mutating func transaction(_ t: Int64, path: String, offset: Int, size: Int) -> Transaction? {
+    mutating func transaction(_ t: Int64, id: UUID, path: String, offset: Int, size: Int) -> Transaction? {
         guard let file = files[path] ?? (try? fileSystem.open(path, create: false)) else { return nil }
         files[path] = file
         guard let frame = try? file.read(at: offset, count: size), frame.count == size,
             let payload = LogFormat.payload(ofFrame: frame),
-            let transaction = try? BinaryCodec.decodeTransaction(payload), transaction.t == t
+            let transaction = try? BinaryCodec.decodeTransaction(payload), transaction.t == t, transaction.id == id
         else { return nil }
         return transaction
     }

@@ -134,6 +134,7 @@ extension Store {
                 let position = self.history.position(t)
                 return .logged(
                     t: t,
+                    id: self.history.summary(t).id,
                     path: log.path(ofSegment: position.segment),
                     offset: position.offset,
                     size: position.size
