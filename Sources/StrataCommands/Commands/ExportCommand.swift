@@ -36,13 +36,7 @@ struct ExportCommand: AsyncParsableCommand {
     var idField = "$id"
 
     func validate() throws {
-        if idField.isEmpty { throw ValidationError("--id-field must name a member") }
-        // Each line would name its ID and its table in one member.
-        if format == .jsonl, table == nil, Key(idField) == RecordLineParser.tableField {
-            throw ValidationError(
-                "--id-field \"$table\" is the member that names each line's table: choose another, or give --table"
-            )
-        }
+        try RecordLineParser.validate(idField: idField, linesNameTables: format == .jsonl && table == nil)
     }
 
     func run() async throws {

@@ -39,12 +39,7 @@ struct ImportCommand: AsyncParsableCommand {
     func validate() throws {
         if batch < 1 { throw ValidationError("--batch must be at least 1") }
         if table?.isEmpty == true { throw ValidationError("--table must name a table") }
-        if idField.isEmpty { throw ValidationError("--id-field must name a member") }
-        if table == nil, Key(idField) == RecordLineParser.tableField {
-            throw ValidationError(
-                "--id-field \"$table\" is the member that names each line's table: choose another, or give --table"
-            )
-        }
+        try RecordLineParser.validate(idField: idField, linesNameTables: table == nil)
     }
 
     /// Frees each batch's report, one after another, off the committing task.

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import Strata
 
@@ -38,6 +39,18 @@ package struct RecordLineParser: Sendable {
     let idField: Key
     static let tableField: Key = "$table"
 
+    /// Refuses an `--id-field` that no line could carry: empty, or the
+    /// member that names each line's table when lines name their tables
+    /// (import and export without `--table`, in JSON lines).
+    static func validate(idField: String, linesNameTables: Bool) throws {
+        if idField.isEmpty { throw ValidationError("--id-field must name a member") }
+        if linesNameTables, Key(idField) == tableField {
+            throw ValidationError(
+                "--id-field \"$table\" is the member that names each line's table: choose another, or give --table"
+            )
+        }
+    }
+
     /// Records in `table` (else each line's `$table` member's), their IDs
     /// in member `idField`.
     package init(table: Key?, idField: Key) {
@@ -73,12 +86,9 @@ package struct RecordLineParser: Sendable {
                 if line.upperBound > line.lowerBound, buffer[line.upperBound - 1] == 0x0D { line = line.dropLast() }
                 // A byte order mark alone (an empty file saved as "UTF-8
                 // with BOM") is blank too; the readers skip one before a value.
-                var content = line
-                if content.count >= 3, buffer[content.lowerBound] == 0xEF, buffer[content.lowerBound + 1] == 0xBB,
-                    buffer[content.lowerBound + 2] == 0xBF
-                {
-                    content = content.dropFirst(3)
-                }
+                let content = line.dropFirst(
+                    JSONReader.byteOrderMarkLength(UnsafeBufferPointer(rebasing: buffer[line]))
+                )
                 guard !buffer[content].allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
                 let text = UnsafeBufferPointer(rebasing: buffer[line])
                 // Lines in the shape `strata export` writes are read straight

@@ -49,7 +49,7 @@ extension JSONReader {
         _ format: RecordLineFormat,
         _ writer: inout RecordWriter
     ) -> ParsedRecord? {
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { index = 3 }
+        index = Self.byteOrderMarkLength(bytes)
         skipSpace()
         guard peek == UInt8(ascii: "{") else { return nil }
         index += 1

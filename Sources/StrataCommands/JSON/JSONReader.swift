@@ -26,12 +26,18 @@ package struct JSONReader {
 
     init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
+    /// The length of the byte order mark `text` starts with, 3 or 0 (some
+    /// editors start a UTF-8 file with one): readers skip it, and a line
+    /// of it alone is blank.
+    static func byteOrderMarkLength(_ text: UnsafeBufferPointer<UInt8>) -> Int {
+        text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF ? 3 : 0
+    }
+
     /// The members of the one object `text` holds (surrounding whitespace
     /// allowed), in order, each value read as a record value.
     package static func object(_ text: UnsafeBufferPointer<UInt8>) throws(Failure) -> [(Key, Value)] {
         var reader = JSONReader(text)
-        // A byte order mark (some editors start a UTF-8 file with one).
-        if text.count >= 3, text[0] == 0xEF, text[1] == 0xBB, text[2] == 0xBF { reader.index = 3 }
+        reader.index = byteOrderMarkLength(text)
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
         // The record itself is no level of its fields' nesting.
