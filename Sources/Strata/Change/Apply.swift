@@ -1,3 +1,4 @@
+import Foundation
 import PersistentCollections
 
 /// Why a transaction could not be applied to a database. Names the table and
@@ -80,8 +81,9 @@ extension Database {
     /// value nowhere else changes it node by node). O(changes · log32 n).
     ///
     /// `noting` is called with each record's update (the record before
-    /// and after): in a table without indexes as each change is applied,
-    /// in a table with indexes once all its changes and index updates are.
+    /// and after): as each change is applied to a table without indexes
+    /// and a few changes, else once all of the table's changes (and index
+    /// updates) are.
     ///
     /// - Throws: ``ApplyError``, leaving the value partly changed: a caller
     ///   that goes on after an error must have kept a copy of the value
@@ -98,7 +100,11 @@ extension Database {
         for (name, changes) in transaction.changes {
             // Taken out, so that a table this value alone holds is changed in place.
             var table = _tables.removeValue(forKey: name) ?? Table()
-            if table.indexes.isEmpty {
+            if changes.count >= Table.concurrentApplyMinimum {
+                let updates = try table.apply(changes, tableName: name)
+                if !table.indexes.isEmpty { try table.updateIndexes(updates, tableName: name) }
+                for update in updates { noting(name, update) }
+            } else if table.indexes.isEmpty {
                 for (id, change) in changes {
                     let update = try table.apply(change, to: id, tableName: name)
                     noting(name, update)
@@ -173,17 +179,31 @@ extension Table {
                 throw ApplyError.recordExists(table: tableName, id: id)
             }
             return RecordUpdate(id: id, old: nil, new: record)
+        case .delete, .update:
+            return try Self.apply(change, to: &records[id], id: id, tableName: tableName)
+        }
+    }
+
+    /// Applies one record's change to `stored`, the record with that ID
+    /// (nil: absent); returns the record before and after. On an error
+    /// `stored` is unchanged.
+    static func apply(_ change: Change, to stored: inout Record?, id: RecordID, tableName: Key) throws -> RecordUpdate {
+        switch change {
+        case .insert(let record):
+            guard stored == nil else { throw ApplyError.recordExists(table: tableName, id: id) }
+            stored = record
+            return RecordUpdate(id: id, old: nil, new: record)
         case .delete(let expected):
-            guard let current = records[id] else {
+            guard let current = stored else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "delete")
             }
             guard current == expected else {
                 throw ApplyError.recordChanged(table: tableName, id: id)
             }
-            records.removeValue(forKey: id)
+            stored = nil
             return RecordUpdate(id: id, old: current, new: nil)
         case .update(let fields):
-            guard var record = records[id] else {
+            guard var record = stored else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
             }
             let before = record
@@ -194,8 +214,25 @@ extension Table {
                 }
                 record[name] = field.new
             }
-            records[id] = record
+            stored = record
             return RecordUpdate(id: id, old: before, new: record, fields: fields)
+        }
+    }
+
+    /// Changes at or above which a table's records change on every core
+    /// (``PersistentMap/update(with:maximumParts:_:)``).
+    static let concurrentApplyMinimum = 1_024
+
+    /// Applies a table's changes on every core; returns each record's
+    /// update, in the changes' order. O(k log32 n) work for k changes.
+    /// - Throws: the ``ApplyError`` of the first change, in that order,
+    ///   that does not apply; the records are then partly changed.
+    mutating func apply(_ changes: PersistentMap<RecordID, Change>, tableName: Key) throws -> [RecordUpdate] {
+        return try records.update(with: changes, maximumParts: 2 * ProcessInfo.processInfo.activeProcessorCount) {
+            id,
+            change,
+            stored in
+            try Self.apply(change, to: &stored, id: id, tableName: tableName)
         }
     }
 }
