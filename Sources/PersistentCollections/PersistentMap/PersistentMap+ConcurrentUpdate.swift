@@ -33,15 +33,19 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
     ///   holds an unspecified part of the changes (a caller that needs the
     ///   map as it was keeps a copy, as for any failed batch).
     /// - Complexity: O(k log32 n) work for k changes, spread over the
-    ///   tasks, plus O(32) on the calling thread.
+    ///   tasks, except for the entries under root slots that hold no
+    ///   subtrie (in a map of a few entries, most of them), which the
+    ///   calling thread changes; plus O(32) there.
     @inlinable
     public mutating func update<Change: Sendable, Result: Sendable>(
         with changes: PersistentMap<Key, Change>,
         maximumParts: Int,
         _ body: @Sendable (Key, Change, inout Value?) throws -> Result
     ) throws -> [Result] {
+        // No binding of the root here: a second reference would make it
+        // look shared and force a copy of every path changed.
         guard maximumParts >= 2, changes.count >= Self._concurrentUpdateMinimum,
-            let root = _root, root.childCount >= 2
+            _root != nil, _root!.childCount >= 2
         else {
             var results: [Result] = []
             results.reserveCapacity(changes.count)
@@ -50,7 +54,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         }
         // The tasks change the root's child slots in place: the root is this
         // map's alone from here on, and keeps its shape until they end.
-        if !isKnownUniquelyReferenced(&_root!) { _root = root.copy() }
+        if !isKnownUniquelyReferenced(&_root!) { _root = _root!.copy() }
         let outcomes = _updateSubtries(with: changes.parts(maximumCount: maximumParts), body)
         _count += outcomes.reduce(0) { $0 + $1.insertedMinusRemoved }
         _Node._restoreCanonicalChildren(&_root!)
@@ -89,7 +93,6 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
             defer { total += part.count }
             return total
         }
-        let root = _root!
         let outcomes = Mutex([_SubtrieUpdate<Key, Change, Result>?](repeating: nil, count: parts.count))
         // Invariants of the shared root: no task changes its header or its
         // items, and each task writes only the child slots of the hash
@@ -97,7 +100,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         // (each part holds whole subtries and root entries of `changes`,
         // and equal keys hash to equal slots in both maps). The map keeps
         // the root alive until every task has returned.
-        let shared = _Disjoint((root._children, root.nodeMap))
+        let shared = _Disjoint((_root!._children, _root!.nodeMap))
         DispatchQueue.concurrentPerform(iterations: parts.count) { k in
             let (children, nodeMap) = shared.value
             var outcome = _SubtrieUpdate<Key, Change, Result>(count: parts[k].count)
@@ -112,12 +115,17 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                     outcome.deferred.append((position, key, change))
                     return true
                 }
+                // Counted even when `body` throws after changing the value.
+                var delta = 0
+                defer { outcome.insertedMinusRemoved += delta }
                 do {
-                    let (result, delta) = try _Node.modify(&slot.pointee, key, hash, _Node.bitsPerLevel) {
-                        try body(key, change, &$0)
-                    }
-                    outcome.results[position - starts[k]] = result
-                    outcome.insertedMinusRemoved += delta
+                    outcome.results[position - starts[k]] = try _Node.modify(
+                        &slot.pointee,
+                        key,
+                        hash,
+                        _Node.bitsPerLevel,
+                        delta: &delta
+                    ) { try body(key, change, &$0) }
                     return true
                 } catch {
                     outcome.failure = (position, error)
@@ -195,25 +203,33 @@ extension _MapNode {
 
     /// Lets `body` change the value for `key` in the subtree at `slot`
     /// (nil: absent), copying the shared nodes on the path when the key is
-    /// present or `body` sets a value. The subtree's top node may be left
-    /// empty or with a single item: its parent restores the canonical
-    /// shape (``_restoreCanonicalChildren()``).
+    /// present or `body` sets a value. What `body` left in the value is
+    /// stored even when it throws, as through the map's subscript. The
+    /// subtree's top node may be left empty or with a single item: its
+    /// parent restores the canonical shape
+    /// (``_restoreCanonicalChildren(_:)``).
     ///
-    /// - Returns: `body`'s result, and 1 for an insert, -1 for a removal, 0 otherwise.
+    /// - Parameter delta: Set to 1 for an insert, -1 for a removal, 0
+    ///   otherwise, also when `body` throws.
+    /// - Returns: `body`'s result.
     @inlinable
     static func modify<R>(
         _ slot: inout _MapNode,
         _ key: Key,
         _ hash: UInt64,
         _ shift: Int,
+        delta: inout Int,
         _ body: (inout Value?) throws -> R
-    ) rethrows -> (R, Int) {
+    ) rethrows -> R {
         guard slot.contains(key, hash, shift: shift) else {
             var value: Value?
-            let result = try body(&value)
-            guard let value else { return (result, 0) }
-            _ = update(&slot, key, value, hash, shift)
-            return (result, 1)
+            defer {
+                if let value {
+                    _ = update(&slot, key, value, hash, shift)
+                    delta = 1
+                }
+            }
+            return try body(&value)
         }
         let pointer = uniqueValuePointerOfPresentKey(&slot, key, hash, shift)
         var value: Value? = pointer.move()
@@ -223,15 +239,15 @@ extension _MapNode {
                 pointer.initialize(to: value)
             } else {
                 _ = remove(&slot, key, hash, shift, isKnownPresent: true, valueIsMoved: true)
+                delta = -1
             }
         }
-        let result = try body(&value)
-        return (result, value == nil ? -1 : 0)
+        return try body(&value)
     }
 
     /// Restores the canonical shape of the uniquely referenced node at
     /// `node` whose children were changed on their own
-    /// (``modify(_:_:_:_:_:)``): a child left empty is dropped, and one left
+    /// (``modify(_:_:_:_:delta:_:)``): a child left empty is dropped, and one left
     /// with a single item and no children is replaced by that item (the
     /// node is reallocated when it has no room for it). O(children).
     @inlinable

@@ -11,6 +11,10 @@ enum TestEdit: Sendable, Equatable {
     case keep
     /// Throws, leaving the value as it is.
     case fail
+    /// Removes the key, then throws.
+    case removeThenFail
+    /// Stores this value, then throws.
+    case setThenFail(Int)
 }
 
 struct TestEditFailure: Error, Equatable {
@@ -32,6 +36,12 @@ struct PersistentMapConcurrentUpdateTests {
         case .remove: value = nil
         case .keep: break
         case .fail: throw TestEditFailure(key: id)
+        case .removeThenFail:
+            value = nil
+            throw TestEditFailure(key: id)
+        case .setThenFail(let new):
+            value = new
+            throw TestEditFailure(key: id)
         }
         return found
     }
@@ -63,7 +73,10 @@ struct PersistentMapConcurrentUpdateTests {
             changes[key] = edit
         }
         let keys = Array(changes.keys)
-        for _ in 0..<min(failing, keys.count) { changes[keys[random.int(below: keys.count)]] = .fail }
+        for _ in 0..<min(failing, keys.count) {
+            let failure: [TestEdit] = [.fail, .removeThenFail, .setThenFail(-1)]
+            changes[keys[random.int(below: keys.count)]] = failure[random.int(below: failure.count)]
+        }
         return changes
     }
 
@@ -175,13 +188,16 @@ struct PersistentMapConcurrentUpdateTests {
             var changes = PersistentMap<Int, Int>()
             for i in stride(from: 0, to: 10_000, by: 2) { changes[i] = i }
             let replacements = (0..<10_000).map { _ in SharedTracked(life) }
-            let results = try map.update(with: changes, maximumParts: 4) { key, _, value -> Bool in
-                let found = value != nil
+            // A value found is held by the map alone (no node on its path
+            // was copied, so none retains it twice).
+            let results = try map.update(with: changes, maximumParts: 4) { key, _, value -> (Bool, Bool) in
+                let found = (value != nil, isKnownUniquelyReferenced(&value))
                 value = key % 4 == 0 ? nil : replacements[key]
                 return found
             }
             #expect(results.count == 5_000)
-            #expect(results.filter { $0 }.count == 2_500)
+            #expect(results.filter { $0.0 }.count == 2_500)
+            #expect(results.allSatisfy { $0.0 == $0.1 })
             map._invariantCheck()
             // Kept: odd keys below 5,000 (2,500), keys 2 mod 4 below 10,000 (2,500).
             #expect(map.count == 5_000)
