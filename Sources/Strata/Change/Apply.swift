@@ -228,10 +228,8 @@ extension Table {
     /// - Throws: the ``ApplyError`` of the first change, in that order,
     ///   that does not apply; the records are then partly changed.
     mutating func apply(_ changes: PersistentMap<RecordID, Change>, tableName: Key) throws -> [RecordUpdate] {
-        return try records.update(with: changes, maximumParts: 2 * ProcessInfo.processInfo.activeProcessorCount) {
-            id,
-            change,
-            stored in
+        let parts = 2 * ProcessInfo.processInfo.activeProcessorCount
+        return try records.update(with: changes, maximumParts: parts) { id, change, stored in
             try Self.apply(change, to: &stored, id: id, tableName: tableName)
         }
     }
