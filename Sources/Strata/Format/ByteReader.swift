@@ -15,8 +15,10 @@ struct ByteReader {
     /// For each name index, a name index known to sort after it: records
     /// repeat the same field sequence, so this spares most comparisons.
     var knownSuccessor: [Int] = []
-    /// Reused buffer for transcoding records into their packed form.
-    var scratch = ByteWriter(capacity: 512)
+    /// Reused buffer for transcoding records into their packed form: it
+    /// grows on the first record, so that a reader of something else (a
+    /// transaction's summary, one per record at open) allocates nothing.
+    var scratch = ByteWriter(capacity: 0)
     /// Current nesting depth of lists and maps.
     var depth = 0
     /// The format version of the top-level encoding being read.

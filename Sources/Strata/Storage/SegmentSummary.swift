@@ -164,15 +164,9 @@ struct SegmentSummary: Equatable {
                 guard size >= UInt64(LogFormat.frameHeaderSize),
                     size <= UInt64(LogFormat.frameHeaderSize + LogFormat.maximumPayloadSize)
                 else { throw invalid("a frame of \(size) bytes", at: at) }
-                let checksum = try reader.take(4)
+                let checksum = LittleEndian.read(UInt32.self, bytes, at: try reader.skip(4).lowerBound)
                 let digest = try reader.take(reader.count(minimumSize: 1))
-                entries.append(
-                    Entry(
-                        size: Int(size),
-                        checksum: LittleEndian.read(UInt32.self, Array(checksum), at: 0),
-                        digest: Array(digest)
-                    )
-                )
+                entries.append(Entry(size: Int(size), checksum: checksum, digest: Array(digest)))
                 end += Int(size)
             }
             try reader.expectEnd()

@@ -502,6 +502,16 @@ final class TransactionLog {
         sealRequested = true
     }
 
+    /// Seals the active segment now if ``requestSeal(atLeast:)`` asked
+    /// for it (a new, empty segment becomes the active one): at close, so
+    /// that the records a snapshot covers do not stay in a last segment,
+    /// which every open reads whole, until the next commit.
+    /// - Throws: `FileSystemError`, as ``startSegment()`` does.
+    func sealIfRequested() throws {
+        guard sealRequested, file != nil else { return }
+        try startSegment()
+    }
+
     /// Syncs the active segment: before a rollover, so that only the last
     /// segment is ever unsynced. Once it returns, every record appended so
     /// far is durable.

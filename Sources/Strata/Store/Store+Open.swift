@@ -215,6 +215,10 @@ extension Store {
                 }
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
+                // A store whose snapshot covers its whole log, left with a
+                // large last segment (closed before closing sealed one):
+                // sealed at the next commit or close, as after a snapshot.
+                if !options.readOnly, basis == last { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
                 break
             } catch let error as FormatError {
                 // A newer format or a damaged log is not the snapshot's to absorb.
@@ -335,6 +339,7 @@ extension Store {
                     }
                     decoded.append(summary)
                 }
+                history.reserveCapacity(history.count + decoded.count)
                 for (summary, position) in zip(decoded, positions) { history.append(summary, at: position) }
                 usedSummaries = true
                 return true

@@ -548,6 +548,12 @@ public actor Store {
                 // must be in the log (a deleted segment is not a clean end).
                 let t = Int64(history.count)
                 try log.updateManifest { $0.durableThrough = max($0.durableThrough, t) }
+                // A seal a snapshot asked for, which no commit carried out:
+                // the next open then knows those records by their summary
+                // instead of reading them. Best effort, once all is durable:
+                // a seal cut short is a rollover cut short, which open
+                // handles (the new segment is not yet in the manifest).
+                try? log.sealIfRequested()
             } catch let error as FileSystemError {
                 throw StoreError.writeFailed(error)
             }

@@ -48,6 +48,17 @@ struct TransactionHistory {
     /// the caller to let go of off the actor.
     mutating func takeEvicted() -> [Transaction] { cache.takeEvicted() }
 
+    /// Makes room for `count` transactions in all (a segment's summary is
+    /// about to add its records): a large segment's arrays grow once, not
+    /// by doubling, and many small ones still grow geometrically.
+    mutating func reserveCapacity(_ count: Int) {
+        guard summaries.capacity < count else { return }
+        let capacity = Swift.max(count, 2 * summaries.capacity)
+        summaries.reserveCapacity(capacity)
+        positions.reserveCapacity(capacity)
+        logByteSums.reserveCapacity(capacity + 1)
+    }
+
     /// Adds the summary of the next transaction, read from the log at open.
     mutating func append(_ summary: TransactionSummary, at position: TransactionLog.Position) {
         precondition(summary.t == Int64(summaries.count + 1), "history out of order")

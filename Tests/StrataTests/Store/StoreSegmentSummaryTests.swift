@@ -131,16 +131,18 @@ struct StoreSegmentSummaryTests {
         #expect(Self.summaryFiles(path).count == segments.count - 1)
     }
 
-    @Test("a snapshot seals a large active segment at the next commit, so that open skips it too")
-    func snapshotSealsTheActiveSegment() async throws {
-        let path = temporaryStorePath("summary-seal")
-        defer { removeStore(path) }
+    /// Options with segments of the default size (a snapshot asks for a
+    /// seal from 32 MiB on).
+    static func largeSegmentOptions() -> StoreOptions {
         var options = testOptions()
         options.rebuildBudget = nil
         options.snapshotEveryLogBytes = nil
-        let store = try await Store.open(at: path, options: options)
+        return options
+    }
+
+    /// About 34 MiB of log in one segment: 34 records of 1 MiB.
+    static func commitLargeImports(to store: Store) async throws -> [TransactionSummary] {
         var committed: [TransactionSummary] = []
-        // About 34 MiB of log in one segment of the default size (a snapshot seals from 32 MiB).
         let blob = [UInt8](repeating: 7, count: 1 << 20)
         for i in 0..<34 {
             let report = try await store.transact(message: "import \(i)") {
@@ -148,6 +150,16 @@ struct StoreSegmentSummaryTests {
             }
             committed.append(report.transaction.summary)
         }
+        return committed
+    }
+
+    @Test("a snapshot seals a large active segment at the next commit, so that open skips it too")
+    func snapshotSealsTheActiveSegment() async throws {
+        let path = temporaryStorePath("summary-seal")
+        defer { removeStore(path) }
+        let options = Self.largeSegmentOptions()
+        let store = try await Store.open(at: path, options: options)
+        var committed = try await Self.commitLargeImports(to: store)
         try await store.snapshot()
         #expect(logSegments(path).count == 1, "sealed at the next append, not before")
         let report = try await store.transact(message: "after") {
@@ -170,6 +182,67 @@ struct StoreSegmentSummaryTests {
         #expect(try await reopened.history(limit: .max).reversed().map(\.summary) == committed)
         try await reopened.verify()
         try await reopened.close()
+    }
+
+    @Test("a snapshot's seal that no commit carried out is carried out by close; reopening seals an unsealed one once")
+    func closeSealsWhatTheSnapshotAsked() async throws {
+        let path = temporaryStorePath("summary-close-seal")
+        let copy = temporaryStorePath("summary-close-seal-copy")
+        defer {
+            removeStore(path)
+            removeStore(copy)
+        }
+        let options = Self.largeSegmentOptions()
+        let store = try await Store.open(at: path, options: options)
+        let committed = try await Self.commitLargeImports(to: store)
+        try await store.snapshot()
+        // What a process that died here (or a store of an earlier build)
+        // leaves: a snapshot of the whole log, and the log in one large
+        // last segment without a summary.
+        try FileManager.default.removeItem(atPath: copy)
+        try FileManager.default.copyItem(atPath: path, toPath: copy)
+        let expected = store.current
+        try await store.close()
+
+        for (directory, label) in [(path, "closed after the snapshot"), (copy, "reopened and closed")] {
+            if directory == copy {
+                #expect(logSegments(copy).count == 1, "the copy was taken before close sealed it")
+                try await Store.open(at: copy, options: options).close()
+            }
+            let segments = logSegments(directory)
+            #expect(segments.count == 2, "\(label): sealed, and an empty segment after it")
+            #expect(Self.summaryFiles(directory).count == 1, "\(label)")
+            let counting = ReadCountingFileSystem()
+            var reading = options
+            reading.fileSystem = counting
+            let reopened = try await Store.open(at: directory, options: reading)
+            let read = counting.bytesRead.withLock { $0 }
+            #expect(read[segments[0], default: 0] == 32, "\(label): the sealed segment's header and last frame only")
+            #expect(await reopened.current == expected, "\(label)")
+            #expect(try await reopened.history(limit: .max).reversed().map(\.summary) == committed, "\(label)")
+            try await reopened.close()
+            // Closing again (no commit, no snapshot) makes no more segments.
+            for _ in 0..<3 { try await Store.open(at: directory, options: options).close() }
+            #expect(logSegments(directory) == segments, "\(label): reopening without commits seals nothing")
+            let writer = try await Store.open(at: directory, options: options)
+            let report = try await writer.transact(message: "after") {
+                try $0.upsert(["blob": .string("small")], id: RecordID(0), into: "r")
+            }
+            let after = writer.current
+            try await writer.close()
+            let last = try await Store.open(at: directory, options: options)
+            #expect(last.current == after, "\(label)")
+            #expect(
+                try await last.history(limit: .max).reversed().map(\.summary) == committed + [
+                    report.transaction.summary
+                ],
+                "\(label)"
+            )
+            #expect(logSegments(directory) == segments, "\(label): the commit went to the empty segment")
+            try await last.verify()
+            try await last.close()
+            #expect(try Store.verify(at: directory).isSound, "\(label)")
+        }
     }
 
     @Test("a damaged, cut, stale or misplaced summary is ignored: the segment is read and the summary rewritten")
