@@ -106,13 +106,11 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        let start = offset
-        let length = try count()
-        let slice = try take(length)
-        guard let text = String(validating: slice, as: UTF8.self) else {
-            throw CodecError.invalidUTF8(offset: start)
-        }
-        return text
+        // Checked first (ASCII a word at a time): `String(validating:as:)`
+        // on a slice ran the generic validation, with a metadata lookup,
+        // for every message of every transaction summary read at open.
+        let range = try validatedString()
+        return String(decoding: bytes[range], as: UTF8.self)
     }
 
     mutating func raw() throws -> [UInt8] {

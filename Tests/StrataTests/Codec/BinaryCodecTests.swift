@@ -131,6 +131,9 @@ struct BinaryCodecTests {
                 let text = String(decoding: accented, as: UTF8.self)
                 let valid: Record = ["t": .string(text)]
                 #expect(try BinaryCodec.decodeRecord(BinaryCodec.encode(valid)) == valid)
+                // A transaction's message (read by another path than field text).
+                let message = Transaction(t: 1, basis: 0, timestamp: .distantPast, message: text)
+                #expect(try BinaryCodec.decodeTransaction(BinaryCodec.encode(message)) == message)
                 // The same bytes with the letter's byte made 0xFF (never UTF-8),
                 // and a lead byte with no continuation.
                 for bad: UInt8 in [0xFF, 0xC3] {
@@ -139,6 +142,14 @@ struct BinaryCodecTests {
                     bytes[start + position] = bad
                     #expect(throws: CodecError.self, "length \(length), byte \(bad) at \(position)") {
                         try BinaryCodec.decodeRecord(bytes)
+                    }
+                    // Found by a prefix no random ID byte run is likely to repeat.
+                    let marked = "message:" + ascii
+                    var transaction = BinaryCodec.encode(Transaction(t: 1, basis: 0, message: marked))
+                    let at = try #require(Self.range(of: Array(marked.utf8), in: transaction))
+                    transaction[at + 8 + position] = bad
+                    #expect(throws: CodecError.self, "message: length \(length), byte \(bad) at \(position)") {
+                        try BinaryCodec.decodeTransaction(transaction)
                     }
                 }
             }
