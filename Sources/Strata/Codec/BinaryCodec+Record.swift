@@ -74,6 +74,8 @@ extension ByteReader {
         swap(&out, &scratch)
         defer { swap(&out, &scratch) }
         out.bytes.removeAll(keepingCapacity: true)
+        // Allocated at the first record, once (a reader of no record allocates nothing).
+        if out.bytes.capacity == 0 { out.bytes.reserveCapacity(512) }
         out.varint(count)
         var previous = -1
         for _ in 0..<count {

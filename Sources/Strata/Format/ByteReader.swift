@@ -15,8 +15,8 @@ struct ByteReader {
     /// For each name index, a name index known to sort after it: records
     /// repeat the same field sequence, so this spares most comparisons.
     var knownSuccessor: [Int] = []
-    /// Reused buffer for transcoding records into their packed form: it
-    /// grows on the first record, so that a reader of something else (a
+    /// Reused buffer for transcoding records into their packed form:
+    /// allocated by the first record, so that a reader of something else (a
     /// transaction's summary, one per record at open) allocates nothing.
     var scratch = ByteWriter(capacity: 0)
     /// Current nesting depth of lists and maps.

@@ -342,6 +342,10 @@ final class TransactionLog {
     func forgetSummary(ofSegment index: Int) {
         guard index < segments.count else { return }
         try? removeSummary(ofSegment: segments[index].name)
+        // The active segment's entries were taken from its bytes as they
+        // were appended: sealed with them, it would get a summary that
+        // vouches for the damage, and open would not read it.
+        if index == segments.count - 1 { activeEntries = nil }
     }
 
     /// Removes the summary of segment `segment`, if it has one: before the

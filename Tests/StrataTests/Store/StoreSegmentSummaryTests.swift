@@ -207,6 +207,11 @@ struct StoreSegmentSummaryTests {
         for (directory, label) in [(path, "closed after the snapshot"), (copy, "reopened and closed")] {
             if directory == copy {
                 #expect(logSegments(copy).count == 1, "the copy was taken before close sealed it")
+                var readOnly = options
+                readOnly.readOnly = true
+                try await Store.open(at: copy, options: readOnly).close()
+                #expect(logSegments(copy).count == 1, "a read-only open changes nothing")
+                #expect(Self.summaryFiles(copy).isEmpty, "a read-only open changes nothing")
                 try await Store.open(at: copy, options: options).close()
             }
             let segments = logSegments(directory)
@@ -243,6 +248,32 @@ struct StoreSegmentSummaryTests {
             try await last.close()
             #expect(try Store.verify(at: directory).isSound, "\(label)")
         }
+    }
+
+    @Test("damage found in the active segment is never sealed under a summary: the next open still meets it")
+    func damageFoundBeforeCloseIsNotSealed() async throws {
+        let path = temporaryStorePath("summary-damage-seal")
+        defer { removeStore(path) }
+        let options = Self.largeSegmentOptions()
+        let store = try await Store.open(at: path, options: options)
+        _ = try await Self.commitLargeImports(to: store)
+        try await store.snapshot()
+        // One byte inside record 11's blob (records are ~1 MiB each).
+        let segment = try #require(logSegments(path).first)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: segment))
+        try handle.seek(toOffset: UInt64(10 << 20) + 12_345)
+        handle.write(Data([0x42]))
+        try handle.close()
+        await #expect(throws: StoreError.self, "verify reads every record") { try await store.verify() }
+        try await store.close()
+        #expect(logSegments(path).count == 2, "the seal the snapshot asked for")
+        #expect(Self.summaryFiles(path).isEmpty, "no summary vouches for the damaged segment")
+        var strict = options
+        strict.recovery = .strict
+        await #expect(throws: StoreError.self, "refused, as before the seal") {
+            try await Store.open(at: path, options: strict).close()
+        }
+        #expect(try !Store.verify(at: path).isSound)
     }
 
     @Test("a damaged, cut, stale or misplaced summary is ignored: the segment is read and the summary rewritten")
