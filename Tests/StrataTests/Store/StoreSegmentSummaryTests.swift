@@ -132,7 +132,7 @@ struct StoreSegmentSummaryTests {
     }
 
     /// Options with segments of the default size (a snapshot asks for a
-    /// seal from 32 MiB on).
+    /// seal from 4 MiB on).
     static func largeSegmentOptions() -> StoreOptions {
         var options = testOptions()
         options.rebuildBudget = nil
