@@ -106,9 +106,9 @@ struct ByteReader {
     }
 
     mutating func string() throws -> String {
-        // Checked first (ASCII a word at a time): `String(validating:as:)`
-        // on a slice ran the generic validation, with a metadata lookup,
-        // for every message of every transaction summary read at open.
+        // ASCII text (most messages) is checked a word at a time and skips
+        // `String(validating:as:)`, whose generic validation, with a
+        // metadata lookup, ran for every transaction summary read at open.
         let range = try validatedString()
         return String(decoding: bytes[range], as: UTF8.self)
     }

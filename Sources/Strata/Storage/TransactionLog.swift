@@ -1,8 +1,8 @@
 /// The append-only log: segment files of checksummed frames, named by the
 /// sequence number of their first record (`00000000000000000001.log`).
 ///
-/// The log knows payloads, not transactions. Opening reads every segment,
-/// cuts a torn tail (a partial last frame left by a crash), and refuses
+/// The log knows payloads, not transactions. Opening reads every segment
+/// (a sealed one with a sound summary by its summary alone), cuts a torn tail (a partial last frame left by a crash), and refuses
 /// damage anywhere else unless asked to keep what precedes it. Not
 /// thread-safe: the store's actor owns it.
 final class TransactionLog {
@@ -56,7 +56,8 @@ final class TransactionLog {
     /// not every record's digest is known (the segment is then summarized
     /// by the next open that reads it).
     private var activeEntries: SegmentSummary.Builder? = SegmentSummary.Builder()
-    /// Set by ``requestSeal(atLeast:)``: the next append starts a new segment.
+    /// Set by ``requestSeal(atLeast:)``: the next append (or close, through
+    /// ``sealIfRequested()``) starts a new segment.
     private var sealRequested = false
 
     /// Total bytes of all segments.
@@ -127,7 +128,8 @@ final class TransactionLog {
         let names = files.filter { LogFormat.firstSequence(ofName: $0) != nil }
         let summaryNames = Set(files.filter { SegmentSummary.segment(ofName: $0) != nil })
         // A summary without its segment (removed by a cut that stopped short).
-        for name in summaryNames where !names.contains(SegmentSummary.segment(ofName: name)!) {
+        let segmentNames = Set(names)
+        for name in summaryNames where !segmentNames.contains(SegmentSummary.segment(ofName: name)!) {
             log.staleSummaries.append(name)
         }
         var found = Recovered()
@@ -497,10 +499,10 @@ final class TransactionLog {
     /// or the last one is full).
     var needsNewSegment: Bool { file == nil || sealRequested || segments[segments.count - 1].size >= segmentLimit }
 
-    /// Seals the active segment at the next append when it holds at least
-    /// `bytes`: a snapshot asks, so that the records it covers end up in
-    /// sealed segments, which open knows by their summaries instead of
-    /// reading them (the last segment is always read).
+    /// Seals the active segment at the next append (or at close) when it
+    /// holds at least `bytes`: a snapshot asks, so that the records it
+    /// covers end up in sealed segments, which open knows by their
+    /// summaries instead of reading them (the last segment is always read).
     func requestSeal(atLeast bytes: Int) {
         guard file != nil, let last = segments.last, last.size >= bytes else { return }
         sealRequested = true

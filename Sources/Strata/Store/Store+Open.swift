@@ -216,8 +216,9 @@ extension Store {
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
                 // A store whose snapshot covers its whole log, left with a
-                // large last segment (closed before closing sealed one):
-                // sealed at the next commit or close, as after a snapshot.
+                // large last segment (by an earlier build, or a process that
+                // died after its snapshot): sealed at the next commit or
+                // close, as after a snapshot.
                 if !options.readOnly, basis == last { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
                 break
             } catch let error as FormatError {

@@ -511,8 +511,10 @@ public actor Store {
 
     /// Lets every commit already appended finish (synced, published,
     /// returned to its caller), waits for background snapshots and
-    /// compaction, stops measurements of the value, syncs the log and
-    /// releases the lock. Commits that arrive
+    /// compaction, stops measurements of the value, syncs the log, seals
+    /// its last segment when a snapshot asked for that (a new, empty
+    /// segment then follows it, so that the next open knows the records
+    /// by the sealed segment's summary) and releases the lock. Commits that arrive
     /// once closing has begun throw ``StoreError/closed`` and are not
     /// committed; reads of ``current`` keep working.
     public func close() async throws {

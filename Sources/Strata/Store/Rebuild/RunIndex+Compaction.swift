@@ -210,10 +210,16 @@ extension RunIndex {
 private struct LogReader {
     let fileSystem: any FileSystem
     private var files: [String: any StorageFile] = [:]
+    /// Descriptors held at most: a compaction from t 0 reads every segment
+    /// of the log, and a log of many segments (snapshots seal them from
+    /// 4 MiB) must not exhaust the process's descriptors. Reads go in t
+    /// order, so past this the ones held are closed and reopened as needed.
+    static let maximumOpen = 8
 
     init(fileSystem: any FileSystem) { self.fileSystem = fileSystem }
 
     mutating func transaction(_ t: Int64, id: UUID, path: String, offset: Int, size: Int) -> Transaction? {
+        if files[path] == nil, files.count >= Self.maximumOpen { close() }
         guard let file = files[path] ?? (try? fileSystem.open(path, create: false)) else { return nil }
         files[path] = file
         guard let frame = try? file.read(at: offset, count: size), frame.count == size,
@@ -223,7 +229,8 @@ private struct LogReader {
         return transaction
     }
 
-    func close() {
+    mutating func close() {
         for file in files.values { file.close() }
+        files = [:]
     }
 }
