@@ -2,9 +2,10 @@
 /// sequence number of their first record (`00000000000000000001.log`).
 ///
 /// The log knows payloads, not transactions. Opening reads every segment
-/// (a sealed one with a sound summary by its summary alone), cuts a torn tail (a partial last frame left by a crash), and refuses
-/// damage anywhere else unless asked to keep what precedes it. Not
-/// thread-safe: the store's actor owns it.
+/// (a sealed one with a sound summary by its summary alone), cuts a torn
+/// tail (a partial last frame left by a crash), and refuses damage
+/// anywhere else unless asked to keep what precedes it. Not thread-safe:
+/// the store's actor owns it.
 final class TransactionLog {
     /// Where a record is: its segment and the frame's offset and size.
     struct Position: Sendable, Equatable {

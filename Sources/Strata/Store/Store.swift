@@ -514,9 +514,9 @@ public actor Store {
     /// compaction, stops measurements of the value, syncs the log, seals
     /// its last segment when a snapshot asked for that (a new, empty
     /// segment then follows it, so that the next open knows the records
-    /// by the sealed segment's summary) and releases the lock. Commits that arrive
-    /// once closing has begun throw ``StoreError/closed`` and are not
-    /// committed; reads of ``current`` keep working.
+    /// by the sealed segment's summary) and releases the lock. Commits
+    /// that arrive once closing has begun throw ``StoreError/closed`` and
+    /// are not committed; reads of ``current`` keep working.
     public func close() async throws {
         closing = true
         // A measurement started before `closing` (one walks the whole value

@@ -1,6 +1,5 @@
 import Foundation
 import Strata
-import Synchronization
 import Testing
 
 @Suite("Store block files")
@@ -114,12 +113,12 @@ struct StoreBlockFileTests {
         // Reopened without its blocks: nothing cached, so compaction reads
         // the log from t 1.
         for file in Self.blockFiles(path) { try FileManager.default.removeItem(atPath: file) }
-        let counting = OpenCountingFileSystem()
+        let counting = ReadCountingFileSystem()
         var reading = options
         reading.fileSystem = counting
         store = try await Store.open(at: path, options: reading)
         try await store.compact()
-        let held = counting.mostOpen.withLock { $0 }
+        let held = counting.mostOpenSegments.withLock { $0 }
         #expect(held <= 16, "log files open at once: \(held)")
         #expect(!Self.blockFiles(path).isEmpty)
         _ = try await StoreRebuildTests.checkAsOf(
@@ -186,54 +185,5 @@ struct StoreBlockFileTests {
             _ = try await StoreRebuildTests.checkAsOf(store, values, ts, "round \(round) cut \(cut), reopened")
             try await store.close()
         }
-    }
-}
-
-/// The POSIX file system, counting the log segment files open at once (the
-/// most seen).
-final class OpenCountingFileSystem: FileSystem, @unchecked Sendable {
-    let base = PosixFileSystem()
-    let open = Mutex(0)
-    let mostOpen = Mutex(0)
-
-    func open(_ path: String, create: Bool) throws -> any StorageFile {
-        let file = try base.open(path, create: create)
-        guard path.hasSuffix(".log") else { return file }
-        let now = open.withLock {
-            $0 += 1
-            return $0
-        }
-        mostOpen.withLock { $0 = max($0, now) }
-        return OpenCountingFile(file, owner: self)
-    }
-    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-    func remove(_ path: String) throws { try base.remove(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-    func exists(_ path: String) -> Bool { base.exists(path) }
-    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-}
-
-final class OpenCountingFile: StorageFile {
-    let base: any StorageFile
-    let owner: OpenCountingFileSystem
-    private var closed = false
-
-    init(_ base: any StorageFile, owner: OpenCountingFileSystem) {
-        self.base = base
-        self.owner = owner
-    }
-
-    func size() throws -> Int { try base.size() }
-    func read(at offset: Int, count: Int) throws -> [UInt8] { try base.read(at: offset, count: count) }
-    func write(_ bytes: [UInt8], at offset: Int) throws { try base.write(bytes, at: offset) }
-    func sync() throws { try base.sync() }
-    func truncate(to size: Int) throws { try base.truncate(to: size) }
-    func preallocate(from offset: Int, to size: Int) -> Bool { base.preallocate(from: offset, to: size) }
-    func close() {
-        if !closed { owner.open.withLock { $0 -= 1 } }
-        closed = true
-        base.close()
     }
 }

@@ -104,3 +104,61 @@ final class FaultyFile: StorageFile {
     func preallocate(from offset: Int, to size: Int) -> Bool { base.preallocate(from: offset, to: size) }
     func close() { base.close() }
 }
+
+/// The POSIX file system, counting the bytes read from each file and the
+/// log segment files open at once (the most seen).
+final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
+    let base = PosixFileSystem()
+    let bytesRead = Mutex([String: Int]())
+    let openSegments = Mutex(0)
+    let mostOpenSegments = Mutex(0)
+
+    func open(_ path: String, create: Bool) throws -> any StorageFile {
+        let file = ReadCountingFile(try base.open(path, create: create), path: path, owner: self)
+        if file.isSegment {
+            let now = openSegments.withLock {
+                $0 += 1
+                return $0
+            }
+            mostOpenSegments.withLock { $0 = max($0, now) }
+        }
+        return file
+    }
+    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
+    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+    func remove(_ path: String) throws { try base.remove(path) }
+    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+    func exists(_ path: String) -> Bool { base.exists(path) }
+    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+}
+
+final class ReadCountingFile: StorageFile {
+    let base: any StorageFile
+    let path: String
+    let owner: ReadCountingFileSystem
+    var isSegment: Bool { path.hasSuffix(".log") }
+    private var closed = false
+
+    init(_ base: any StorageFile, path: String, owner: ReadCountingFileSystem) {
+        self.base = base
+        self.path = path
+        self.owner = owner
+    }
+
+    func size() throws -> Int { try base.size() }
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        let bytes = try base.read(at: offset, count: count)
+        owner.bytesRead.withLock { $0[path, default: 0] += bytes.count }
+        return bytes
+    }
+    func write(_ bytes: [UInt8], at offset: Int) throws { try base.write(bytes, at: offset) }
+    func sync() throws { try base.sync() }
+    func truncate(to size: Int) throws { try base.truncate(to: size) }
+    func preallocate(from offset: Int, to size: Int) -> Bool { base.preallocate(from: offset, to: size) }
+    func close() {
+        if isSegment, !closed { owner.openSegments.withLock { $0 -= 1 } }
+        closed = true
+        base.close()
+    }
+}

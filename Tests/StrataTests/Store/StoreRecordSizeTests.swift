@@ -131,7 +131,7 @@ struct StoreRecordSizeTests {
         // It lies in the last segment (the one open reads; a snapshot may
         // have sealed the large records' segment before it), named by its first t.
         let segment = try #require(logSegments(path).last)
-        let first = try #require(Int(URL(fileURLWithPath: segment).deletingPathExtension().lastPathComponent))
+        let first = StoreMissingHistoryTests.first(segment)
         try #require(first <= 250, "t 250 is in the last segment")
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
         let offsets = StoreHistoryTieTests.frameOffsets(bytes)

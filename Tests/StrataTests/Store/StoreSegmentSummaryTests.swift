@@ -3,47 +3,6 @@ import Strata
 import Synchronization
 import Testing
 
-/// The POSIX file system, counting the bytes read from each file.
-final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
-    let base = PosixFileSystem()
-    let bytesRead = Mutex([String: Int]())
-
-    func open(_ path: String, create: Bool) throws -> any StorageFile {
-        ReadCountingFile(try base.open(path, create: create), path: path, owner: self)
-    }
-    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-    func remove(_ path: String) throws { try base.remove(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-    func exists(_ path: String) -> Bool { base.exists(path) }
-    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-}
-
-final class ReadCountingFile: StorageFile {
-    let base: any StorageFile
-    let path: String
-    let owner: ReadCountingFileSystem
-
-    init(_ base: any StorageFile, path: String, owner: ReadCountingFileSystem) {
-        self.base = base
-        self.path = path
-        self.owner = owner
-    }
-
-    func size() throws -> Int { try base.size() }
-    func read(at offset: Int, count: Int) throws -> [UInt8] {
-        let bytes = try base.read(at: offset, count: count)
-        owner.bytesRead.withLock { $0[path, default: 0] += bytes.count }
-        return bytes
-    }
-    func write(_ bytes: [UInt8], at offset: Int) throws { try base.write(bytes, at: offset) }
-    func sync() throws { try base.sync() }
-    func truncate(to size: Int) throws { try base.truncate(to: size) }
-    func preallocate(from offset: Int, to size: Int) -> Bool { base.preallocate(from: offset, to: size) }
-    func close() { base.close() }
-}
-
 /// Sealed log segments are summarized beside them (`<segment>.summary`), and
 /// open learns the history before the newest snapshot from the summaries,
 /// without reading those segments.
@@ -131,17 +90,15 @@ struct StoreSegmentSummaryTests {
         #expect(Self.summaryFiles(path).count == segments.count - 1)
     }
 
-    /// Options with segments of the default size (a snapshot asks for a
-    /// seal from 4 MiB on).
-    static func largeSegmentOptions() -> StoreOptions {
+    /// A store of segments of the default size (a snapshot asks for a seal
+    /// from 4 MiB on) holding about 34 MiB of log in one segment (34
+    /// records of 1 MiB), then a snapshot of it: open, with its options and
+    /// each transaction's summary as committed.
+    static func snapshottedLargeStore(_ path: String) async throws -> (Store, StoreOptions, [TransactionSummary]) {
         var options = testOptions()
         options.rebuildBudget = nil
         options.snapshotEveryLogBytes = nil
-        return options
-    }
-
-    /// About 34 MiB of log in one segment: 34 records of 1 MiB.
-    static func commitLargeImports(to store: Store) async throws -> [TransactionSummary] {
+        let store = try await Store.open(at: path, options: options)
         var committed: [TransactionSummary] = []
         let blob = [UInt8](repeating: 7, count: 1 << 20)
         for i in 0..<34 {
@@ -150,17 +107,16 @@ struct StoreSegmentSummaryTests {
             }
             committed.append(report.transaction.summary)
         }
-        return committed
+        try await store.snapshot()
+        return (store, options, committed)
     }
 
     @Test("a snapshot seals a large active segment at the next commit, so that open skips it too")
     func snapshotSealsTheActiveSegment() async throws {
         let path = temporaryStorePath("summary-seal")
         defer { removeStore(path) }
-        let options = Self.largeSegmentOptions()
-        let store = try await Store.open(at: path, options: options)
-        var committed = try await Self.commitLargeImports(to: store)
-        try await store.snapshot()
+        let (store, options, imported) = try await Self.snapshottedLargeStore(path)
+        var committed = imported
         #expect(logSegments(path).count == 1, "sealed at the next append, not before")
         let report = try await store.transact(message: "after") {
             try $0.upsert(["blob": .string("small")], id: RecordID(0), into: "r")
@@ -192,10 +148,7 @@ struct StoreSegmentSummaryTests {
             removeStore(path)
             removeStore(copy)
         }
-        let options = Self.largeSegmentOptions()
-        let store = try await Store.open(at: path, options: options)
-        let committed = try await Self.commitLargeImports(to: store)
-        try await store.snapshot()
+        let (store, options, committed) = try await Self.snapshottedLargeStore(path)
         // What a process that died here (or a store of an earlier build)
         // leaves: a snapshot of the whole log, and the log in one large
         // last segment without a summary.
@@ -254,10 +207,7 @@ struct StoreSegmentSummaryTests {
     func damageFoundBeforeCloseIsNotSealed() async throws {
         let path = temporaryStorePath("summary-damage-seal")
         defer { removeStore(path) }
-        let options = Self.largeSegmentOptions()
-        let store = try await Store.open(at: path, options: options)
-        _ = try await Self.commitLargeImports(to: store)
-        try await store.snapshot()
+        let (store, options, _) = try await Self.snapshottedLargeStore(path)
         // One byte inside record 11's blob (records are ~1 MiB each).
         let segment = try #require(logSegments(path).first)
         let handle = try FileHandle(forUpdating: URL(fileURLWithPath: segment))
