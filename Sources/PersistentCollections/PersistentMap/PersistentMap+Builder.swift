@@ -162,10 +162,18 @@ extension _MapNode {
         bounds: UnsafeMutableBufferPointer<Int>
     ) {
         bounds.initialize(repeating: 0)
+        // Entries already in slot order (the concurrent build sorts its
+        // items by their first levels) are left where they are.
+        var isSorted = true
+        var previous = 0
         for position in range {
-            bounds[Int((order[position].hash &>> UInt64(shift)) & 31) + 1] += 1
+            let slot = Int((order[position].hash &>> UInt64(shift)) & 31)
+            bounds[slot + 1] += 1
+            isSorted = isSorted && slot >= previous
+            previous = slot
         }
         for slot in 0..<32 { bounds[slot + 1] += bounds[slot] }
+        guard !isSorted else { return }
         withUnsafeTemporaryAllocation(of: Int.self, capacity: 32) { cursor in
             _ = cursor.initialize(fromContentsOf: bounds[0..<32])
             for position in range {

@@ -3,8 +3,9 @@ import Dispatch
 extension PersistentMap where Key: Sendable, Value: Sendable {
     /// Creates a map from parts of entries, as
     /// `init(checkingUniqueKeysWithValues: parts.joined())` does, on every
-    /// core: the parts are taken in and hashed one part per task, then the
-    /// root's subtries are built one per task. The result is the same map.
+    /// core: the parts are hashed one part per task, then taken in (moved
+    /// into place grouped by the root's slot they fall in), then the root's
+    /// subtries are built one per task. The result is the same map.
     ///
     /// For a million entries decoded in chunks (a snapshot's), this is about
     /// the sequential build's time divided by the number of cores.
@@ -31,39 +32,169 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
             self.init(checkingUniqueKeysWithValues: parts.joined())
             return
         }
-        let items = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: total)
-        defer { items.deallocate() }
+        // The entries are moved in joined, then sorted into the trie's
+        // order by their first four levels (an LSD radix sort of two
+        // passes over 10-bit digits: levels 2-3, then levels 0-1), so that
+        // the build reads them in order. Gathered in a random order
+        // instead, each item was a cache miss (32 MB for a million
+        // `RecordID`s and records).
+        //
+        // Invariant of the moves: every item is initialized in exactly one
+        // buffer at a time: `joined` after the parts are taken in, `items`
+        // after the first pass, `joined` again after the second (each pass
+        // moves every position of its source once, to a distinct target
+        // position). Both are deallocated without deinitializing: the
+        // build moves every item out of `joined`, or deinitializes those it
+        // did not move when it fails.
+        let joined = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: total)
+        defer { joined.deallocate() }
+        let joinedHashes = UnsafeMutablePointer<UInt64>.allocate(capacity: total)
+        defer { joinedHashes.deallocate() }
         let starts = offsets
-        var order = [_MapBuildEntry](unsafeUninitializedCapacity: total) { order, initialized in
-            parts.withUnsafeMutableBufferPointer { parts in
-                // Each task changes only its own part and writes only its
-                // part's range of `items` and `order`.
-                let shared = _Disjoint((items, order.baseAddress!, parts))
-                DispatchQueue.concurrentPerform(iterations: parts.count) { k in
-                    let (items, order, parts) = shared.value
-                    // Taken from the end: `popLast` moves an entry out of an
-                    // array no one else holds (one that is shared is copied
-                    // first, as a plain read would copy each entry).
-                    var position = starts[k] + parts[k].count
-                    while let (key, value) = parts[k].popLast() {
-                        position -= 1
-                        // Hashed first, so that the key's last use moves it.
-                        (order + position).initialize(to: _MapBuildEntry(hash: _hash(key), index: position))
-                        (items + position).initialize(to: _MapItem(key: key, value: value))
-                    }
+        parts.withUnsafeMutableBufferPointer { parts in
+            // Each task changes only its own part and writes only its
+            // part's range of `joined` and `joinedHashes`.
+            let shared = _Disjoint((joined, joinedHashes, parts))
+            DispatchQueue.concurrentPerform(iterations: parts.count) { k in
+                let (joined, hashes, parts) = shared.value
+                // Taken from the end: `popLast` moves an entry out of an
+                // array no one else holds (one that is shared is copied
+                // first, as a plain read would copy each entry).
+                var position = starts[k] + parts[k].count
+                while let (key, value) = parts[k].popLast() {
+                    position -= 1
+                    // Hashed first, so that the key's last use moves it.
+                    let hash = _hash(key)
+                    (hashes + position).initialize(to: hash)
+                    (joined + position).initialize(to: _MapItem(key: key, value: value))
                 }
             }
+        }
+        // Empty again after the second pass, and freed then (not held
+        // through the build).
+        let items = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: total)
+        let hashes = UnsafeMutablePointer<UInt64>.allocate(capacity: total)
+        // Ranges for every core, whatever the parts (16 is several per
+        // core on most machines).
+        let rangeCount = 16
+        let ranges = (0..<rangeCount).map { (total * $0 / rangeCount)..<(total * ($0 + 1) / rangeCount) }
+        Self._scatter(
+            _Disjoint((joined, UnsafePointer(joinedHashes), items, hashes)),
+            ranges: ranges,
+            counts: Self._countDigits(UnsafePointer(joinedHashes), ranges: ranges, level: 2),
+            level: 2,
+            order: nil
+        )
+        let digitCounts = Self._countDigits(UnsafePointer(hashes), ranges: ranges, level: 0)
+        var order = [_MapBuildEntry](unsafeUninitializedCapacity: total) { order, initialized in
+            Self._scatter(
+                _Disjoint((items, UnsafePointer(hashes), joined, nil)),
+                ranges: ranges,
+                counts: digitCounts,
+                level: 0,
+                order: _Disjoint(order.baseAddress!)
+            )
             initialized = total
         }
-        guard let root = order.withUnsafeMutableBufferPointer({ _Node.buildConcurrently(moving: items, $0) }) else {
+        items.deallocate()
+        hashes.deallocate()
+        guard let root = order.withUnsafeMutableBufferPointer({ _Node.buildConcurrently(moving: joined, $0) }) else {
             return nil
         }
         self.init(_root: root, count: total)
     }
 
+    /// Moves every item of `buffers`' source (its first element, with its
+    /// hashes second) in `ranges` to the target (third, and its hashes to
+    /// the fourth when there is one),
+    /// stably sorted by its digit at `level` (`counts`: per range, how many
+    /// items have each digit); with `order`, also records each item's
+    /// build entry there. One task per range: each reads only its range
+    /// and writes only the positions its digits were given.
+    @inlinable
+    static func _scatter(
+        _ buffers: _Disjoint<
+            (
+                UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafePointer<UInt64>,
+                UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafeMutablePointer<UInt64>?
+            )
+        >,
+        ranges: [Range<Int>],
+        counts: [Int],
+        level: Int,
+        order: _Disjoint<UnsafeMutablePointer<_MapBuildEntry>>?
+    ) {
+        // Where each range's items of each digit start: digit by digit,
+        // range by range within a digit. Both loops walk the counts in
+        // memory order (a walk by digit first strides across the ranges'
+        // counts, a cache miss each for hundreds of ranges).
+        var next = [Int](repeating: 0, count: Self._digits)
+        for k in ranges.indices {
+            for digit in 0..<Self._digits { next[digit] += counts[k * Self._digits + digit] }
+        }
+        var reached = 0
+        for digit in 0..<Self._digits {
+            let count = next[digit]
+            next[digit] = reached
+            reached += count
+        }
+        var firsts = [Int](repeating: 0, count: counts.count)
+        for k in ranges.indices {
+            for digit in 0..<Self._digits {
+                firsts[k * Self._digits + digit] = next[digit]
+                next[digit] += counts[k * Self._digits + digit]
+            }
+        }
+        let starts = firsts
+        DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
+            let (source, sourceHashes, target, targetHashes) = buffers.value
+            var cursors = Array(starts[(k * Self._digits)..<((k + 1) * Self._digits)])
+            for position in ranges[k] {
+                let hash = sourceHashes[position]
+                let digit = Self._digit(hash, level: level)
+                let destination = cursors[digit]
+                cursors[digit] += 1
+                (target + destination).moveInitialize(from: source + position, count: 1)
+                targetHashes?.advanced(by: destination).initialize(to: hash)
+                if let order {
+                    (order.value + destination).initialize(to: _MapBuildEntry(hash: hash, index: destination))
+                }
+            }
+        }
+    }
+
+    /// Per range of `hashes`, how many have each digit at `level`, one
+    /// task per range.
+    @inlinable
+    static func _countDigits(_ hashes: UnsafePointer<UInt64>, ranges: [Range<Int>], level: Int) -> [Int] {
+        var counts = [Int](repeating: 0, count: ranges.count * Self._digits)
+        counts.withUnsafeMutableBufferPointer { counts in
+            let shared = _Disjoint((hashes, counts))
+            DispatchQueue.concurrentPerform(iterations: ranges.count) { k in
+                let (hashes, counts) = shared.value
+                for position in ranges[k] {
+                    counts[k * Self._digits + Self._digit(hashes[position], level: level)] += 1
+                }
+            }
+        }
+        return counts
+    }
+
     /// Entries from which ``init(checkingUniqueKeysWithValuesOf:)`` builds on
     /// every core.
     @inlinable static var _concurrentBuildMinimum: Int { 4_096 }
+
+    /// The values of a digit of the concurrent build's radix sort.
+    @inlinable static var _digits: Int { 1_024 }
+
+    /// The digit of a hash at `level` (0 or 2): its slots at that level
+    /// and the next, the first in the high bits, so that digits sort as
+    /// the trie orders the entries.
+    @inlinable
+    static func _digit(_ hash: UInt64, level: Int) -> Int {
+        let shift = UInt64(level * 5)
+        return Int((hash >> shift & 31) << 5 | (hash >> (shift + 5)) & 31)
+    }
 }
 
 extension _MapNode where Key: Sendable, Value: Sendable {
@@ -86,12 +217,14 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         _ order: UnsafeMutableBufferPointer<_MapBuildEntry>
     ) -> _MapNode? {
         let count = order.count
-        var scratch = [_MapBuildEntry](repeating: _MapBuildEntry(hash: 0, index: 0), count: count)
+        // Left uninitialized: a sort writes each position of its range
+        // before it reads it, and entries already in order never touch it
+        // (nor, then, make the kernel zero its pages).
+        let scratch = UnsafeMutableBufferPointer<_MapBuildEntry>.allocate(capacity: count)
+        defer { scratch.deallocate() }
         var bounds = [Int](repeating: 0, count: 33)
-        scratch.withUnsafeMutableBufferPointer { scratch in
-            bounds.withUnsafeMutableBufferPointer { bounds in
-                sortBySlot(order, scratch, range: 0..<count, shift: 0, bounds: bounds)
-            }
+        bounds.withUnsafeMutableBufferPointer { bounds in
+            sortBySlot(order, scratch, range: 0..<count, shift: 0, bounds: bounds)
         }
 
         let slots = bounds
@@ -100,22 +233,20 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         var unmoved = (0..<32).map { slots[$0 + 1] }
         children.withUnsafeMutableBufferPointer { children in
             unmoved.withUnsafeMutableBufferPointer { unmoved in
-                scratch.withUnsafeMutableBufferPointer { scratch in
-                    // Each task writes only its slot of `children` and
-                    // `unmoved`, and its range of the rest.
-                    let shared = _Disjoint((items, order, scratch, children, unmoved))
-                    DispatchQueue.concurrentPerform(iterations: subtrieSlots.count) { k in
-                        let (items, order, scratch, children, unmoved) = shared.value
-                        let slot = subtrieSlots[k]
-                        children[slot] = build(
-                            items,
-                            order,
-                            scratch,
-                            range: slots[slot]..<slots[slot + 1],
-                            shift: bitsPerLevel,
-                            unmoved: &unmoved[slot]
-                        )
-                    }
+                // Each task writes only its slot of `children` and
+                // `unmoved`, and its range of the rest.
+                let shared = _Disjoint((items, order, scratch, children, unmoved))
+                DispatchQueue.concurrentPerform(iterations: subtrieSlots.count) { k in
+                    let (items, order, scratch, children, unmoved) = shared.value
+                    let slot = subtrieSlots[k]
+                    children[slot] = build(
+                        items,
+                        order,
+                        scratch,
+                        range: slots[slot]..<slots[slot + 1],
+                        shift: bitsPerLevel,
+                        unmoved: &unmoved[slot]
+                    )
                 }
             }
         }

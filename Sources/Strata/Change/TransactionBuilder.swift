@@ -11,6 +11,12 @@ import PersistentCollections
 ///     let transaction = builder.transaction(t: 43, message: "Import")
 ///
 /// Several edits of one record become one ``Change``.
+///
+/// A unique index is checked at each edit, as SQL checks an immediate
+/// constraint: two records cannot swap their values of a unique field by
+/// two updates, since the first would repeat the second's value. Swap them
+/// through a value neither holds, or in one call of
+/// ``upsert(contentsOf:into:)``, which checks the batch as a whole.
 public struct TransactionBuilder: Sendable {
     /// The database the transaction applies to.
     public let base: Database

@@ -10,3 +10,15 @@ extension UUID {
         self.init(uuid: value)
     }
 }
+
+extension UUID {
+    /// Whether this UUID's 16 bytes precede `other`'s, byte by byte: the
+    /// order of their `uuidString`s (hex digits in byte order, and the
+    /// digits 0–9 sort before A–F as the values they stand for), without
+    /// making the strings. O(1).
+    func bytesPrecede(_ other: UUID) -> Bool {
+        withUnsafeBytes(of: uuid) { a in
+            withUnsafeBytes(of: other.uuid) { b in a.lexicographicallyPrecedes(b) }
+        }
+    }
+}

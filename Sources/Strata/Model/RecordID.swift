@@ -106,7 +106,7 @@ public struct RecordID: Hashable, Sendable, Comparable {
         switch (lhs.kind, rhs.kind) {
         case let (.integer(a), .integer(b)): return a < b
         case let (.string(a), .string(b)): return Key(a) < Key(b)
-        case let (.uuid(a), .uuid(b)): return a.uuidString < b.uuidString
+        case let (.uuid(a), .uuid(b)): return a.bytesPrecede(b)
         case (.integer, _): return true
         case (.string, .uuid): return true
         default: return false

@@ -61,9 +61,8 @@ struct ExportCommand: AsyncParsableCommand {
                 writer.raw(":[")
                 console.write(writer.bytes)
             }
-            let records = value[table: name].records
             try Self.write(
-                records,
+                value[table: name],
                 table: named && format == .jsonl ? name.string : nil,
                 idField: idField,
                 json: format == .json,
@@ -84,7 +83,7 @@ struct ExportCommand: AsyncParsableCommand {
     /// be written. Each batch of chunks is written while the next one is
     /// encoded.
     static func write(
-        _ records: PersistentMap<RecordID, Record>,
+        _ source: Table,
         table: String?,
         idField: String,
         json: Bool,
@@ -96,7 +95,7 @@ struct ExportCommand: AsyncParsableCommand {
         let reserved = ([Key(idField)] + (json ? [] : [RecordLineParser.tableField])).filter {
             RecordTokens.fieldID(of: $0) != nil
         }
-        let sorted = Self.sortedIDs(records)
+        let sorted = source.sortedIDs()
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         let chunkCount = (sorted.count + chunkSize - 1) / chunkSize
@@ -128,7 +127,7 @@ struct ExportCommand: AsyncParsableCommand {
                 // written while they are still in cache.
                 for start in stride(from: range.lowerBound, to: range.upperBound, by: 256) {
                     let ids = sorted[start..<min(range.upperBound, start + 256)]
-                    for (id, record) in zip(ids, records.values(forKeys: ids)) {
+                    for (id, record) in zip(ids, source.records.values(forKeys: ids)) {
                         let record = record!
                         if !reserved.isEmpty, clash == nil, let field = reserved.first(where: { record[$0] != nil }) {
                             clash = (id, field)
@@ -155,19 +154,5 @@ struct ExportCommand: AsyncParsableCommand {
             pending = (0..<batch.count).map { outputs[$0] }
         }
         for output in pending { console.writeLarge(output) }
-    }
-
-    /// The map's IDs in order. Integer IDs (the common case) are read and
-    /// sorted as plain integers, without touching the records. O(n log n).
-    static func sortedIDs(_ records: PersistentMap<RecordID, Record>) -> [RecordID] {
-        var integers: [Int64] = []
-        integers.reserveCapacity(records.count)
-        var others = false
-        records.keys.forEach { id in
-            if case .integer(let key) = id.kind { integers.append(key) } else { others = true }
-        }
-        guard !others else { return records.keys.sorted() }
-        integers.sort()
-        return integers.map { RecordID($0) }
     }
 }

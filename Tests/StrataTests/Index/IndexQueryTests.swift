@@ -159,6 +159,28 @@ struct IndexQueryTests {
         let swapped = try apply(before, swap)
         swapped._invariantCheck()
         #expect(try swapped.query("files").where("path", equals: "/a").ids() == [2])
+        // A builder checks each edit at once (as the type's documentation
+        // says): swapping two values by two updates is refused at the
+        // first, and done in one batch upsert or through a third value.
+        var stepwise = TransactionBuilder(on: before)
+        #expect(
+            throws: ApplyError.uniqueViolation(table: "files", index: "byPath", key: ["/b"], existing: 2, new: 1)
+        ) {
+            try stepwise.update(1, in: "files", [.set("path", "/b")])
+        }
+        var batch = TransactionBuilder(on: before)
+        let swapping: [(id: RecordID, record: Record)] = [(1, ["path": "/b"]), (2, ["path": "/a"])]
+        try batch.upsert(contentsOf: swapping, into: "files")
+        var viaThird = TransactionBuilder(on: before)
+        try viaThird.update(1, in: "files", [.set("path", "/tmp")])
+        try viaThird.update(2, in: "files", [.set("path", "/a")])
+        try viaThird.update(1, in: "files", [.set("path", "/b")])
+        for builder in [batch, viaThird] {
+            builder.database._invariantCheck()
+            #expect(try builder.database.query("files").where("path", equals: "/a").ids() == [2])
+            #expect(try builder.database.query("files").where("path", equals: "/b").ids() == [1])
+            #expect(try apply(before, builder.transaction(t: 1)).tables == builder.database.tables)
+        }
         // Creating a unique index over duplicates is refused.
         var duplicate = TransactionBuilder(on: Database())
         try duplicate.insert(["k": 1], id: 1, into: "t")
