@@ -19,10 +19,10 @@ import Synchronization
 // in ID order (any order reads back; in ID order, a reader allocates them
 // so that reading them by ID reads memory in order); each index's entries
 // fill entries chunks the same way (front coding restarts in each, so
-// each decodes alone). Local name IDs
-// are dense, numbered in the order of the writer's process IDs, so a
-// reader that numbers them the same way (a fresh process: it reserves
-// them in that order) copies the records without rewriting a byte.
+// each decodes alone). Local name IDs are dense, numbered in the order of
+// the writer's process IDs, so a reader that numbers them the same way (a
+// fresh process: it reserves them in that order) copies the records
+// without rewriting a byte.
 //
 // Reading checks every chunk's CRC32C before decompressing it, every
 // record as strictly as the codec does (structure, UTF-8, order, names),
