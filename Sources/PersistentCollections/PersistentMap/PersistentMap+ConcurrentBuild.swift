@@ -3,9 +3,10 @@ import Dispatch
 extension PersistentMap where Key: Sendable, Value: Sendable {
     /// Creates a map from parts of entries, as
     /// `init(checkingUniqueKeysWithValues: parts.joined())` does, on every
-    /// core: the parts are hashed one part per task, then taken in (moved
-    /// into place grouped by the root's slot they fall in), then the root's
-    /// subtries are built one per task. The result is the same map.
+    /// core: the parts are taken in and hashed one part per task, sorted
+    /// into the trie's order for its first levels (two radix passes, one
+    /// range per task), then the root's subtries are built one per task.
+    /// The result is the same map.
     ///
     /// For a million entries decoded in chunks (a snapshot's), this is about
     /// the sequential build's time divided by the number of cores.
@@ -106,11 +107,11 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
 
     /// Moves every item of `buffers`' source (its first element, with its
     /// hashes second) in `ranges` to the target (third, and its hashes to
-    /// the fourth when there is one),
-    /// stably sorted by its digit at `level` (`counts`: per range, how many
-    /// items have each digit); with `order`, also records each item's
-    /// build entry there. One task per range: each reads only its range
-    /// and writes only the positions its digits were given.
+    /// the fourth when there is one), stably sorted by its digit at
+    /// `level` (`counts`: per range, how many items have each digit); with
+    /// `order`, also records each item's build entry there. One task per
+    /// range: each reads only its range and writes only the positions its
+    /// digits were given.
     @inlinable
     static func _scatter(
         _ buffers: _Disjoint<
