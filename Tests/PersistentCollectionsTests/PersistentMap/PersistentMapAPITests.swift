@@ -76,7 +76,7 @@ struct PersistentMapAPITests {
         #expect(map[299] == "299")
     }
 
-    @Test("Collection indices walk the entries in iteration order; keys.forEach visits the same keys")
+    @Test("Collection indices walk the entries in iteration order; keys.forEach and forEach visit the same entries")
     func indices() {
         for shape in KeyShape.allCases {
             let count = shape == .constant ? 30 : 1_000
@@ -98,11 +98,18 @@ struct PersistentMapAPITests {
             var viaForEach: [Collider] = []
             map.keys.forEach { viaForEach.append($0) }
             #expect(viaForEach == Array(map.keys), "shape \(shape)")
+            var entries: [(key: Collider, value: Int)] = []
+            map.forEach { entries.append($0) }
+            #expect(entries.map(\.key) == Array(map.keys), "shape \(shape)")
+            #expect(entries.map(\.value) == Array(map.values), "shape \(shape)")
             #expect(Array(map.values) == map.indices.map { map.values[$0] })
             #expect(map.endIndex > map.startIndex)
         }
         let empty = PersistentMap<Int, Int>()
         #expect(empty.startIndex == empty.endIndex)
+        var visited = 0
+        empty.forEach { _ in visited += 1 }
+        #expect(visited == 0)
     }
 
     @Test("Codable round trip, and malformed input is a DecodingError")
