@@ -29,6 +29,10 @@ extension Store {
         _ = try StoreDirectory.check(path, fileSystem: fileSystem, create: false)
         var check = FileCheck(path: path, fileSystem: fileSystem)
         try check.run()
+        // The replayed value is freed on the upkeep thread: node by node,
+        // it took 0.6 s of a 1M-record store's 4.2 s check, which the
+        // caller (a command about to exit) need not wait for.
+        if let value = check.value.take() { releaseOffActor([value]) }
         return check.report
     }
 }
