@@ -100,6 +100,61 @@ public final class ZstdDecompressor {
         }
     }
 
+    /// Checks that `input` is exactly one whole zstd frame that decodes,
+    /// with its declared size and content checksum, without keeping its
+    /// content: it is decoded a window at a time into one reused buffer.
+    /// Accepts exactly the inputs `decompress(_:)` accepts.
+    /// O(n) in the output size in time, O(1) in memory.
+    ///
+    /// - Returns: the size of the frame's content.
+    /// - Throws: ``CompressionError`` as `decompress(_:)` does.
+    @discardableResult
+    public func check(_ input: UnsafeRawBufferPointer) throws -> Int {
+        let header = try ZstdFrameHeader(parsing: input)
+        if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
+        guard let base = input.baseAddress else { throw CompressionError.empty }
+        let frameSize = ZSTD_findFrameCompressedSize(base, input.count)
+        if ZSTD_isError(frameSize) != 0 {
+            throw Self.error(for: frameSize, available: input.count)
+        }
+        if frameSize < input.count {
+            throw CompressionError.trailingData(offset: frameSize, count: input.count - frameSize)
+        }
+        if let declared = header.contentSize, declared > UInt64(maximumOutputSize) {
+            throw CompressionError.tooLarge(size: declared, limit: maximumOutputSize)
+        }
+        ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
+        defer { ZSTD_DCtx_reset(context, ZSTD_reset_session_only) }
+        var window = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
+        var source = ZSTD_inBuffer(src: base, size: input.count, pos: 0)
+        var produced = 0
+        while true {
+            let (hint, written) = window.withUnsafeMutableBytes { buffer in
+                var sink = ZSTD_outBuffer(dst: buffer.baseAddress, size: buffer.count, pos: 0)
+                let hint = ZSTD_decompressStream(context, &sink, &source)
+                return (hint, sink.pos)
+            }
+            if ZSTD_isError(hint) != 0 { throw Self.error(for: hint, available: input.count) }
+            produced += written
+            if produced > maximumOutputSize {
+                throw CompressionError.tooLarge(size: UInt64(produced), limit: maximumOutputSize)
+            }
+            if hint == 0 { break }
+            // All input taken and the window not filled: the frame wants
+            // bytes it does not have.
+            if source.pos == source.size && written < window.count {
+                throw CompressionError.truncated(available: input.count, needed: nil)
+            }
+        }
+        if source.pos < source.size {
+            throw CompressionError.trailingData(offset: source.pos, count: source.size - source.pos)
+        }
+        if let declared = header.contentSize, declared != UInt64(produced) {
+            throw CompressionError.sizeMismatch(declared: Int(clamping: declared), actual: produced)
+        }
+        return produced
+    }
+
     /// Decompresses exactly one zstd frame. O(n) in the output size.
     public func decompress(_ input: some Sequence<UInt8>) throws -> [UInt8] {
         if let result = try input.withContiguousStorageIfAvailable({ try decompress(UnsafeRawBufferPointer($0)) }) {

@@ -68,6 +68,29 @@ enum BlockFile {
     /// expected and every checksum holds (the header's, the payload's, the
     /// zstd frame's content checksum); nil otherwise.
     static func payload(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> [UInt8]? {
+        guard let frame = frame(bytes, level: level, first: first, last: last, lastID: lastID) else { return nil }
+        return try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(frame.count)).decompress(frame)
+    }
+
+    /// Whether ``payload(_:level:first:last:lastID:)`` would read the block,
+    /// found without keeping its content: the frame is decoded a window at
+    /// a time (a block can hold hundreds of megabytes of transactions).
+    static func isSound(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> Bool {
+        guard let frame = frame(bytes, level: level, first: first, last: last, lastID: lastID),
+            let decompressor = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(frame.count))
+        else { return false }
+        return (try? frame.withUnsafeBytes { try decompressor.check($0) }) != nil
+    }
+
+    /// The zstd frame of a block file whose header names the block expected
+    /// and whose header and payload checksums hold; nil otherwise.
+    private static func frame(
+        _ bytes: [UInt8],
+        level: Int,
+        first: Int64,
+        last: Int64,
+        lastID: UUID
+    ) -> ArraySlice<UInt8>? {
         // A block of a newer version reads as absent too: it is rebuilt.
         guard let header = try? FileHeader.decode(bytes, kind: .block, size: { _ in headerSize }, supported: version),
             header.version == version,
@@ -79,7 +102,7 @@ enum BlockFile {
         else { return nil }
         let payload = bytes[headerSize...]
         guard CRC32C.checksum(payload) == header.read(UInt32.self, at: 56) else { return nil }
-        return try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(payload.count)).decompress(payload)
+        return payload
     }
 }
 

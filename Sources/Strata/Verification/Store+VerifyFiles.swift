@@ -526,7 +526,7 @@ private struct FileCheck {
                 defer { handle.close() }
                 return try? handle.read(at: 0, count: handle.size())
             }
-            if bytes.flatMap({ BlockFile.payload($0, level: level, first: first, last: last, lastID: lastID) }) == nil,
+            if !(bytes.map { BlockFile.isSound($0, level: level, first: first, last: last, lastID: lastID) } ?? false),
                 fileSystem.exists(file)
             {
                 // A cache of the log, not the record: `compact` (or the next as-of needing it) rebuilds it.

@@ -298,7 +298,7 @@ extension Store {
                 return try? handle.read(at: 0, count: handle.size())
             }
             let lastID = history.summary(last).id
-            if bytes.flatMap({ BlockFile.payload($0, level: level, first: first, last: last, lastID: lastID) }) == nil {
+            if !(bytes.map { BlockFile.isSound($0, level: level, first: first, last: last, lastID: lastID) } ?? false) {
                 try? fileSystem.remove(file)
             }
         }
