@@ -198,11 +198,14 @@ extension ByteWriter {
             let changes = t.changes[table]!
             string(table.string)
             varint(changes.count)
-            // Sorted as pairs: sorting the IDs, then looking each one up,
-            // walked the map once more per change (an import's 10,000).
-            for (id, change) in changes.sorted(by: { $0.key < $1.key }) {
+            // The IDs sorted alone (integers by a radix sort), then their
+            // changes looked up together: sorting (ID, change) pairs copied
+            // each change at every step of the merge (a fifth of an
+            // import's commit).
+            let ids = changes._sortedKeys()
+            for (id, change) in zip(ids, changes.values(forKeys: ids)) {
                 recordID(id)
-                self.change(change)
+                self.change(change!)
             }
         }
         varint(t.covers.count)

@@ -11,16 +11,26 @@ extension Table {
     /// - Complexity: O(n) when every ID is an integer (a radix sort of
     ///   their values), O(n log n) otherwise.
     public func sortedIDs() -> [RecordID] {
-        var integers: [Int64] = []
-        integers.reserveCapacity(records.count)
-        var others = false
-        records.keys.forEach { id in
-            if case .integer(let value) = id.kind { integers.append(value) } else { others = true }
-        }
-        guard !others else { return records.keys.sorted() }
-        return Self._radixSorted(integers).map { RecordID($0) }
+        records._sortedKeys()
     }
 
+}
+
+extension PersistentMap where Key == RecordID {
+    /// The keys in ID order, as ``Table/sortedIDs()`` gives a table's.
+    func _sortedKeys() -> [RecordID] {
+        var integers: [Int64] = []
+        integers.reserveCapacity(count)
+        var others = false
+        keys.forEach { id in
+            if case .integer(let value) = id.kind { integers.append(value) } else { others = true }
+        }
+        guard !others else { return keys.sorted() }
+        return Table._radixSorted(integers).map { RecordID($0) }
+    }
+}
+
+extension Table {
     /// `values` in ascending order: an LSD radix sort over 11-bit digits
     /// of each value's distance from the smallest, with only as many
     /// passes as the span of the values needs (two for up to 4M
