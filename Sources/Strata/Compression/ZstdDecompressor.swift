@@ -59,6 +59,7 @@ public final class ZstdDecompressor {
     /// left empty. O(n) in the output size.
     public func decompress(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws {
         output.removeAll(keepingCapacity: true)
+        guard !stream.active else { throw CompressionError.streamMisuse("decompress called during a stream") }
         let header = try ZstdFrameHeader(parsing: input)
         if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
         guard let base = input.baseAddress else { throw CompressionError.empty }
@@ -73,18 +74,7 @@ public final class ZstdDecompressor {
             try decompressUnknownSize(input, into: &output)
             return
         }
-        guard declared <= UInt64(maximumOutputSize) else {
-            throw CompressionError.tooLarge(size: declared, limit: maximumOutputSize)
-        }
-        // Every block of a frame takes at least 4 bytes (a 3-byte header and
-        // one byte of a run) and gives at most 128 KiB: a frame declaring
-        // more than that ratio lies, and is refused before its declared
-        // size is allocated.
-        guard declared / 32_768 <= UInt64(frameSize) else {
-            throw CompressionError.corrupted(
-                reason: "a frame of \(frameSize) bytes declares \(declared) bytes of content, more than it can hold"
-            )
-        }
+        try checkDeclared(declared, frameSize: frameSize)
         ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
         output.resize(to: Int(declared))
         let result = output.withUnsafeMutableBytes { buffer in
@@ -104,12 +94,14 @@ public final class ZstdDecompressor {
     /// with its declared size and content checksum, without keeping its
     /// content: it is decoded a window at a time into one reused buffer.
     /// Accepts exactly the inputs `decompress(_:)` accepts.
-    /// O(n) in the output size in time, O(1) in memory.
+    /// O(n) in the output size in time; in memory, zstd's window: at most
+    /// the declared content size, or 128 MiB for a frame that declares none.
     ///
     /// - Returns: the size of the frame's content.
     /// - Throws: ``CompressionError`` as `decompress(_:)` does.
     @discardableResult
     public func check(_ input: UnsafeRawBufferPointer) throws -> Int {
+        guard !stream.active else { throw CompressionError.streamMisuse("check called during a stream") }
         let header = try ZstdFrameHeader(parsing: input)
         if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
         guard let base = input.baseAddress else { throw CompressionError.empty }
@@ -120,11 +112,19 @@ public final class ZstdDecompressor {
         if frameSize < input.count {
             throw CompressionError.trailingData(offset: frameSize, count: input.count - frameSize)
         }
-        if let declared = header.contentSize, declared > UInt64(maximumOutputSize) {
-            throw CompressionError.tooLarge(size: declared, limit: maximumOutputSize)
-        }
+        if let declared = header.contentSize { try checkDeclared(declared, frameSize: frameSize) }
         ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
-        defer { ZSTD_DCtx_reset(context, ZSTD_reset_session_only) }
+        if header.contentSize != nil {
+            // `decompress` decodes such a frame in one call, where zstd
+            // limits no window (the declared size, checked above, bounds
+            // the memory); the streaming decoder's default limit (128 MiB)
+            // would refuse some of what it accepts.
+            ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, ZSTD_dParam_getBounds(ZSTD_d_windowLogMax).upperBound)
+        }
+        defer {
+            ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
+            ZSTD_DCtx_setParameter(context, ZSTD_d_windowLogMax, 0)  // back to the default
+        }
         var window = [UInt8](repeating: 0, count: ZSTD_DStreamOutSize())
         var source = ZSTD_inBuffer(src: base, size: input.count, pos: 0)
         var produced = 0
@@ -153,6 +153,22 @@ public final class ZstdDecompressor {
             throw CompressionError.sizeMismatch(declared: Int(clamping: declared), actual: produced)
         }
         return produced
+    }
+
+    /// Refuses a declared content size over the limit, or larger than a
+    /// frame of `frameSize` bytes can hold: every block of a frame takes at
+    /// least 4 bytes (a 3-byte header and one byte of a run) and gives at
+    /// most 128 KiB, so a frame declaring more lies, and is refused before
+    /// its declared size is allocated.
+    private func checkDeclared(_ declared: UInt64, frameSize: Int) throws {
+        guard declared <= UInt64(maximumOutputSize) else {
+            throw CompressionError.tooLarge(size: declared, limit: maximumOutputSize)
+        }
+        guard declared / 32_768 <= UInt64(frameSize) else {
+            throw CompressionError.corrupted(
+                reason: "a frame of \(frameSize) bytes declares \(declared) bytes of content, more than it can hold"
+            )
+        }
     }
 
     /// Decompresses exactly one zstd frame. O(n) in the output size.

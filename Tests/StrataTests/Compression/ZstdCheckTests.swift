@@ -114,6 +114,72 @@ struct ZstdCheckTests {
     }
 }
 
+extension ZstdCheckTests {
+    /// A hand-made frame without a checksum: a window of 2^`windowLog`
+    /// bytes, a declared content size, and `size` zeros in RLE blocks.
+    static func rleFrame(zeros size: Int, windowLog: Int, declaring declared: Int? = nil) -> [UInt8] {
+        // Descriptor: a 4-byte content size, not single-segment (so the
+        // window byte follows), no checksum, no dictionary.
+        var frame = ZstdFrameHeaderBytes.magic + [0x80, UInt8((windowLog - 10) << 3)]
+        let stated = UInt32(declared ?? size)
+        frame += [UInt8(stated & 0xFF), UInt8(stated >> 8 & 0xFF), UInt8(stated >> 16 & 0xFF), UInt8(stated >> 24)]
+        var left = size
+        repeat {
+            let block = min(left, 1 << 17)
+            left -= block
+            let header = UInt32(block) << 3 | 1 << 1 | (left == 0 ? 1 : 0)
+            frame += [UInt8(header & 0xFF), UInt8(header >> 8 & 0xFF), UInt8(header >> 16), 0]
+        } while left > 0
+        return frame
+    }
+
+    @Test("a window beyond the streaming decoder's default, a declared size no frame can hold")
+    func windowsAndDeclaredSizes() throws {
+        let lenient = try ZstdDecompressor(requiresChecksum: false)
+        // zstd's streaming decoder refuses a window over 128 MiB once the
+        // content is larger too (a smaller content bounds the window);
+        // decoded in one call, as `decompress` does, no window is refused.
+        let large = 129 << 20
+        for (size, windowLog) in [(1_000, 20), (1_000, 28), (300_000, 30), (1 << 17, 31), (large, 28)] {
+            let frame = Self.rleFrame(zeros: size, windowLog: windowLog)
+            Self.expectAgreement(frame, lenient, "\(size) bytes, window 2^\(windowLog)")
+            #expect(try frame.withUnsafeBytes { try lenient.check($0) } == size, "window 2^\(windowLog)")
+        }
+        #expect(
+            try lenient.decompress(Self.rleFrame(zeros: 300_000, windowLog: 30))
+                == [UInt8](repeating: 0, count: 300_000)
+        )
+        // The check's larger window does not outlive it: a stream still
+        // refuses the large window.
+        var out: [UInt8] = []
+        try lenient.beginStream()
+        #expect(throws: CompressionError.self) {
+            try lenient.feed(Self.rleFrame(zeros: large, windowLog: 28), into: &out)
+            try lenient.finishStream()
+        }
+        lenient.cancelStream()
+        // A header declaring 100 MiB in a frame of a few bytes.
+        let lying = Self.rleFrame(zeros: 10, windowLog: 20, declaring: 100 << 20)
+        Self.expectAgreement(lying, lenient, "declares 100 MiB")
+        #expect(throws: CompressionError.self) { try lying.withUnsafeBytes { try lenient.check($0) } }
+    }
+
+    @Test("check and decompress refuse to run inside a stream, which goes on")
+    func insideAStream() throws {
+        let decompressor = try ZstdDecompressor()
+        let input = Array("a frame decoded in pieces".utf8)
+        let frame = try ZstdCompressor().compress(input)
+        var out: [UInt8] = []
+        try decompressor.beginStream()
+        try decompressor.feed(frame.prefix(5), into: &out)
+        #expect(throws: CompressionError.self) { try frame.withUnsafeBytes { try decompressor.check($0) } }
+        #expect(throws: CompressionError.self) { try decompressor.decompress(frame) }
+        try decompressor.feed(frame.dropFirst(5), into: &out)
+        try decompressor.finishStream()
+        #expect(out == input)
+    }
+}
+
 /// The four bytes that open every zstd frame, so that random tails are
 /// read as frames rather than refused at the magic.
 private enum ZstdFrameHeaderBytes {
