@@ -56,15 +56,48 @@ extension SnapshotFile {
 
     // MARK: Writing
 
+    /// The raw records chunks of `table`, in ID order: a process that loads
+    /// the snapshot allocates the records in that order, so reading them by
+    /// ID (an export, a range of IDs) reads memory in order. Built on every
+    /// core, a run of IDs each (a chunk ends at its run's end).
+    static func recordChunks(of table: Table) -> [(count: Int, bytes: [UInt8])] {
+        let ids = table.sortedIDs()
+        let records = table.records
+        let runLength = 1 << 16
+        let runs = stride(from: 0, to: ids.count, by: runLength).map { $0..<Swift.min(ids.count, $0 + runLength) }
+        let built = Mutex([[(count: Int, bytes: [UInt8])]](repeating: [], count: runs.count))
+        parallel(runs.count) { r in
+            var chunks: [(count: Int, bytes: [UInt8])] = []
+            var writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
+            var count = 0
+            // A few hundred at a time: looked up together, their memory
+            // reads overlap.
+            for start in stride(from: runs[r].lowerBound, to: runs[r].upperBound, by: 256) {
+                let batch = ids[start..<Swift.min(runs[r].upperBound, start + 256)]
+                for (id, record) in zip(batch, records.values(forKeys: batch)) {
+                    writer.recordID(id)
+                    writer.bytes.append(contentsOf: record!._bytes)
+                    count += 1
+                    if writer.bytes.count >= chunkSize {
+                        chunks.append((count, writer.bytes))
+                        writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
+                        count = 0
+                    }
+                }
+            }
+            if count > 0 { chunks.append((count, writer.bytes)) }
+            built.withLock { $0[r] = chunks }
+        }
+        return built.withLock { $0 }.flatMap { $0 }
+    }
+
     /// The version 3 bytes of `database`: chunks built, then compressed
     /// one per core.
     static func encodeChunked(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
         let tables = database.tables.keys.sorted().map { ($0, database.tables[$0]!) }
         var built: [(chunk: Chunk, bytes: [UInt8])] = []
         for (number, (_, table)) in tables.enumerated() {
-            var writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
-            var count = 0
-            func seal() {
+            for (count, bytes) in recordChunks(of: table) {
                 let chunk = Chunk(
                     kind: .records,
                     table: number,
@@ -74,26 +107,8 @@ extension SnapshotFile {
                     rawSize: 0,
                     checksum: 0
                 )
-                built.append((chunk, writer.bytes))
-                writer = ByteWriter(capacity: chunkSize + chunkSize / 4)
-                count = 0
+                built.append((chunk, bytes))
             }
-            // In ID order: a process that loads the snapshot allocates the
-            // records in that order, so reading them by ID (an export, a
-            // range of IDs) reads memory in order.
-            let ids = table.sortedIDs()
-            // A few hundred at a time: looked up together, their memory
-            // reads overlap.
-            for start in stride(from: 0, to: ids.count, by: 256) {
-                let run = ids[start..<min(ids.count, start + 256)]
-                for (id, record) in zip(run, table.records.values(forKeys: run)) {
-                    writer.recordID(id)
-                    writer.bytes.append(contentsOf: record!._bytes)
-                    count += 1
-                    if writer.bytes.count >= chunkSize { seal() }
-                }
-            }
-            if count > 0 { seal() }
             for (i, index) in table.indexes.enumerated() {
                 for block in ByteWriter.indexEntryBlocks(index, size: chunkSize) {
                     let chunk = Chunk(
