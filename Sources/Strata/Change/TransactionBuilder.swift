@@ -65,7 +65,8 @@ public struct TransactionBuilder: Sendable {
         let given = Array(records)
         // Looked up together: the reads of a large table's trie overlap
         // (a third of an import's commit waited on them one by one).
-        let stored = database[table: table].records.values(forKeys: given.lazy.map(\.id))
+        let existing = database[table: table].records
+        let stored = given.count < 64 ? given.map { existing[$0.id] } : existing.values(forKeys: given.lazy.map(\.id))
         var batch = PersistentMap<RecordID, Change>.Builder()
         for ((id, record), existing) in zip(given, stored) {
             try record.checkNesting(table: table, id: id)

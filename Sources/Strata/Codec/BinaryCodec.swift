@@ -198,10 +198,18 @@ extension ByteWriter {
             let changes = t.changes[table]!
             string(table.string)
             varint(changes.count)
-            // The IDs sorted alone (integers by a radix sort), then their
-            // changes looked up together: sorting (ID, change) pairs copied
-            // each change at every step of the merge (a fifth of an
-            // import's commit).
+            if changes.count < 256 {
+                for (id, change) in changes.sorted(by: { $0.key < $1.key }) {
+                    recordID(id)
+                    self.change(change)
+                }
+                continue
+            }
+            // Many: the IDs sorted alone (integers by a radix sort), then
+            // their changes looked up together. Sorting (ID, change) pairs
+            // copied each change at every step of the merge (a fifth of an
+            // import's commit); for a few, that costs less than the radix
+            // sort's buffers.
             let ids = changes._sortedKeys()
             for (id, change) in zip(ids, changes.values(forKeys: ids)) {
                 recordID(id)
