@@ -7,6 +7,10 @@
 //       opens the store and truncates it after t, killing itself with
 //       SIGKILL at the n-th change it makes to the disk (every step of the
 //       truncate in turn); prints "truncated" if it gets through.
+//   StrataCrashWriter <file> reencode
+//       decodes the transaction encoded in <file> and writes its encoding,
+//       made in this process (whose hash key orders its maps differently),
+//       to <file>.out.
 import Foundation
 import Strata
 
@@ -20,6 +24,10 @@ struct StrataCrashWriter {
         }
         if arguments.count == 5, arguments[2] == "truncate", let t = Int64(arguments[3]), let n = Int(arguments[4]) {
             try await truncate(arguments[1], after: t, killingAt: n)
+        } else if arguments.count == 3, arguments[2] == "reencode" {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: arguments[1])))
+            let encoded = BinaryCodec.encode(try BinaryCodec.decodeTransaction(bytes))
+            try Data(encoded).write(to: URL(fileURLWithPath: arguments[1] + ".out"))
         } else {
             try await commitForever(arguments[1], grouped: arguments.count >= 3 && arguments[2] == "grouped")
         }
