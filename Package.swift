@@ -84,7 +84,7 @@ let package = Package(
         .target(name: "BenchWorkloads", dependencies: ["Strata", "PersistentCollections", "DeterministicRandom"]),
 
         // MARK: Executables
-        .executableTarget(name: "strata", dependencies: ["StrataCommands", "CJemalloc"]),
+        .executableTarget(name: "strata", dependencies: ["StrataCommands"]),
         .executableTarget(
             name: "bench",
             dependencies: [

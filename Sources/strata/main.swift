@@ -1,15 +1,20 @@
 // The `strata` command: see StrataCommands.
-import CJemalloc
 import Foundation
 import StrataCommands
 
-// jemalloc replaces the system's malloc in this process (linking it is
-// enough): a command lives seconds, decodes hundreds of megabytes on every
-// core and frees them from other threads, where glibc's allocator spent a
-// fifth of `strata verify` (on a 1M-record store: 4.2 s, 3.3–3.5 s with
-// jemalloc; `strata import` 5.5 s and 1.0 GB resident, 5.3 s and 0.8 GB).
-// The reference keeps the linker from dropping the library as unused.
-_ = mallctl
+#if os(Linux)
+// A command lives seconds and decodes hundreds of megabytes: glibc's
+// default of handing freed memory back to the system at once makes the
+// next allocations fault their pages in again. `mallopt` is not in the
+// Glibc module; its parameters are M_TRIM_THRESHOLD (-1), M_TOP_PAD (-2)
+// and M_MMAP_THRESHOLD (-3).
+if let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") {
+    let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    _ = mallopt(-1, 1 << 30)
+    _ = mallopt(-2, 64 << 20)
+    _ = mallopt(-3, 32 << 20)  // glibc's largest
+}
+#endif
 
 // A reader that goes away (`strata export | head`) is an EPIPE for the
 // output to handle, not a signal that kills the process.
