@@ -60,16 +60,7 @@ public final class ZstdDecompressor {
     public func decompress(_ input: UnsafeRawBufferPointer, into output: inout [UInt8]) throws {
         output.removeAll(keepingCapacity: true)
         guard !stream.active else { throw CompressionError.streamMisuse("decompress called during a stream") }
-        let header = try ZstdFrameHeader(parsing: input)
-        if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
-        guard let base = input.baseAddress else { throw CompressionError.empty }
-        let frameSize = ZSTD_findFrameCompressedSize(base, input.count)
-        if ZSTD_isError(frameSize) != 0 {
-            throw Self.error(for: frameSize, available: input.count)
-        }
-        if frameSize < input.count {
-            throw CompressionError.trailingData(offset: frameSize, count: input.count - frameSize)
-        }
+        let (header, base, frameSize) = try wholeFrame(input)
         guard let declared = header.contentSize else {
             try decompressUnknownSize(input, into: &output)
             return
@@ -102,16 +93,7 @@ public final class ZstdDecompressor {
     @discardableResult
     public func check(_ input: UnsafeRawBufferPointer) throws -> Int {
         guard !stream.active else { throw CompressionError.streamMisuse("check called during a stream") }
-        let header = try ZstdFrameHeader(parsing: input)
-        if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
-        guard let base = input.baseAddress else { throw CompressionError.empty }
-        let frameSize = ZSTD_findFrameCompressedSize(base, input.count)
-        if ZSTD_isError(frameSize) != 0 {
-            throw Self.error(for: frameSize, available: input.count)
-        }
-        if frameSize < input.count {
-            throw CompressionError.trailingData(offset: frameSize, count: input.count - frameSize)
-        }
+        let (header, base, frameSize) = try wholeFrame(input)
         if let declared = header.contentSize { try checkDeclared(declared, frameSize: frameSize) }
         ZSTD_DCtx_reset(context, ZSTD_reset_session_only)
         if header.contentSize != nil {
@@ -153,6 +135,25 @@ public final class ZstdDecompressor {
             throw CompressionError.sizeMismatch(declared: Int(clamping: declared), actual: produced)
         }
         return produced
+    }
+
+    /// The header, start and size of the one whole frame `input` must be:
+    /// refused when it is not zstd, lacks a required checksum, is cut short,
+    /// or has bytes after it.
+    private func wholeFrame(
+        _ input: UnsafeRawBufferPointer
+    ) throws -> (header: ZstdFrameHeader, base: UnsafeRawPointer, size: Int) {
+        let header = try ZstdFrameHeader(parsing: input)
+        if requiresChecksum && !header.hasChecksum { throw CompressionError.missingChecksum }
+        guard let base = input.baseAddress else { throw CompressionError.empty }
+        let frameSize = ZSTD_findFrameCompressedSize(base, input.count)
+        if ZSTD_isError(frameSize) != 0 {
+            throw Self.error(for: frameSize, available: input.count)
+        }
+        if frameSize < input.count {
+            throw CompressionError.trailingData(offset: frameSize, count: input.count - frameSize)
+        }
+        return (header, base, frameSize)
     }
 
     /// Refuses a declared content size over the limit, or larger than a
