@@ -22,11 +22,18 @@ extension UnsafeMutablePointer {
 
 extension UnsafeMutablePointer where Pointee: AnyObject {
     /// Releases the `count` references here, leaving the memory
-    /// uninitialized, one `release` each without a metadata lookup: what
-    /// `deinitialize(count:)` does through the runtime, also in the
-    /// unspecialized code of a generic class's `deinit`.
+    /// uninitialized: what `deinitialize(count:)` does, one `release` call
+    /// each. A generic class's `deinit` is not specialized, and there
+    /// `deinitialize` (even of one element) goes through the runtime's
+    /// `swift_arrayDestroy` and the type's value witnesses; a reference
+    /// loaded as `Unmanaged<AnyObject>` (a class reference and an
+    /// `AnyObject` are both one pointer) is released without either, and
+    /// without a generic load that would look up `Unmanaged<Pointee>`.
     @inlinable @inline(__always)
     func _deinitializeReferences(count: Int) {
-        for i in 0..<count { (self + i).deinitialize(count: 1) }
+        let raw = UnsafeRawPointer(self)
+        for i in 0..<count {
+            raw.load(fromByteOffset: i &* MemoryLayout<AnyObject>.stride, as: Unmanaged<AnyObject>.self).release()
+        }
     }
 }

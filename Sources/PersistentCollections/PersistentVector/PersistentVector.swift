@@ -167,8 +167,9 @@ extension PersistentVector {
             _height = 1
             return
         }
-        if _root!.canAcceptLeaf(height: _height) {
-            _Node.pushLeaf(&_root!, height: _height, leaf)
+        let target = _root.unsafelyUnwrapped._deepestOpenSpineHeight(height: _height)
+        if target > 0 {
+            _Node.pushLeaf(&_root!, height: _height, target: target, leaf)
         } else {
             _root = _Node.branch([_root!, _Node.path(to: leaf, height: _height)], height: _height + 1)
             _height += 1
@@ -187,102 +188,5 @@ extension PersistentVector {
             return
         }
         _Node.set(&_root!, height: _height, index, element)
-    }
-}
-
-extension _VectorNode {
-    /// Whether a leaf can be added at the right edge of this subtree (a node
-    /// at `height` ≥ 1) without growing the tree. O(height).
-    @inlinable
-    func canAcceptLeaf(height: Int) -> Bool {
-        if count < Self.branching { return true }
-        return height > 1 && _children[count - 1].canAcceptLeaf(height: height - 1)
-    }
-
-    /// `leaf` under single-child branches up to `height`.
-    @inlinable
-    static func path(to leaf: _VectorNode, height: Int) -> _VectorNode {
-        height == 0 ? leaf : branch([path(to: leaf, height: height - 1)], height: height)
-    }
-
-    /// Appends `leaf` at the right edge of the subtree at `slot` (height ≥ 1),
-    /// copying shared nodes on the right edge.
-    ///
-    /// - Precondition: `slot.canAcceptLeaf(height:)`.
-    @inlinable
-    static func pushLeaf(_ slot: inout _VectorNode, height: Int, _ leaf: _VectorNode) {
-        if !isKnownUniquelyReferenced(&slot) { slot = slot.copy() }
-        let last = slot.count - 1
-        if height > 1 && slot._children[last].canAcceptLeaf(height: height - 1) {
-            let children = slot._children
-            pushLeaf(&children[last], height: height - 1, leaf)
-            if slot.isRelaxed { slot._sizes[last] += leaf.count }
-            return
-        }
-        slot = slot.appendingChild(path(to: leaf, height: height - 1), size: leaf.count, height: height)
-    }
-
-    /// Whether this subtree at `height` holds 32^(height+1) elements; reads
-    /// counts along the right edge only. O(height).
-    @inlinable
-    func isComplete(height: Int) -> Bool {
-        if isLeaf { return count == Self.branching }
-        if count < Self.branching { return false }
-        if isRelaxed { return _sizes[count - 1] == Self.capacity(height: height) }
-        return _children[count - 1].isComplete(height: height - 1)
-    }
-
-    /// This uniquely referenced node at `height` with `child` added last.
-    /// Reallocates when out of capacity, or when the previous last child is
-    /// not complete (the node then needs a size table).
-    @inlinable
-    func appendingChild(_ child: _VectorNode, size childSize: Int, height: Int) -> _VectorNode {
-        let n = count
-        precondition(n < Self.branching, "appendingChild on a full node")
-        let needsSizes = !isRelaxed && n > 0 && !_children[n - 1].isComplete(height: height - 1)
-        var node = self
-        if needsSizes || slotCapacity == n {
-            let relaxed = isRelaxed || needsSizes
-            node = _VectorNode.allocateBranch(capacity: Self.branching, relaxed: relaxed)
-            if relaxed {
-                var total = 0
-                for i in 0..<n {
-                    total = isRelaxed ? _sizes[i] : total + _children[i].size(height: height - 1)
-                    (node._sizes + i).initialize(to: total)
-                }
-            }
-            node._children.moveInitialize(from: _children, count: n)
-            _header.pointee.count = 0
-            node._header.pointee.count = UInt32(n)
-        }
-        (node._children + n).initialize(to: child)
-        if node.isRelaxed {
-            (node._sizes + n).initialize(to: (n == 0 ? 0 : node._sizes[n - 1]) + childSize)
-        }
-        node._header.pointee.count = UInt32(n + 1)
-        return node
-    }
-
-    /// Sets element `index` of the subtree at `slot`, copying shared nodes.
-    @inlinable
-    static func set(_ slot: inout _VectorNode, height: Int, _ index: Int, _ element: Element) {
-        if !isKnownUniquelyReferenced(&slot) { slot = slot.copy() }
-        if height == 0 {
-            slot._elements[index] = element
-            return
-        }
-        let shift = bits * height
-        var slotIndex: Int
-        var relative = index
-        if slot.isRelaxed {
-            slotIndex = index >> shift
-            while slot._sizes[slotIndex] <= index { slotIndex += 1 }
-            if slotIndex > 0 { relative -= slot._sizes[slotIndex - 1] }
-        } else {
-            slotIndex = (index >> shift) & 31
-            relative &= (1 << shift) - 1
-        }
-        let children = slot._children
-        set(&children[slotIndex], height: height - 1, relative, element)
     }
 }

@@ -41,14 +41,24 @@ extension _VectorNode {
         let kept = self.count - slot
         let relaxed = kept > 1
         let node = Self.allocateBranch(capacity: kept, relaxed: relaxed)
-        node._children.initialize(to: newFirst)
-        (node._children + 1)._initialize(copying: _children + slot + 1, count: kept - 1)
+        let children = node._children
+        children.initialize(to: newFirst)
+        (children + 1)._initialize(copying: _children + slot + 1, count: kept - 1)
         if relaxed {
             // Cumulative sizes shift down by the elements dropped.
-            let total = isRelaxed ? 0 : size(height: height)
-            for i in 0..<kept {
-                let end = isRelaxed ? _sizes[slot + i] : Swift.min((slot + i + 1) << (Self.bits * height), total)
-                (node._sizes + i).initialize(to: end - count)
+            let sizes = node._sizes
+            if isRelaxed {
+                let old = _sizes + slot
+                for i in 0..<kept { (sizes + i).initialize(to: old[i] &- count) }
+            } else {
+                // Every child but the last is complete.
+                let step = 1 << (Self.bits * height)
+                var end = (slot + 1) << (Self.bits * height)
+                for i in 0..<(kept - 1) {
+                    (sizes + i).initialize(to: end &- count)
+                    end &+= step
+                }
+                (sizes + kept - 1).initialize(to: size(height: height) &- count)
             }
         }
         node._header.pointee.count = UInt32(kept)

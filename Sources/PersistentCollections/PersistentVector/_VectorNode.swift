@@ -146,9 +146,21 @@ extension _VectorNode {
     /// a regular node (it follows the last child), O(1) otherwise.
     @inlinable
     func size(height: Int) -> Int {
-        if isLeaf { return count }
-        if isRelaxed { return _sizes[count - 1] }
-        return ((count - 1) << (Self.bits * height)) + _children[count - 1].size(height: height - 1)
+        var node = Unmanaged.passUnretained(self)
+        var level = height
+        var before = 0
+        while true {
+            let (size, last): (Int?, Unmanaged<_VectorNode>?) = node._withUnsafeGuaranteedRef { node in
+                let count = node.count
+                if node.isLeaf { return (count, nil) }
+                if node.isRelaxed { return (node._sizes[count &- 1], nil) }
+                before &+= (count &- 1) << (Self.bits &* level)
+                return (nil, node._unretainedChild(count &- 1))
+            }
+            if let size { return before &+ size }
+            node = last.unsafelyUnwrapped
+            level &-= 1
+        }
     }
 
     /// Elements a complete subtree at `height` holds.
