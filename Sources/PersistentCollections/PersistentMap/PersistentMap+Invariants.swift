@@ -6,6 +6,7 @@ extension PersistentMap {
     /// run out, and the stored count. O(n). Run by the tests; call it in
     /// debug code after unusual manipulation.
     public func _invariantCheck() {
+        precondition(_Node._itemLayoutCheck, "the item layout computed for a node's deinit is not the compiler's")
         guard let root = _root else {
             precondition(_count == 0, "empty trie with count \(_count)")
             return

@@ -87,7 +87,7 @@ final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNo
     deinit {
         let count = itemCount
         let children = childCount
-        _items.deinitialize(count: count)
+        if count > 0 && !(_isPOD(Key.self) && _isPOD(Value.self)) { _destroyItems(count: count) }
         _children._deinitializeReferences(count: children)
     }
 }
@@ -104,8 +104,59 @@ extension _MapNode {
     /// Where the items start, in bytes from the start of the tail.
     @inlinable
     static func itemOffset(childCapacity: Int) -> Int {
-        let alignment = MemoryLayout<Item>.alignment
+        let alignment = _itemAlignment
         return (childCapacity * MemoryLayout<_MapNode>.stride + alignment - 1) & ~(alignment - 1)
+    }
+
+    // The item's layout, computed from the key's and value's as the compiler
+    // lays out a struct of two stored properties (each at the next offset
+    // its alignment allows). In specialized code these fold to the
+    // constants `MemoryLayout<Item>` gives; in a generic class's `deinit`,
+    // which is never specialized, they read the key's and value's metadata,
+    // which the node's own metadata carries, where `MemoryLayout<Item>`
+    // would look `_MapItem<Key, Value>` up in the runtime's metadata cache
+    // (hundreds of instructions, on every node freed). `_itemLayoutCheck`
+    // in the invariant check holds them equal.
+
+    /// The alignment of an item.
+    @inlinable static var _itemAlignment: Int { Swift.max(MemoryLayout<Key>.alignment, MemoryLayout<Value>.alignment) }
+
+    /// The offset of an item's value.
+    @inlinable
+    static var _itemValueOffset: Int {
+        let alignment = MemoryLayout<Value>.alignment
+        return (MemoryLayout<Key>.size + alignment - 1) & ~(alignment - 1)
+    }
+
+    /// The distance between items.
+    @inlinable
+    static var _itemStride: Int {
+        let alignment = _itemAlignment
+        return Swift.max(1, (_itemValueOffset + MemoryLayout<Value>.size + alignment - 1) & ~(alignment - 1))
+    }
+
+    /// Destroys the first `count` items, one key and one value at a time,
+    /// skipping trivial ones, with the layout above: `_items.deinitialize`
+    /// would need `_MapItem<Key, Value>`'s metadata.
+    @inlinable
+    func _destroyItems(count: Int) {
+        let stride = Self._itemStride
+        let valueOffset = Self._itemValueOffset
+        let items = withUnsafeMutablePointerToElements {
+            UnsafeMutableRawPointer($0) + Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
+        }
+        for i in 0..<count {
+            let item = items + i &* stride
+            if !_isPOD(Key.self) { item.assumingMemoryBound(to: Key.self).deinitialize(count: 1) }
+            if !_isPOD(Value.self) { (item + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1) }
+        }
+    }
+
+    /// Whether the layout above is the compiler's.
+    @inlinable
+    static var _itemLayoutCheck: Bool {
+        _itemAlignment == MemoryLayout<Item>.alignment && _itemStride == MemoryLayout<Item>.stride
+            && _itemValueOffset == MemoryLayout<Item>.offset(of: \.value)
     }
 
     /// Allocates a node with room for the given counts; its maps are empty.

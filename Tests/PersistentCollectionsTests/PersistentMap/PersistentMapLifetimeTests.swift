@@ -85,4 +85,87 @@ struct PersistentMapLifetimeTests {
         for (key, value) in expected { #expect(map[key] == value) }
         for key in stride(from: 0, to: 20_000, by: 2) { #expect(original[key] == key) }
     }
+
+    /// Builds maps of 1,000 keys, keeps every tenth version through edits,
+    /// checks them, then drops them all: a node's deinit destroys its items
+    /// one key and one value at a time, at offsets computed from the key's
+    /// and value's layouts (the invariant check compares them with the
+    /// compiler's), so both fields must be found where they are, whatever
+    /// their sizes and alignments.
+    static func roundTrip<Key: Hashable, Value>(
+        _ makeKey: (Int) -> Key,
+        _ makeValue: (Int, LiveCount) -> Value,
+        _ id: (Value) -> Int,
+        _ label: String
+    ) {
+        let life = LiveCount()
+        do {
+            var map = PersistentMap<Key, Value>()
+            var kept: [PersistentMap<Key, Value>] = []
+            for i in 0..<1_000 {
+                map[makeKey(i)] = makeValue(i, life)
+                if i % 10 == 0 { kept.append(map) }
+            }
+            for i in stride(from: 0, to: 1_000, by: 3) { map[makeKey(i)] = makeValue(-i, life) }
+            for i in stride(from: 1, to: 1_000, by: 7) { map.removeValue(forKey: makeKey(i)) }
+            map._invariantCheck()
+            for (n, version) in kept.enumerated() {
+                version._invariantCheck()
+                #expect(version.count == n * 10 + 1, "\(label): kept version \(n)")
+                for i in 0...(n * 10) { #expect(version[makeKey(i)].map(id) == i, "\(label): key \(i)") }
+            }
+            for i in 0..<1_000 {
+                let expected: Int? = i % 7 == 1 ? nil : (i % 3 == 0 ? -i : i)
+                #expect(map[makeKey(i)].map(id) == expected, "\(label): key \(i)")
+            }
+        }
+        #expect(life.live == 0, "\(label): \(life.live) values outlived every map")
+    }
+
+    /// A key of 3 bytes at 2-byte alignment: the value after it starts at
+    /// its own alignment, past padding.
+    struct OddKey: Hashable {
+        var low: UInt16
+        var high: UInt8
+        init(_ i: Int) {
+            low = UInt16(i & 0xFFFF)
+            high = UInt8(truncatingIfNeeded: i >> 16)
+        }
+    }
+
+    @Test("items of every size and alignment mix are destroyed where they lie")
+    func itemLayouts() {
+        Self.roundTrip(
+            { $0 },
+            { i, life in (Int8(truncatingIfNeeded: i), Tracked(life), i) },
+            { $0.2 },
+            "Int, (Int8, class, Int)"
+        )
+        Self.roundTrip(
+            { Int16($0) },
+            { i, life in (Tracked(life), Int8(truncatingIfNeeded: i), i) },
+            { $0.2 },
+            "Int16, (class, Int8, Int)"
+        )
+        Self.roundTrip({ OddKey($0) }, { i, life in (Tracked(life), i) }, { $0.1 }, "3-byte key, (class, Int)")
+        Self.roundTrip(
+            { OddKey($0) },
+            { i, _ in Int16(i) },
+            { Int($0) },
+            "3-byte key, Int16 (trivial)"
+        )
+        Self.roundTrip({ "key \($0) ✓" }, { i, _ in Int32(i) }, { Int($0) }, "String, Int32")
+        Self.roundTrip(
+            { "k\($0)" },
+            { i, _ in "value \(i) · long enough to live on the heap" },
+            { Int($0.split(separator: " ")[1])! },
+            "String, String"
+        )
+        Self.roundTrip(
+            { UInt16($0) },
+            { i, life in (Double(i), Tracked(life)) },
+            { Int($0.0) },
+            "UInt16, (Double, class)"
+        )
+    }
 }
