@@ -65,17 +65,24 @@ extension _VectorNode {
         height: Int
     ) {
         guard count > 0 else { return }
-        for i in start..<(start + count) {
-            list.append((_unretainedChild(i), childSize(i, height: height)))
+        let children = UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_VectorNode>.self)
+        if isRelaxed {
+            let sizes = _sizes
+            var before = start == 0 ? 0 : sizes[start &- 1]
+            for i in start..<(start &+ count) {
+                let end = sizes[i]
+                list.append((children[i], end &- before))
+                before = end
+            }
+            return
         }
-    }
-
-    /// The number of elements under child `index` of this branch at `height`.
-    @inlinable
-    func childSize(_ index: Int, height: Int) -> Int {
-        if isRelaxed { return _sizes[index] - (index == 0 ? 0 : _sizes[index - 1]) }
-        if index < count - 1 { return Self.capacity(height: height - 1) }
-        return _children[index].size(height: height - 1)
+        // Every child but the last is complete.
+        let complete = Self.capacity(height: height - 1)
+        let last = self.count &- 1
+        for i in start..<(start &+ count) {
+            let size = i < last ? complete : children[i]._withUnsafeGuaranteedRef { $0.size(height: height - 1) }
+            list.append((children[i], size))
+        }
     }
 
     /// One leaf holding the elements of two leaves.
@@ -217,12 +224,13 @@ extension _VectorNode {
         }
         let node = allocateBranch(capacity: n, relaxed: !regular)
         let slots = node._children
-        var total = 0
-        for i in 0..<n {
-            (slots + i).initialize(to: children[i].node.takeUnretainedValue())
-            if !regular {
-                total += children[i].size
-                (node._sizes + i).initialize(to: total)
+        for i in 0..<n { (slots + i).initialize(to: children[i].node.takeUnretainedValue()) }
+        if !regular {
+            let sizes = node._sizes
+            var total = 0
+            for i in 0..<n {
+                total &+= children[i].size
+                (sizes + i).initialize(to: total)
             }
         }
         node._header.pointee.count = UInt32(n)
