@@ -145,10 +145,11 @@ extension _MapNode {
         let items = withUnsafeMutablePointerToElements {
             UnsafeMutableRawPointer($0) + Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
         }
+        let (destroysKeys, destroysValues) = (!_isPOD(Key.self), !_isPOD(Value.self))
         for i in 0..<count {
             let item = items + i &* stride
-            if !_isPOD(Key.self) { item.assumingMemoryBound(to: Key.self).deinitialize(count: 1) }
-            if !_isPOD(Value.self) { (item + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1) }
+            if destroysKeys { item.assumingMemoryBound(to: Key.self).deinitialize(count: 1) }
+            if destroysValues { (item + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1) }
         }
     }
 

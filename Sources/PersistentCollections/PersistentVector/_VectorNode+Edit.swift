@@ -90,6 +90,7 @@ extension _VectorNode {
     /// children, moved out of it (this node is left empty).
     @inlinable
     func _movedToFullCapacity(relaxed: Bool, height: Int) -> _VectorNode {
+        precondition(relaxed || !isRelaxed, "a relaxed branch keeps its size table")
         let n = count
         let node = _VectorNode.allocateBranch(capacity: Self.branching, relaxed: relaxed)
         if relaxed {
