@@ -142,9 +142,7 @@ extension _MapNode {
     func _destroyItems(count: Int) {
         let stride = Self._itemStride
         let valueOffset = Self._itemValueOffset
-        let items = withUnsafeMutablePointerToElements {
-            UnsafeMutableRawPointer($0) + Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
-        }
+        let items = _itemBytes
         let (destroysKeys, destroysValues) = (!_isPOD(Key.self), !_isPOD(Value.self))
         for i in 0..<count {
             let item = items + i &* stride
@@ -198,11 +196,14 @@ extension _MapNode {
     }
 
     @inlinable
-    var _items: UnsafeMutablePointer<Item> {
+    var _items: UnsafeMutablePointer<Item> { _itemBytes.assumingMemoryBound(to: Item.self) }
+
+    /// Where the items start, untyped: what a generic `deinit` reads them
+    /// through without `Item`'s metadata.
+    @inlinable
+    var _itemBytes: UnsafeMutableRawPointer {
         let offset = Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
-        return withUnsafeMutablePointerToElements {
-            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: Item.self)
-        }
+        return withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) + offset }
     }
 
     /// The child at `index` without retaining it; valid while `self` is alive.

@@ -65,13 +65,12 @@ extension _VectorNode {
         height: Int
     ) {
         guard count > 0 else { return }
-        let children = UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_VectorNode>.self)
         if isRelaxed {
             let sizes = _sizes
             var before = start == 0 ? 0 : sizes[start &- 1]
             for i in start..<(start &+ count) {
                 let end = sizes[i]
-                list.append((children[i], end &- before))
+                list.append((_unretainedChild(i), end &- before))
                 before = end
             }
             return
@@ -80,8 +79,8 @@ extension _VectorNode {
         let complete = Self.capacity(height: height - 1)
         let last = self.count &- 1
         for i in start..<(start &+ count) {
-            let size = i < last ? complete : children[i]._withUnsafeGuaranteedRef { $0.size(height: height - 1) }
-            list.append((children[i], size))
+            let child = _unretainedChild(i)
+            list.append((child, i < last ? complete : child._withUnsafeGuaranteedRef { $0.size(height: height - 1) }))
         }
     }
 

@@ -1,20 +1,13 @@
 extension _VectorNode {
     /// The height of the deepest branch on the right edge of this subtree (a
     /// node at `height` ≥ 1) with a free slot, where a new leaf goes; 0 when
-    /// every branch on the edge is full and the tree must grow. O(height),
-    /// no reference counting: the walk reads children unretained while
-    /// `self` keeps them alive.
+    /// every branch on the edge is full and the tree must grow. O(height).
     @inlinable
     func _deepestOpenSpineHeight(height: Int) -> Int {
-        var node = Unmanaged.passUnretained(self)
-        var level = height
         var open = 0
-        while true {
-            let (count, last) = node._withUnsafeGuaranteedRef { ($0.count, $0._unretainedChild($0.count &- 1)) }
-            if count < Self.branching { open = level }
-            if level == 1 { return open }
-            node = last
-            level &-= 1
+        return _walkRightEdge(height: height) { node, level in
+            if node.count < Self.branching { open = level }
+            return level == 1 ? open : nil
         }
     }
 
@@ -48,18 +41,11 @@ extension _VectorNode {
     /// counts along the right edge only. O(height).
     @inlinable
     func isComplete(height: Int) -> Bool {
-        var node = Unmanaged.passUnretained(self)
-        var level = height
-        while true {
-            let (complete, last): (Bool?, Unmanaged<_VectorNode>?) = node._withUnsafeGuaranteedRef { node in
-                if node.isLeaf { return (node.count == Self.branching, nil) }
-                if node.count < Self.branching { return (false, nil) }
-                if node.isRelaxed { return (node._sizes[node.count &- 1] == Self.capacity(height: level), nil) }
-                return (nil, node._unretainedChild(node.count &- 1))
-            }
-            if let complete { return complete }
-            node = last.unsafelyUnwrapped
-            level &-= 1
+        _walkRightEdge(height: height) { node, level in
+            if node.isLeaf { return node.count == Self.branching }
+            if node.count < Self.branching { return false }
+            if node.isRelaxed { return node._sizes[node.count &- 1] == Self.capacity(height: level) }
+            return nil
         }
     }
 

@@ -142,24 +142,36 @@ extension _VectorNode {
         UnsafeRawPointer(_children).assumingMemoryBound(to: Unmanaged<_VectorNode>.self)[index]
     }
 
+    /// Walks the right edge of this subtree (a node at `height`) down until
+    /// `visit`, given each node and its height, returns a result; `visit`
+    /// must return one at a leaf. O(height), no reference counting: the
+    /// children are read unretained while `self` keeps them alive.
+    @inlinable
+    func _walkRightEdge<Result>(height: Int, _ visit: (_VectorNode, Int) -> Result?) -> Result {
+        var node = Unmanaged.passUnretained(self)
+        var level = height
+        while true {
+            let (result, last): (Result?, Unmanaged<_VectorNode>?) = node._withUnsafeGuaranteedRef { node in
+                if let result = visit(node, level) { return (result, nil) }
+                return (nil, node._unretainedChild(node.count &- 1))
+            }
+            if let result { return result }
+            node = last.unsafelyUnwrapped
+            level &-= 1
+        }
+    }
+
     /// Elements in the subtree rooted here, a node at `height`. O(log n) for
     /// a regular node (it follows the last child), O(1) otherwise.
     @inlinable
     func size(height: Int) -> Int {
-        var node = Unmanaged.passUnretained(self)
-        var level = height
         var before = 0
-        while true {
-            let (size, last): (Int?, Unmanaged<_VectorNode>?) = node._withUnsafeGuaranteedRef { node in
-                let count = node.count
-                if node.isLeaf { return (count, nil) }
-                if node.isRelaxed { return (node._sizes[count &- 1], nil) }
-                before &+= (count &- 1) << (Self.bits &* level)
-                return (nil, node._unretainedChild(count &- 1))
-            }
-            if let size { return before &+ size }
-            node = last.unsafelyUnwrapped
-            level &-= 1
+        return _walkRightEdge(height: height) { node, level in
+            let count = node.count
+            if node.isLeaf { return before &+ count }
+            if node.isRelaxed { return before &+ node._sizes[count &- 1] }
+            before &+= (count &- 1) << (Self.bits &* level)
+            return nil
         }
     }
 
