@@ -225,11 +225,13 @@ extension SnapshotFile {
     // MARK: Reading
 
     /// Decodes the chunks of a version 3 snapshot whose header is checked.
-    static func decodeChunked(_ bytes: [UInt8], header: Header, file: String) throws(FormatError) -> Database {
-        let opened = try openChunked(bytes, header: header, file: file)
+    static func decodeChunked(_ source: Source, size: Int, header: Header, file: String) throws(FormatError)
+        -> Database
+    {
+        let opened = try openChunked(source, size: size, header: header, file: file)
         do {
             let database = try decodeChunks(
-                bytes,
+                source,
                 layout: opened.layout,
                 mapping: opened.mapping,
                 ranks: opened.ranks,
@@ -256,18 +258,30 @@ extension SnapshotFile {
         var damaged: @Sendable (String, Int) -> FormatError
     }
 
-    static func openChunked(_ bytes: [UInt8], header: Header, file: String) throws(FormatError) -> OpenedChunks {
+    /// - Parameter size: the file's size in bytes.
+    static func openChunked(_ source: Source, size: Int, header: Header, file: String) throws(FormatError)
+        -> OpenedChunks
+    {
         @Sendable func damaged(_ reason: String, at offset: Int = header.size) -> FormatError {
             FormatError(.snapshot, file: file, offset: offset, .damaged(reason))
         }
+        guard size - header.size == header.payloadSize else {
+            throw damagedPayload(size: size, header: header, file: file)
+        }
         let directoryRange = header.size..<(header.size + header.directorySize)
-        guard directoryRange.upperBound <= bytes.count else { throw damaged("directory runs past the end of the file") }
-        guard CRC32C.checksum(bytes[directoryRange]) == header.payloadChecksum else {
+        guard directoryRange.upperBound <= size else { throw damaged("directory runs past the end of the file") }
+        let directory: [UInt8]
+        do {
+            directory = Array(try source.read(directoryRange))
+        } catch {
+            throw damaged("directory: \(error)")
+        }
+        guard directory.count == directoryRange.count, CRC32C.checksum(directory) == header.payloadChecksum else {
             throw damaged("directory checksum mismatch")
         }
         var layout: Layout
         do {
-            layout = try Layout(Array(bytes[directoryRange]))
+            layout = try Layout(directory)
         } catch {
             throw damaged("directory: \(error)")
         }
@@ -275,10 +289,10 @@ extension SnapshotFile {
         for i in layout.chunks.indices {
             layout.chunks[i].offset = offset
             offset += layout.chunks[i].storedSize
-            guard offset <= bytes.count else { throw damaged("chunk \(i) runs past the end of the file") }
+            guard offset <= size else { throw damaged("chunk \(i) runs past the end of the file") }
         }
-        guard offset == bytes.count else {
-            throw damaged("\(bytes.count - offset) bytes after the last chunk", at: offset)
+        guard offset == size else {
+            throw damaged("\(size - offset) bytes after the last chunk", at: offset)
         }
         guard layout.basis == header.basis, layout.tables.reduce(0, { $0 + $1.count }) == header.recordCount else {
             throw damaged("directory disagrees with the header")
@@ -341,7 +355,7 @@ extension SnapshotFile {
     /// Chunk `i`: its checksum checked, decompressed into `raw`, decoded.
     static func decodeChunk(
         _ i: Int,
-        of bytes: [UInt8],
+        of source: Source,
         layout: Layout,
         mapping: [UInt32]?,
         ranks: [Int32],
@@ -349,7 +363,7 @@ extension SnapshotFile {
         used: inout [Bool],
         damaged: @Sendable (String, Int) -> FormatError
     ) throws(FormatError) -> Decoded {
-        try withChunk(i, of: bytes, layout: layout, raw: &raw, damaged: damaged) { chunk, raw in
+        try withChunk(i, of: source, layout: layout, raw: &raw, damaged: damaged) { chunk, raw in
             switch chunk.kind {
             case .records:
                 var records: [(RecordID, Record)] = []
@@ -388,7 +402,7 @@ extension SnapshotFile {
     /// ``FormatError`` is reported as damage of the chunk.
     static func withChunk<R>(
         _ i: Int,
-        of bytes: [UInt8],
+        of source: Source,
         layout: Layout,
         raw: inout [UInt8],
         damaged: @Sendable (String, Int) -> FormatError,
@@ -398,14 +412,17 @@ extension SnapshotFile {
         let what =
             "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
         do {
-            let stored = chunk.offset..<(chunk.offset + chunk.storedSize)
-            guard CRC32C.checksum(bytes[stored]) == chunk.checksum else {
+            let stored = try source.read(chunk.offset..<(chunk.offset + chunk.storedSize))
+            guard stored.count == chunk.storedSize else {
+                throw damaged("\(what): the file ends \(stored.count) bytes into it", chunk.offset)
+            }
+            guard CRC32C.checksum(stored) == chunk.checksum else {
                 throw damaged("\(what): checksum mismatch", chunk.offset)
             }
             // Bounded by the directory's size for this chunk: a frame
             // declaring more is refused before anything is allocated.
             let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
-            try bytes[stored].withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
+            try stored.withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
             guard raw.count == chunk.rawSize else {
                 throw damaged("\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)", chunk.offset)
             }
@@ -418,7 +435,7 @@ extension SnapshotFile {
     }
 
     private static func decodeChunks(
-        _ bytes: [UInt8],
+        _ source: Source,
         layout: Layout,
         mapping: [UInt32]?,
         ranks: [Int32],
@@ -437,7 +454,7 @@ extension SnapshotFile {
                 do {
                     let decoded = try decodeChunk(
                         i,
-                        of: bytes,
+                        of: source,
                         layout: layout,
                         mapping: mapping,
                         ranks: ranks,

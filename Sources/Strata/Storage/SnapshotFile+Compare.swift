@@ -20,22 +20,18 @@ extension SnapshotFile {
     ) throws(FormatError) -> (difference: String?, basisID: UUID?) {
         let header = try header(bytes, file: file)
         guard bytes.count - header.size == header.payloadSize else {
-            throw FormatError(
-                .snapshot,
-                file: file,
-                offset: header.size,
-                .damaged("payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)")
-            )
+            throw damagedPayload(size: bytes.count, header: header, file: file)
         }
         guard header.version >= 3 else {
             let (snapshot, basisID) = try decode(bytes, file: file)
             return (differenceOfValues(snapshot, value), basisID)
         }
-        let opened = try openChunked(bytes, header: header, file: file)
+        let source = Source(bytes)
+        let opened = try openChunked(source, size: bytes.count, header: header, file: file)
         // Nothing decoded is kept: the names reserved go back.
         defer { FieldNames.release(opened.held) }
-        let outcomes = try compareChunks(bytes, opened: opened, with: value)
-        return (differenceOfChunks(bytes, opened, outcomes, value, recordDigests), header.basisID)
+        let outcomes = try compareChunks(source, opened: opened, with: value)
+        return (differenceOfChunks(source, opened, outcomes, value, recordDigests), header.basisID)
     }
 
     /// What one chunk held, compared.
@@ -51,7 +47,7 @@ extension SnapshotFile {
     /// lookup per record into a million-record trie was a cache miss per
     /// level. Only a table whose sums differ is compared record by record
     /// (to name one that differs).
-    private static func compareChunks(_ bytes: [UInt8], opened: OpenedChunks, with value: Database) throws(FormatError)
+    private static func compareChunks(_ source: Source, opened: OpenedChunks, with value: Database) throws(FormatError)
         -> [ChunkOutcome]
     {
         let layout = opened.layout
@@ -76,7 +72,7 @@ extension SnapshotFile {
                     let outcome: ChunkOutcome
                     if layout.chunks[i].kind == .records {
                         // Digests of the records' bytes where they lie: no record is made.
-                        let digest = try withChunk(i, of: bytes, layout: layout, raw: &raw, damaged: opened.damaged) {
+                        let digest = try withChunk(i, of: source, layout: layout, raw: &raw, damaged: opened.damaged) {
                             chunk,
                             raw in
                             var digest: UInt64 = 0
@@ -95,7 +91,7 @@ extension SnapshotFile {
                         outcome = .records(digest: digest)
                     } else if case .entries(let run) = try decodeChunk(
                         i,
-                        of: bytes,
+                        of: source,
                         layout: layout,
                         mapping: opened.mapping,
                         ranks: opened.ranks,
@@ -158,7 +154,7 @@ extension SnapshotFile {
     /// an ID that appears twice (the counts are equal).
     private static func differingRecord(
         ofTable number: Int,
-        _ bytes: [UInt8],
+        _ source: Source,
         opened: OpenedChunks,
         in target: PersistentMap<RecordID, Record>
     ) -> String {
@@ -174,7 +170,7 @@ extension SnapshotFile {
             guard
                 case .records(let records)? = try? decodeChunk(
                     i,
-                    of: bytes,
+                    of: source,
                     layout: opened.layout,
                     mapping: opened.mapping,
                     ranks: opened.ranks,
@@ -198,7 +194,7 @@ extension SnapshotFile {
 
     /// The first difference between the compared chunks and `value`, or nil.
     private static func differenceOfChunks(
-        _ bytes: [UInt8],
+        _ source: Source,
         _ opened: OpenedChunks,
         _ outcomes: [ChunkOutcome],
         _ value: Database,
@@ -228,7 +224,7 @@ extension SnapshotFile {
                 return "table \(table.name) holds \(table.count) records, the value's \(target.count)"
             }
             if digests[number] != recordDigests[table.name, default: 0] {
-                return differingRecord(ofTable: number, bytes, opened: opened, in: target.records)
+                return differingRecord(ofTable: number, source, opened: opened, in: target.records)
             }
             if table.definitions != target.indexes.map(\.definition) {
                 return "the indexes declared on \(table.name) differ"

@@ -103,7 +103,8 @@ enum SnapshotFile {
         )
     }
 
-    /// Reads and decodes the snapshot `name` in `directory`.
+    /// Reads and decodes the snapshot `name` in `directory`: a version 3
+    /// file chunk by chunk as it decodes (``Source``), an older one whole.
     /// - Returns: the value, the file's size in bytes and the basis
     ///   transaction's ID (nil for a v1 file).
     static func read(
@@ -111,10 +112,14 @@ enum SnapshotFile {
         in directory: String,
         fileSystem: any FileSystem
     ) throws -> (Database, size: Int, basisID: UUID?) {
-        let file = try fileSystem.open(directory + "/" + name, create: false)
-        defer { file.close() }
-        let bytes = try file.read(at: 0, count: try file.size())
-        let (database, basisID) = try decode(bytes, file: name)
+        let source = Source(file: try fileSystem.open(directory + "/" + name, create: false))
+        defer { source.close() }
+        let size = try source.size()
+        let header = try header(Array(try source.read(0..<min(size, headerSize))), file: name)
+        let (database, basisID) =
+            header.version >= 3
+            ? (try decodeChunked(source, size: size, header: header, file: name), header.basisID)
+            : try decode(Array(try source.read(0..<size)), file: name)
         // The name is what open trusts (a v1 file has no ID): it must agree
         // with the header.
         if let named = basis(ofName: name), named != database.basis {
@@ -125,7 +130,7 @@ enum SnapshotFile {
                 .invalidField("header basis t \(database.basis) differs from the name's t \(named)")
             )
         }
-        return (database, bytes.count, basisID)
+        return (database, size, basisID)
     }
 
     /// Decodes a whole snapshot file, checking every layer.
@@ -133,17 +138,17 @@ enum SnapshotFile {
     /// - Throws: ``FormatError`` naming `file`.
     static func decode(_ bytes: [UInt8], file: String) throws(FormatError) -> (Database, basisID: UUID?) {
         let header = try header(bytes, file: file)
+        if header.version >= 3 {
+            let database = try decodeChunked(Source(bytes), size: bytes.count, header: header, file: file)
+            return (database, header.basisID)
+        }
+        guard bytes.count - header.size == header.payloadSize else {
+            throw damagedPayload(size: bytes.count, header: header, file: file)
+        }
+        let payload = bytes[header.size...]
         func damaged(_ reason: String) -> FormatError {
             FormatError(.snapshot, file: file, offset: header.size, .damaged(reason))
         }
-        guard bytes.count - header.size == header.payloadSize else {
-            throw damaged("payload is \(bytes.count - header.size) bytes, header says \(header.payloadSize)")
-        }
-        if header.version >= 3 {
-            let database = try decodeChunked(bytes, header: header, file: file)
-            return (database, header.basisID)
-        }
-        let payload = bytes[header.size...]
         guard CRC32C.checksum(payload) == header.payloadChecksum else { throw damaged("payload checksum mismatch") }
         let database: Database
         do {
@@ -156,6 +161,16 @@ enum SnapshotFile {
             throw damaged("content disagrees with the header")
         }
         return (database, header.basisID)
+    }
+
+    /// A file of `size` bytes whose payload is not the size its header says.
+    static func damagedPayload(size: Int, header: Header, file: String) -> FormatError {
+        FormatError(
+            .snapshot,
+            file: file,
+            offset: header.size,
+            .damaged("payload is \(size - header.size) bytes, header says \(header.payloadSize)")
+        )
     }
 
     /// The most a checked zstd payload of `size` bytes may decompress to:

@@ -48,6 +48,13 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
         var failSyncsOfPathsEnding: String?
         /// Each sync of a file first sleeps this long (a slow disk).
         var syncDelay: Duration = .zero
+        /// A read of a file whose path ends with this, of a range holding
+        /// `readFaultOffset`, fails (EIO), or with `shortReads` returns
+        /// only the bytes before that offset (as from a file cut there
+        /// after its size was read).
+        var readFaultsOfPathsEnding: String?
+        var readFaultOffset = 0
+        var shortReads = false
     }
 
     let base = PosixFileSystem()
@@ -82,7 +89,14 @@ final class FaultyFile: StorageFile {
     }
 
     func size() throws -> Int { try base.size() }
-    func read(at offset: Int, count: Int) throws -> [UInt8] { try base.read(at: offset, count: count) }
+    func read(at offset: Int, count: Int) throws -> [UInt8] {
+        let faults = owner.faults.withLock { $0 }
+        guard let suffix = faults.readFaultsOfPathsEnding, path.hasSuffix(suffix),
+            (offset..<(offset + count)).contains(faults.readFaultOffset)
+        else { return try base.read(at: offset, count: count) }
+        guard faults.shortReads else { throw FileSystemError(operation: "read", path: path, code: EIO) }
+        return try base.read(at: offset, count: max(0, faults.readFaultOffset - offset))
+    }
     func write(_ bytes: [UInt8], at offset: Int) throws {
         if owner.faults.withLock({ $0.failWrites }) {
             // A partial write, as a full disk leaves it.
