@@ -33,6 +33,7 @@ struct ByteReader {
     var remaining: Int { bytes.count - offset }
     var isAtEnd: Bool { offset == bytes.count }
 
+    @inline(__always)
     mutating func byte() throws -> UInt8 {
         guard offset < bytes.count else { throw CodecError.truncated(offset: offset, needed: 1) }
         defer { offset += 1 }
@@ -46,18 +47,34 @@ struct ByteReader {
     }
 
     /// Moves past `count` bytes and returns their range (no slice made).
+    @inline(__always)
     mutating func skip(_ count: Int) throws -> Range<Int> {
         guard count <= remaining else { throw CodecError.truncated(offset: offset, needed: count - remaining) }
         defer { offset += count }
         return offset..<(offset + count)
     }
 
+    @inline(__always)
     mutating func varint() throws -> UInt64 {
-        // One byte (every tag, most counts and lengths) without the call.
-        if offset < bytes.count, bytes[offset] < 0x80 {
-            defer { offset += 1 }
-            return UInt64(bytes[offset])
+        // One or two bytes (every tag, most counts, lengths and IDs)
+        // inline: the validation of a snapshot reads dozens per record. A
+        // second byte of 0 is an overlong encoding, left to the full read.
+        if offset < bytes.count {
+            let first = bytes[offset]
+            if first < 0x80 {
+                offset += 1
+                return UInt64(first)
+            }
+            if offset + 1 < bytes.count, case let second = bytes[offset + 1], second > 0, second < 0x80 {
+                offset += 2
+                return UInt64(first & 0x7F) | UInt64(second) << 7
+            }
         }
+        return try _longVarint()
+    }
+
+    @inline(never)
+    private mutating func _longVarint() throws -> UInt64 {
         let start = offset
         do {
             return try Varint.read(bytes, at: &offset)
@@ -73,6 +90,7 @@ struct ByteReader {
     }
 
     /// A value's tag. - Throws: `CodecError.invalidTag` for a number no kind has.
+    @inline(__always)
     mutating func valueTag() throws -> ValueTag {
         let start = offset
         let raw = try byte()
@@ -89,6 +107,7 @@ struct ByteReader {
 
     /// A count of items that take at least `minimumSize` bytes each, checked
     /// against what remains before anything is allocated.
+    @inline(__always)
     mutating func count(minimumSize: Int = 1) throws -> Int {
         let start = offset
         let value = try varint()
