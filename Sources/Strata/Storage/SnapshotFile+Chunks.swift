@@ -225,9 +225,10 @@ extension SnapshotFile {
     // MARK: Reading
 
     /// Decodes the chunks of a version 3 snapshot whose header is checked.
-    static func decodeChunked(_ source: Source, size: Int, header: Header, file: String) throws(FormatError)
-        -> Database
-    {
+    /// - Parameter size: the file's size in bytes.
+    /// - Throws: ``FormatError`` for damage; what `source` throws when a
+    ///   read fails.
+    static func decodeChunked(_ source: Source, size: Int, header: Header, file: String) throws -> Database {
         let opened = try openChunked(source, size: size, header: header, file: file)
         do {
             let database = try decodeChunks(
@@ -258,10 +259,13 @@ extension SnapshotFile {
         var damaged: @Sendable (String, Int) -> FormatError
     }
 
+    /// Reads and checks a version 3 snapshot's directory (the file's
+    /// size against it, its checksum, its tables and chunks), places the
+    /// chunks in the file and reserves the names it lists in this process.
     /// - Parameter size: the file's size in bytes.
-    static func openChunked(_ source: Source, size: Int, header: Header, file: String) throws(FormatError)
-        -> OpenedChunks
-    {
+    /// - Throws: ``FormatError`` for damage; what `source` throws when a
+    ///   read fails.
+    static func openChunked(_ source: Source, size: Int, header: Header, file: String) throws -> OpenedChunks {
         @Sendable func damaged(_ reason: String, at offset: Int = header.size) -> FormatError {
             FormatError(.snapshot, file: file, offset: offset, .damaged(reason))
         }
@@ -270,15 +274,11 @@ extension SnapshotFile {
         }
         let directoryRange = header.size..<(header.size + header.directorySize)
         guard directoryRange.upperBound <= size else { throw damaged("directory runs past the end of the file") }
-        let directory: [UInt8]
-        do {
-            directory = Array(try source.read(directoryRange))
-        } catch {
-            throw damaged("directory: \(error)")
+        let directory = Array(try source.read(directoryRange))
+        guard directory.count == directoryRange.count else {
+            throw damaged("only \(directory.count) of the directory's \(directoryRange.count) bytes could be read")
         }
-        guard directory.count == directoryRange.count, CRC32C.checksum(directory) == header.payloadChecksum else {
-            throw damaged("directory checksum mismatch")
-        }
+        guard CRC32C.checksum(directory) == header.payloadChecksum else { throw damaged("directory checksum mismatch") }
         var layout: Layout
         do {
             layout = try Layout(directory)
@@ -353,6 +353,8 @@ extension SnapshotFile {
     }
 
     /// Chunk `i`: its checksum checked, decompressed into `raw`, decoded.
+    /// - Throws: ``FormatError`` for damage; what `source` throws when a
+    ///   read fails.
     static func decodeChunk(
         _ i: Int,
         of source: Source,
@@ -362,7 +364,7 @@ extension SnapshotFile {
         raw: inout [UInt8],
         used: inout [Bool],
         damaged: @Sendable (String, Int) -> FormatError
-    ) throws(FormatError) -> Decoded {
+    ) throws -> Decoded {
         try withChunk(i, of: source, layout: layout, raw: &raw, damaged: damaged) { chunk, raw in
             switch chunk.kind {
             case .records:
@@ -399,7 +401,8 @@ extension SnapshotFile {
 
     /// Chunk `i`'s checksum checked and its bytes decompressed into `raw`,
     /// then read by `body`; an error `body` throws other than a
-    /// ``FormatError`` is reported as damage of the chunk.
+    /// ``FormatError`` is reported as damage of the chunk, an error reading
+    /// `source` as it is.
     static func withChunk<R>(
         _ i: Int,
         of source: Source,
@@ -407,14 +410,19 @@ extension SnapshotFile {
         raw: inout [UInt8],
         damaged: @Sendable (String, Int) -> FormatError,
         _ body: (Chunk, [UInt8]) throws -> R
-    ) throws(FormatError) -> R {
+    ) throws -> R {
         let chunk = layout.chunks[i]
         let what =
             "chunk \(i) (\(chunk.kind == .records ? "records" : "index entries") of \(layout.tables[chunk.table].name))"
+        let stored = try source.read(chunk.offset..<(chunk.offset + chunk.storedSize))
         do {
-            let stored = try source.read(chunk.offset..<(chunk.offset + chunk.storedSize))
+            // The file's size was checked against the directory: a short
+            // read means it was cut since.
             guard stored.count == chunk.storedSize else {
-                throw damaged("\(what): the file ends \(stored.count) bytes into it", chunk.offset)
+                throw damaged(
+                    "\(what): only \(stored.count) of its \(chunk.storedSize) bytes could be read",
+                    chunk.offset
+                )
             }
             guard CRC32C.checksum(stored) == chunk.checksum else {
                 throw damaged("\(what): checksum mismatch", chunk.offset)
@@ -440,10 +448,10 @@ extension SnapshotFile {
         mapping: [UInt32]?,
         ranks: [Int32],
         damaged: @escaping @Sendable (String, Int) -> FormatError
-    ) throws(FormatError) -> Database {
+    ) throws -> Database {
         let chunks = layout.chunks
         let results = Mutex([Decoded?](repeating: nil, count: chunks.count))
-        let failure = Mutex<FormatError?>(nil)
+        let failure = Mutex<(any Error)?>(nil)
         let usedNames = Mutex([Bool](repeating: false, count: layout.names.count))
         parallelWorkers(chunks.count) { next in
             // One flag per name for the worker, not per chunk: a directory
@@ -463,10 +471,8 @@ extension SnapshotFile {
                         damaged: damaged
                     )
                     results.withLock { $0[i] = decoded }
-                } catch let error as FormatError {
-                    failure.withLock { $0 = $0 ?? error }
                 } catch {
-                    preconditionFailure("decoding a chunk throws only FormatError")
+                    failure.withLock { $0 = $0 ?? error }
                 }
             }
             usedNames.withLock { total in

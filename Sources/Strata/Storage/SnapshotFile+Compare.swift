@@ -19,15 +19,12 @@ extension SnapshotFile {
         recordDigests: [Key: UInt64]
     ) throws(FormatError) -> (difference: String?, basisID: UUID?) {
         let header = try header(bytes, file: file)
-        guard bytes.count - header.size == header.payloadSize else {
-            throw damagedPayload(size: bytes.count, header: header, file: file)
-        }
         guard header.version >= 3 else {
             let (snapshot, basisID) = try decode(bytes, file: file)
             return (differenceOfValues(snapshot, value), basisID)
         }
         let source = Source(bytes)
-        let opened = try openChunked(source, size: bytes.count, header: header, file: file)
+        let opened = try readingMemory { try openChunked(source, size: bytes.count, header: header, file: file) }
         // Nothing decoded is kept: the names reserved go back.
         defer { FieldNames.release(opened.held) }
         let outcomes = try compareChunks(source, opened: opened, with: value)
@@ -114,7 +111,7 @@ extension SnapshotFile {
                 } catch let error as FormatError {
                     failure.withLock { $0 = $0 ?? error }
                 } catch {
-                    preconditionFailure("decoding a chunk throws only FormatError")
+                    preconditionFailure("decoding a chunk in memory throws only FormatError")
                 }
             }
             usedNames.withLock { total in

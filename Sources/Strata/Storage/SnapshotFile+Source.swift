@@ -14,47 +14,62 @@ extension SnapshotFile {
     ///
     /// A ``StorageFile`` is not shared between threads without a lock, so
     /// the workers' reads take turns; a read is a copy from the page cache,
-    /// far shorter than decoding what it read.
+    /// far shorter than decoding what it read. A read's error (the file
+    /// system's) is passed on as it is: a failing disk is not a damaged file.
     final class Source: Sendable {
-        private let whole: [UInt8]?
+        // One of the two: the bytes, or the file (nil once closed). A
+        // Mutex cannot be an enum's payload, being non-copyable.
+        private let bytes: [UInt8]?
         private let file: Mutex<(any StorageFile)?>
 
-        /// The bytes of a whole file, read already.
+        /// The bytes of a whole file, read already: reads never fail.
         init(_ bytes: [UInt8]) {
-            whole = bytes
+            self.bytes = bytes
             file = Mutex(nil)
         }
 
         /// The open `file`, closed by ``close()``.
         init(file: sending any StorageFile) {
-            whole = nil
+            bytes = nil
             self.file = Mutex(file)
         }
 
-        /// The file's size in bytes.
+        /// The file's size in bytes (0 for a file system that reports less).
         func size() throws -> Int {
-            if let whole { return whole.count }
-            return try file.withLock { file in
-                guard let file else { preconditionFailure("snapshot source used after close") }
-                return try file.size()
-            }
+            if let bytes { return bytes.count }
+            return max(0, try file.withLock { try Self.open($0).size() })
         }
 
-        /// The bytes in `range`: fewer when the file ends inside it.
+        /// The bytes in `range`, fewer when the file ends inside it.
         func read(_ range: Range<Int>) throws -> ArraySlice<UInt8> {
-            if let whole { return whole[range.clamped(to: 0..<whole.count)] }
-            return try file.withLock { file in
-                guard let file else { preconditionFailure("snapshot source used after close") }
-                return try file.read(at: range.lowerBound, count: range.count)[...]
-            }
+            if let bytes { return bytes[range.clamped(to: 0..<bytes.count)] }
+            return try file.withLock { try Self.open($0).read(at: range.lowerBound, count: range.count)[...] }
         }
 
-        /// Closes the file (nothing for bytes in memory); later reads fail.
+        /// Closes the file (nothing for bytes in memory), once everything
+        /// is read: no read of the file follows.
         func close() {
             file.withLock { file in
                 file?.close()
                 file = nil
             }
+        }
+
+        private static func open(_ file: (any StorageFile)?) -> any StorageFile {
+            guard let file else { preconditionFailure("a snapshot's file is read after it was closed") }
+            return file
+        }
+    }
+
+    /// Runs `body`, which reads only bytes in memory (``Source/init(_:)``,
+    /// whose reads cannot fail): what it throws is a ``FormatError``.
+    static func readingMemory<T>(_ body: () throws -> T) throws(FormatError) -> T {
+        do {
+            return try body()
+        } catch let error as FormatError {
+            throw error
+        } catch {
+            preconditionFailure("reading bytes in memory failed: \(error)")
         }
     }
 }

@@ -139,7 +139,9 @@ enum SnapshotFile {
     static func decode(_ bytes: [UInt8], file: String) throws(FormatError) -> (Database, basisID: UUID?) {
         let header = try header(bytes, file: file)
         if header.version >= 3 {
-            let database = try decodeChunked(Source(bytes), size: bytes.count, header: header, file: file)
+            let database = try readingMemory {
+                try decodeChunked(Source(bytes), size: bytes.count, header: header, file: file)
+            }
             return (database, header.basisID)
         }
         guard bytes.count - header.size == header.payloadSize else {
