@@ -69,6 +69,9 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                     (hashes + position).initialize(to: hash)
                     (joined + position).initialize(to: _MapItem(key: key, value: value))
                 }
+                // Freed now, not when the build ends: its pages can serve
+                // the buffers the sort allocates next.
+                parts[k] = []
             }
         }
         // Empty again after the second pass, and freed then (not held
