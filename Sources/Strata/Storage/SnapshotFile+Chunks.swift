@@ -276,7 +276,7 @@ extension SnapshotFile {
         guard directoryRange.upperBound <= size else { throw damaged("directory runs past the end of the file") }
         let directory = Array(try source.read(directoryRange))
         guard directory.count == directoryRange.count else {
-            throw damaged("only \(directory.count) of the directory's \(directoryRange.count) bytes could be read")
+            throw damaged("\(directory.count) bytes read of the directory's \(directoryRange.count)")
         }
         guard CRC32C.checksum(directory) == header.payloadChecksum else { throw damaged("directory checksum mismatch") }
         var layout: Layout
@@ -420,7 +420,7 @@ extension SnapshotFile {
             // read means it was cut since.
             guard stored.count == chunk.storedSize else {
                 throw damaged(
-                    "\(what): only \(stored.count) of its \(chunk.storedSize) bytes could be read",
+                    "\(what): \(stored.count) bytes read of its \(chunk.storedSize)",
                     chunk.offset
                 )
             }

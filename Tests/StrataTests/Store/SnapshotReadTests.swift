@@ -66,23 +66,31 @@ struct SnapshotReadTests {
                 #expect(await reopened.current == current, "\(label)")
                 try await reopened.close()
 
-                // Reading the snapshot of an open store: the same error.
+                // Reading the snapshot of an open store, or verifying it:
+                // the same error.
                 faults(false)
                 let open = try await Store.open(at: path, options: options)
                 #expect(open.warnings.isEmpty, "\(label): \(open.warnings)")
                 faults(true)
-                do {
-                    _ = try await open.database(inSnapshot: 1)
-                    Issue.record("\(label): the snapshot read without error")
-                } catch let error as StoreError {
-                    guard case .corruptSnapshot(_, let reason) = error, short else {
-                        Issue.record("\(label): \(error)")
-                        try await open.close()
-                        continue
+                for (what, read) in [
+                    ("database(inSnapshot:)", { _ = try await open.database(inSnapshot: 1) }),
+                    ("verify()", { try await open.verify() }),
+                ] as [(String, () async throws -> Void)] {
+                    do {
+                        try await read()
+                        Issue.record("\(label), \(what): the snapshot read without error")
+                    } catch let error as StoreError {
+                        if case .corruptSnapshot(_, let reason) = error, short {
+                            #expect(reason.contains(expected), "\(label), \(what): \(reason)")
+                        } else {
+                            Issue.record("\(label), \(what): \(error)")
+                        }
+                    } catch let error as FileSystemError {
+                        #expect(
+                            !short && error.code == EIO && error.path.hasSuffix(name),
+                            "\(label), \(what): \(error)"
+                        )
                     }
-                    #expect(reason.contains(expected), "\(label): \(reason)")
-                } catch let error as FileSystemError {
-                    #expect(!short && error.code == EIO && error.path.hasSuffix(name), "\(label): \(error)")
                 }
                 try await open.close()
             }
