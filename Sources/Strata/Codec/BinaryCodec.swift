@@ -446,13 +446,22 @@ extension ByteReader {
             let name = Key(try string())
             let recordsStart = offset
             let recordCount = try count(minimumSize: 3)
-            var entries: [(RecordID, Record)] = []
-            entries.reserveCapacity(recordCount)
-            for _ in 0..<recordCount { entries.append((try recordID(), try record())) }
+            // In parts, which the build hashes and moves in on every core
+            // (one part of a million records took one core that long).
+            var parts: [[(RecordID, Record)]] = []
+            var left = recordCount
+            while left > 0 {
+                let size = Swift.min(left, 1 << 16)
+                var part: [(RecordID, Record)] = []
+                part.reserveCapacity(size)
+                for _ in 0..<size { part.append((try recordID(), try record())) }
+                left -= size
+                parts.append(part)
+            }
             // Bulk build (each node allocated once at its size, the root's
             // subtries on every core); on a repeated ID, decode the table
             // again one record at a time to report where.
-            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: [consume entries])
+            guard let records = PersistentMap<RecordID, Record>(checkingUniqueKeysWithValuesOf: consume parts)
             else {
                 rewind(to: recordsStart)
                 _ = try count(minimumSize: 3)

@@ -87,6 +87,40 @@ struct BinaryCodecTests {
         #expect(try BinaryCodec.decodeDatabase(valid).recordCount == 2)
     }
 
+    @Test("a table of more records than one build part decodes whole; an ID repeated across parts is refused")
+    func repeatedRecordIDAcrossParts() throws {
+        // Basis 1, one table "t" of 70,000 records without fields (the
+        // decode reads a table in parts of 65,536), IDs 0, 1, 2, ...
+        func varint(_ value: UInt64) -> [UInt8] {
+            var bytes: [UInt8] = []
+            var v = value
+            while v >= 0x80 {
+                bytes.append(UInt8(v & 0x7F) | 0x80)
+                v >>= 7
+            }
+            return bytes + [UInt8(v)]
+        }
+        let count = 70_000
+        var bytes = Array("STRD".utf8) + [1, 2, 1, 1, 0x74] + varint(UInt64(count))
+        for id in 0..<count { bytes += [0] + varint(UInt64(id) << 1) + [0] }
+        let decoded = try BinaryCodec.decodeDatabase(bytes)
+        let ids = decoded[table: "t"].records.keys.map { Int64($0.description)! }.sorted()
+        #expect(ids == (0..<Int64(count)).map { $0 }, "the records decoded are not the 70,000 written")
+        decoded._invariantCheck()
+
+        // Record 69,000 (in the second part) repeats ID 5 (in the first):
+        // refused, naming where the second one is.
+        var repeated = Array("STRD".utf8) + [1, 2, 1, 1, 0x74] + varint(UInt64(count))
+        var repeatedAt = 0
+        for id in 0..<count {
+            if id == 69_000 { repeatedAt = repeated.count }
+            repeated += [0] + varint(UInt64(id == 69_000 ? 5 : id) << 1) + [0]
+        }
+        #expect(throws: CodecError.duplicateKey(offset: repeatedAt, key: "t/\(RecordID(5))")) {
+            try BinaryCodec.decodeDatabase(repeated)
+        }
+    }
+
     @Test("errors name what and where")
     func errors() {
         let record: Record = ["title": "Blue River"]
