@@ -329,20 +329,15 @@ extension SnapshotFile {
     /// that does not check reserves nothing (its decode reports why).
     static func reserveNames(of name: String, in directory: String, fileSystem: any FileSystem) -> [UInt32] {
         guard let file = try? fileSystem.open(directory + "/" + name, create: false) else { return [] }
-        defer { file.close() }
-        // The directory's size is the file's word: it is read only when the
-        // file holds that many bytes (a hostile size allocates nothing).
-        guard let head = try? file.read(at: 0, count: headerSize), let header = try? header(head, file: name),
-            header.version >= 3, header.directorySize > 0, let fileSize = try? file.size(),
-            header.directorySize <= fileSize - header.size,
-            let bytes = try? file.read(at: header.size, count: header.directorySize),
-            bytes.count == header.directorySize, CRC32C.checksum(bytes) == header.payloadChecksum,
-            let layout = try? Layout(bytes)
+        let source = Source(file: file)
+        defer { source.close() }
+        // Checked as a decode checks it (the directory is read only when
+        // the file holds it: a hostile size allocates nothing).
+        guard let size = try? source.size(), let head = try? source.read(0..<min(size, headerSize)),
+            let header = try? header(Array(head), file: name), header.version >= 3,
+            let opened = try? openChunked(source, size: size, header: header, file: name)
         else { return [] }
-        return layout.names.compactMap { name in
-            let (id, held) = FieldNames.reserve(name)
-            return held ? id : nil
-        }
+        return opened.held
     }
 
     enum Decoded {
