@@ -207,18 +207,7 @@ struct SnapshotChunkTests {
     func damage() async throws {
         let path = temporaryStorePath("snapshot-damage")
         defer { removeStore(path) }
-        let database = try Self.largeDatabase(seed: 11)
-        let store = try await Store.open(at: path, options: testOptions())
-        try await store.transact(message: "import") { builder in
-            for (name, table) in database.tables {
-                for (id, record) in table.records { try builder.insert(record, id: id, into: name) }
-            }
-        }
-        try await store.snapshot()
-        let current = store.current
-        try await store.close()
-        let (file, original, layout) = try SnapshotLayout.newest(in: path)
-        #expect(layout.chunks.count >= 4)
+        let (current, file, original, layout) = try await Self.snapshottedLarge(at: path, seed: 11)
 
         // A byte in the directory, in the first chunk, in a middle one, in
         // the last; a cut in the middle of a chunk and at a chunk boundary.
@@ -609,6 +598,29 @@ extension SnapshotChunkTests {
         let original = store.current
         try await store.close()
         let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        return (original, file, bytes, layout)
+    }
+
+    /// A store at `path` holding ``largeDatabase(seed:)`` (no indexes) in
+    /// one transaction, snapshotted and closed: its value and its newest
+    /// snapshot, which fills several chunks.
+    static func snapshottedLarge(
+        at path: String,
+        seed: UInt64,
+        options: StoreOptions = testOptions()
+    ) async throws -> (original: Database, file: String, bytes: [UInt8], layout: SnapshotLayout) {
+        let database = try largeDatabase(seed: seed)
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact(message: "import") { builder in
+            for (name, table) in database.tables {
+                for (id, record) in table.records { try builder.insert(record, id: id, into: name) }
+            }
+        }
+        try await store.snapshot()
+        let original = store.current
+        try await store.close()
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        #expect(layout.chunks.count >= 4)
         return (original, file, bytes, layout)
     }
 

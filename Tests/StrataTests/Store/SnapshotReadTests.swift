@@ -16,21 +16,14 @@ struct SnapshotReadTests {
     func faultyReads() async throws {
         let path = temporaryStorePath("snapshot-reads")
         defer { removeStore(path) }
-        let database = try SnapshotChunkTests.largeDatabase(seed: 23)
         let faulty = FaultyFileSystem()
         var options = testOptions()
         options.fileSystem = faulty
-        let store = try await Store.open(at: path, options: options)
-        try await store.transact(message: "import") { builder in
-            for (name, table) in database.tables {
-                for (id, record) in table.records { try builder.insert(record, id: id, into: name) }
-            }
-        }
-        try await store.snapshot()
-        let current = store.current
-        try await store.close()
-        let (file, _, layout) = try SnapshotLayout.newest(in: path)
-        #expect(layout.chunks.count >= 4)
+        let (current, file, _, layout) = try await SnapshotChunkTests.snapshottedLarge(
+            at: path,
+            seed: 23,
+            options: options
+        )
         let name = URL(fileURLWithPath: file).lastPathComponent
 
         let middle = layout.chunks[layout.chunks.count / 2]
