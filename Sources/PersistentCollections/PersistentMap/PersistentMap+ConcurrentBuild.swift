@@ -42,11 +42,11 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         //
         // Invariant of the moves: every item is initialized in exactly one
         // buffer at a time: `joined` after the parts are taken in, `items`
-        // after the first pass, `joined` again after the second (each pass
-        // moves every position of its source once, to a distinct target
-        // position). Both are deallocated without deinitializing: the
-        // build moves every item out of `joined`, or deinitializes those it
-        // did not move when it fails.
+        // (in the spare buffer) after the first pass, `joined` again after
+        // the second (each pass moves every position of its source once, to
+        // a distinct target position). Both are deallocated without
+        // deinitializing: the build moves every item out of `joined`, or
+        // deinitializes those it did not move when it fails.
         let joined = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: total)
         defer { joined.deallocate() }
         let joinedHashes = UnsafeMutablePointer<UInt64>.allocate(capacity: total)
@@ -74,59 +74,73 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                 parts[k] = []
             }
         }
-        // Empty again after the second pass, and freed then (not held
-        // through the build).
-        let items = UnsafeMutablePointer<_MapItem<Key, Value>>.allocate(capacity: total)
-        let hashes = UnsafeMutablePointer<UInt64>.allocate(capacity: total)
+        guard let root = Self._buildJoined(joined, joinedHashes, count: total) else { return nil }
+        self.init(_root: root, count: total)
+    }
+
+    /// The root of the trie holding the `count` items of `joined`, whose
+    /// hashes are in `joinedHashes` (its content is overwritten), built on
+    /// every core; nil when a key repeats. Every item of `joined` is moved
+    /// out (into the trie, or deinitialized when the build fails); the
+    /// caller deallocates both buffers.
+    @inlinable
+    static func _buildJoined(
+        _ joined: UnsafeMutablePointer<_MapItem<Key, Value>>,
+        _ joinedHashes: UnsafeMutablePointer<UInt64>,
+        count total: Int
+    ) -> _Node? {
+        // One spare buffer serves every later step, so that the kernel
+        // faults in its pages once (a fresh page costs more than the
+        // moves that fill it): the first pass's target (items, then their
+        // hashes), then, once the second pass has moved every item back
+        // out of it, the build's entries and their sort's scratch.
+        let spare = _BuildSpare<Key, Value>(count: total)
+        defer { spare.deallocate() }
         // Ranges for every core, whatever the parts (16 is several per
         // core on most machines).
         let rangeCount = 16
         let ranges = (0..<rangeCount).map { (total * $0 / rangeCount)..<(total * ($0 + 1) / rangeCount) }
+        let (items, hashes) = spare.items
         Self._scatter(
             _Disjoint((joined, UnsafePointer(joinedHashes), items, hashes)),
             ranges: ranges,
             counts: Self._countDigits(UnsafePointer(joinedHashes), ranges: ranges, level: 2),
-            level: 2,
-            order: nil
+            level: 2
         )
-        let digitCounts = Self._countDigits(UnsafePointer(hashes), ranges: ranges, level: 0)
-        var order = [_MapBuildEntry](unsafeUninitializedCapacity: total) { order, initialized in
-            Self._scatter(
-                _Disjoint((items, UnsafePointer(hashes), joined, nil)),
-                ranges: ranges,
-                counts: digitCounts,
-                level: 0,
-                order: _Disjoint(order.baseAddress!)
-            )
-            initialized = total
+        Self._scatter(
+            _Disjoint((items, UnsafePointer(hashes), joined, joinedHashes)),
+            ranges: ranges,
+            counts: Self._countDigits(UnsafePointer(hashes), ranges: ranges, level: 0),
+            level: 0
+        )
+        let (order, scratch) = spare.entries
+        let shared = _Disjoint((UnsafePointer(joinedHashes), order.baseAddress!))
+        DispatchQueue.concurrentPerform(iterations: rangeCount) { k in
+            let (hashes, order) = shared.value
+            for position in ranges[k] {
+                (order + position).initialize(to: _MapBuildEntry(hash: hashes[position], index: position))
+            }
         }
-        items.deallocate()
-        hashes.deallocate()
-        guard let root = order.withUnsafeMutableBufferPointer({ _Node.buildConcurrently(moving: joined, $0) }) else {
-            return nil
-        }
-        self.init(_root: root, count: total)
+        return _Node.buildConcurrently(moving: joined, order, scratch: scratch)
     }
 
     /// Moves every item of `buffers`' source (its first element, with its
     /// hashes second) in `ranges` to the target (third, and its hashes to
-    /// the fourth when there is one), stably sorted by its digit at
-    /// `level` (`counts`: per range, how many items have each digit); with
-    /// `order`, also records each item's build entry there. One task per
-    /// range: each reads only its range and writes only the positions its
-    /// digits were given.
+    /// the fourth), stably sorted by its digit at `level` (`counts`: per
+    /// range, how many items have each digit). One task per range: each
+    /// reads only its range and writes only the positions its digits were
+    /// given.
     @inlinable
     static func _scatter(
         _ buffers: _Disjoint<
             (
                 UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafePointer<UInt64>,
-                UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafeMutablePointer<UInt64>?
+                UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafeMutablePointer<UInt64>
             )
         >,
         ranges: [Range<Int>],
         counts: [Int],
-        level: Int,
-        order: _Disjoint<UnsafeMutablePointer<_MapBuildEntry>>?
+        level: Int
     ) {
         // Where each range's items of each digit start: digit by digit,
         // range by range within a digit. Both loops walk the counts in
@@ -159,10 +173,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                 let destination = cursors[digit]
                 cursors[digit] += 1
                 (target + destination).moveInitialize(from: source + position, count: 1)
-                targetHashes?.advanced(by: destination).initialize(to: hash)
-                if let order {
-                    (order.value + destination).initialize(to: _MapBuildEntry(hash: hash, index: destination))
-                }
+                (targetHashes + destination).initialize(to: hash)
             }
         }
     }
@@ -204,7 +215,10 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
 extension _MapNode where Key: Sendable, Value: Sendable {
     /// `build(moving:_:)` with the root's subtries built concurrently.
     ///
-    /// `order` holds one `(hash, index)` per initialized item of `items`.
+    /// `order` holds one `(hash, index)` per initialized item of `items`;
+    /// `scratch`, as many uninitialized entries, is the sort's (a sort
+    /// writes each position of its range before it reads it, and entries
+    /// already in order never touch it, nor make the kernel zero its pages).
     /// On return every item is consumed, moved into the trie or, when the
     /// build fails, deinitialized; the caller deallocates `items`.
     ///
@@ -218,14 +232,10 @@ extension _MapNode where Key: Sendable, Value: Sendable {
     @inlinable
     static func buildConcurrently(
         moving items: UnsafeMutablePointer<Item>,
-        _ order: UnsafeMutableBufferPointer<_MapBuildEntry>
+        _ order: UnsafeMutableBufferPointer<_MapBuildEntry>,
+        scratch: UnsafeMutableBufferPointer<_MapBuildEntry>
     ) -> _MapNode? {
         let count = order.count
-        // Left uninitialized: a sort writes each position of its range
-        // before it reads it, and entries already in order never touch it
-        // (nor, then, make the kernel zero its pages).
-        let scratch = UnsafeMutableBufferPointer<_MapBuildEntry>.allocate(capacity: count)
-        defer { scratch.deallocate() }
         var bounds = [Int](repeating: 0, count: 33)
         bounds.withUnsafeMutableBufferPointer { bounds in
             sortBySlot(order, scratch, range: 0..<count, shift: 0, bounds: bounds)
@@ -298,4 +308,58 @@ struct _Disjoint<Value>: @unchecked Sendable {
 
     @inlinable
     init(_ value: Value) { self.value = value }
+}
+
+/// The concurrent build's spare memory, used twice: first as items with
+/// their hashes (the first radix pass's target), then, once every item has
+/// been moved out again, as the build's entries and their sort's scratch.
+///
+/// Invariant: the memory is bound to one use at a time; `entries` may be
+/// taken only when no item is initialized in `items` (the second pass
+/// moves each one out), and nothing of `items` is read after. Nothing is
+/// deinitialized here: items are moved out, hashes and entries are trivial.
+@usableFromInline
+struct _BuildSpare<Key: Hashable, Value> {
+    @usableFromInline let base: UnsafeMutableRawPointer
+    @usableFromInline let count: Int
+
+    /// Where the hashes start: after the items, at an 8-byte boundary.
+    @inlinable
+    static func hashesOffset(count: Int) -> Int {
+        (count * MemoryLayout<_MapItem<Key, Value>>.stride + 7) & ~7
+    }
+
+    @inlinable
+    init(count: Int) {
+        self.count = count
+        let itemsAndHashes = Self.hashesOffset(count: count) + count * MemoryLayout<UInt64>.stride
+        let entries = 2 * count * MemoryLayout<_MapBuildEntry>.stride
+        base = .allocate(
+            byteCount: Swift.max(itemsAndHashes, entries, 1),
+            alignment: Swift.max(
+                MemoryLayout<_MapItem<Key, Value>>.alignment,
+                MemoryLayout<UInt64>.alignment,
+                MemoryLayout<_MapBuildEntry>.alignment
+            )
+        )
+    }
+
+    /// `count` uninitialized items and `count` uninitialized hashes.
+    @inlinable
+    var items: (UnsafeMutablePointer<_MapItem<Key, Value>>, UnsafeMutablePointer<UInt64>) {
+        (
+            base.bindMemory(to: _MapItem<Key, Value>.self, capacity: count),
+            (base + Self.hashesOffset(count: count)).bindMemory(to: UInt64.self, capacity: count)
+        )
+    }
+
+    /// `count` uninitialized entries, and as many more for scratch.
+    @inlinable
+    var entries: (UnsafeMutableBufferPointer<_MapBuildEntry>, UnsafeMutableBufferPointer<_MapBuildEntry>) {
+        let all = base.bindMemory(to: _MapBuildEntry.self, capacity: 2 * count)
+        return (.init(start: all, count: count), .init(start: all + count, count: count))
+    }
+
+    @inlinable
+    func deallocate() { base.deallocate() }
 }

@@ -163,4 +163,28 @@ struct PersistentMapConcurrentBuildTests {
         #expect(PersistentMap(checkingUniqueKeysWithValuesOf: parts) == [1: 10, 2: 20, 3: 30])
         #expect(PersistentMap(checkingUniqueKeysWithValuesOf: [[(1, 10)], [(1, 11)]]) == nil)
     }
+
+    /// Items smaller than the build's entries, and items larger than two of
+    /// them: the spare buffer (items and hashes, then entries and scratch)
+    /// is sized and laid out for either, with the hashes past the items at
+    /// an 8-byte boundary for any count.
+    @Test("items of 4 and of 48 bytes, at counts not a multiple of 8, build as the sequential build does")
+    func itemSizes() {
+        for count in [4_096, 4_097, 4_099, 9_003] {
+            var random = SeededRandom(seed: UInt64(count))
+            var keys = Array(Int16.min..<(Int16.min + Int16(count)))
+            keys.shuffle(using: &random)
+            let small = keys.map { ($0, UInt8(truncatingIfNeeded: $0)) }
+            let smallParts = [Array(small[..<(count / 3)]), Array(small[(count / 3)...])]
+            let smallMap = PersistentMap(checkingUniqueKeysWithValuesOf: smallParts)
+            #expect(smallMap == PersistentMap(uniqueKeysWithValues: small), "count \(count)")
+            smallMap?._invariantCheck()
+
+            let large = keys.map { key in (key, (Int(key), Int(key) * 2, Int(key) * 3, Int(key) * 4, Int(key) * 5)) }
+            let largeMap = PersistentMap(checkingUniqueKeysWithValuesOf: [large])
+            #expect(largeMap?.count == count, "count \(count)")
+            #expect(large.allSatisfy { largeMap?[$0.0]?.4 == Int($0.0) * 5 }, "count \(count)")
+            largeMap?._invariantCheck()
+        }
+    }
 }
