@@ -533,7 +533,8 @@ extension SnapshotFile {
 
     /// Reads a records chunk: each record validated, then given to `body`
     /// as its packed bytes (with a `mapping`, rewritten with this
-    /// process's name IDs), which `body` may copy but not keep.
+    /// process's name IDs), which `body` may copy but not keep (they are
+    /// valid only during the call).
     static func forEachRecord(
         _ raw: [UInt8],
         count: Int,
@@ -541,7 +542,7 @@ extension SnapshotFile {
         names: [Key],
         mapping: [UInt32]?,
         used: inout [Bool],
-        _ body: (RecordID, ArraySlice<UInt8>) throws -> Void
+        _ body: (RecordID, UnsafeRawBufferPointer) throws -> Void
     ) throws {
         // The smallest record takes 3 bytes (an ID's tag and payload, a
         // field count): a count the bytes cannot hold allocates nothing.
@@ -550,16 +551,20 @@ extension SnapshotFile {
         }
         var reader = ByteReader(raw)
         var writer = ByteWriter(capacity: 256)
-        for _ in 0..<count {
-            let id = try reader.recordID()
-            let range = try reader.packedRecord(ranks: ranks, names: names, used: &used)
-            if let mapping {
-                var packed = _PackedReader(raw, offset: range.lowerBound)
-                writer.bytes.removeAll(keepingCapacity: true)
-                writer.packedRecord(&packed, mapping: mapping)
-                try body(id, writer.bytes[...])
-            } else {
-                try body(id, raw[range])
+        // A record's bytes are lent where they lie: a slice of `raw` per
+        // record was a retain and a release of its buffer each.
+        try raw.withUnsafeBytes { bytes in
+            for _ in 0..<count {
+                let id = try reader.recordID()
+                let range = try reader.packedRecord(ranks: ranks, names: names, used: &used)
+                if let mapping {
+                    var packed = _PackedReader(raw, offset: range.lowerBound)
+                    writer.bytes.removeAll(keepingCapacity: true)
+                    writer.packedRecord(&packed, mapping: mapping)
+                    try writer.bytes.withUnsafeBytes { try body(id, $0) }
+                } else {
+                    try body(id, UnsafeRawBufferPointer(rebasing: bytes[range]))
+                }
             }
         }
         try reader.expectEnd()

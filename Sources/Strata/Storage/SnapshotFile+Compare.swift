@@ -81,7 +81,7 @@ extension SnapshotFile {
                                 mapping: opened.mapping,
                                 used: &used
                             ) { id, packed in
-                                digest &+= packed.withUnsafeBytes { recordDigest(id, packed: $0) }
+                                digest &+= recordDigest(id, packed: packed)
                             }
                             return digest
                         }
