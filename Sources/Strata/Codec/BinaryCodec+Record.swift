@@ -176,17 +176,27 @@ extension ByteReader {
         return range
     }
 
-    /// Whether every byte is below 0x80. O(count), eight bytes a step.
+    /// Whether every byte is below 0x80. O(count), eight bytes a step; the
+    /// last step overlaps the one before instead of a byte at a time (most
+    /// stored text is a few words long, so the tail was half the work).
     static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let count = bytes.count
         var high: UInt64 = 0
-        var position = 0
-        while position + 8 <= bytes.count {
-            high |= bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self)
-            position += 8
-        }
-        while position < bytes.count {
-            high |= UInt64(bytes[position])
-            position += 1
+        if count >= 8 {
+            var position = 0
+            while position + 8 <= count {
+                high |= bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+                position += 8
+            }
+            high |= bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else if count >= 4 {
+            high = UInt64(
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)
+                    | bytes.loadUnaligned(fromByteOffset: count - 4, as: UInt32.self)
+            )
+        } else if count > 0 {
+            // 0, count / 2 and count - 1 are every position of 1 to 3 bytes.
+            high = UInt64(bytes[0] | bytes[count / 2] | bytes[count - 1])
         }
         return high & 0x8080_8080_8080_8080 == 0
     }
