@@ -94,7 +94,7 @@ struct ByteReader {
     mutating func valueTag() throws -> ValueTag {
         let start = offset
         let raw = try byte()
-        guard let tag = ValueTag(rawValue: raw) else {
+        guard let tag = ValueTag(byte: raw) else {
             throw CodecError.invalidTag(offset: start, tag: raw, context: "value")
         }
         return tag

@@ -33,7 +33,7 @@ struct _PackedReader {
     mutating func varint() -> UInt64 { Varint.readTrusted(bytes, at: &offset) }
 
     /// A value's tag; the bytes were checked when they were packed.
-    mutating func valueTag() -> ValueTag { ValueTag(rawValue: byte())! }
+    mutating func valueTag() -> ValueTag { ValueTag(byte: byte())! }
 
     mutating func zigzag() -> Int64 {
         let raw = varint()

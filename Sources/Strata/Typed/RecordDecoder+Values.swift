@@ -20,7 +20,7 @@ struct _Slot {
     }
 
     var reader: _PackedReader { _PackedReader(bytes, offset: offset) }
-    var tag: ValueTag { ValueTag(rawValue: bytes[offset])! }
+    var tag: ValueTag { ValueTag(byte: bytes[offset])! }
     var isNull: Bool { tag == .null }
     /// The whole value, built. O(its size).
     var value: Value {
