@@ -32,6 +32,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An index declaration that cannot hold (no fields, or a unique index
     /// two records violate).
     case invalidIndex(offset: Int, table: String, index: String, reason: String)
+    /// A database's chunked encoding that does not check (a checksum, a
+    /// size, a count or the records of a chunk), with the reason.
+    case damaged(offset: Int, reason: String)
 
     /// A one-line explanation with the offset.
     public var description: String {
@@ -55,6 +58,7 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
             return "\(count) unexpected bytes after the encoding at offset \(offset)"
         case let .invalidIndex(offset, table, index, reason):
             return "index \(table).\(index) at offset \(offset) is invalid: \(reason)"
+        case let .damaged(offset, reason): return "damaged at offset \(offset): \(reason)"
         }
     }
 }

@@ -24,6 +24,11 @@ import Synchronization
 // fresh process: it reserves them in that order) copies the records
 // without rewriting a byte.
 //
+// The codec's encoding of a whole database (`BinaryCodec.encode(_:)`,
+// format 4) is this layout after the codec's own header, with each chunk
+// stored raw: its stored size is its raw size and its checksum covers the
+// raw bytes; it is read with `compressed: false`.
+//
 // Reading checks every chunk's CRC32C before decompressing it, every
 // record as strictly as the codec does (structure, UTF-8, order, names),
 // every index's entries for form and order, unique IDs, and that counts
@@ -92,8 +97,10 @@ extension SnapshotFile {
     }
 
     /// The version 3 bytes of `database`: chunks built, then compressed
-    /// one per core.
-    static func encodeChunked(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
+    /// one per core at zstd `level`, or stored raw for nil (the codec's
+    /// encoding of a database, `BinaryCodec.encode(_:)`, which a reader
+    /// then decodes with `compressed: false`).
+    static func encodeChunked(_ database: Database, basisID: UUID, level: Int32?) throws -> [UInt8] {
         let tables = database.tables.keys.sorted().map { ($0, database.tables[$0]!) }
         var built: [(chunk: Chunk, bytes: [UInt8])] = []
         for (number, (_, table)) in tables.enumerated() {
@@ -153,8 +160,8 @@ extension SnapshotFile {
         let stored = Mutex([(frame: [UInt8], rawSize: Int)?](repeating: nil, count: raws.count))
         let failure = Mutex<(any Error)?>(nil)
         parallelWorkers(raws.count) { next in
-            let compressor: ZstdCompressor
-            do { compressor = try ZstdCompressor(level: level) } catch {
+            var compressor: ZstdCompressor?
+            do { compressor = try level.map { try ZstdCompressor(level: $0) } } catch {
                 failure.withLock { $0 = error }
                 return
             }
@@ -172,7 +179,9 @@ extension SnapshotFile {
                     raw = writer.bytes
                 }
                 do {
-                    let frame = try raw.withUnsafeBytes { try compressor.compress($0) }
+                    let frame =
+                        try compressor.map { compressor in try raw.withUnsafeBytes { try compressor.compress($0) } }
+                        ?? raw
                     stored.withLock { [rawSize = raw.count] in $0[i] = (frame, rawSize) }
                 } catch {
                     failure.withLock { $0 = error }
@@ -228,7 +237,19 @@ extension SnapshotFile {
     /// - Parameter size: the file's size in bytes.
     /// - Throws: ``FormatError`` for damage; what `source` throws when a
     ///   read fails.
-    static func decodeChunked(_ source: Source, size: Int, header: Header, file: String) throws -> Database {
+    /// - Parameters:
+    ///   - compressed: false for chunks stored raw (the codec's encoding of
+    ///     a database); each must then be its raw size.
+    ///   - check: a further check of the value, before the names it
+    ///     brought are kept (an input it refuses leaves none).
+    static func decodeChunked(
+        _ source: Source,
+        size: Int,
+        header: Header,
+        file: String,
+        compressed: Bool = true,
+        check: (Database) throws -> Void = { _ in }
+    ) throws -> Database {
         let opened = try openChunked(source, size: size, header: header, file: file)
         do {
             let database = try decodeChunks(
@@ -236,8 +257,10 @@ extension SnapshotFile {
                 layout: opened.layout,
                 mapping: opened.mapping,
                 ranks: opened.ranks,
+                compressed: compressed,
                 damaged: opened.damaged
             )
+            try check(database)
             FieldNames.commit(opened.held)
             return database
         } catch {
@@ -358,9 +381,12 @@ extension SnapshotFile {
         ranks: [Int32],
         raw: inout [UInt8],
         used: inout [Bool],
+        compressed: Bool = true,
         damaged: @Sendable (String, Int) -> FormatError
     ) throws -> Decoded {
-        try withChunk(i, of: source, layout: layout, raw: &raw, damaged: damaged) { chunk, raw in
+        try withChunk(i, of: source, layout: layout, raw: &raw, compressed: compressed, damaged: damaged) {
+            chunk,
+            raw in
             switch chunk.kind {
             case .records:
                 var records: [(RecordID, Record)] = []
@@ -403,6 +429,7 @@ extension SnapshotFile {
         of source: Source,
         layout: Layout,
         raw: inout [UInt8],
+        compressed: Bool = true,
         damaged: @Sendable (String, Int) -> FormatError,
         _ body: (Chunk, [UInt8]) throws -> R
     ) throws -> R {
@@ -422,10 +449,15 @@ extension SnapshotFile {
             guard CRC32C.checksum(stored) == chunk.checksum else {
                 throw damaged("\(what): checksum mismatch", chunk.offset)
             }
-            // Bounded by the directory's size for this chunk: a frame
-            // declaring more is refused before anything is allocated.
-            let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
-            try stored.withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
+            if compressed {
+                // Bounded by the directory's size for this chunk: a frame
+                // declaring more is refused before anything is allocated.
+                let decompressor = try ZstdDecompressor(maximumOutputSize: chunk.rawSize)
+                try stored.withUnsafeBytes { try decompressor.decompress($0, into: &raw) }
+            } else {
+                raw.removeAll(keepingCapacity: true)
+                raw.append(contentsOf: stored)
+            }
             guard raw.count == chunk.rawSize else {
                 throw damaged("\(what): \(raw.count) bytes where the directory says \(chunk.rawSize)", chunk.offset)
             }
@@ -442,6 +474,7 @@ extension SnapshotFile {
         layout: Layout,
         mapping: [UInt32]?,
         ranks: [Int32],
+        compressed: Bool,
         damaged: @escaping @Sendable (String, Int) -> FormatError
     ) throws -> Database {
         let chunks = layout.chunks
@@ -463,6 +496,7 @@ extension SnapshotFile {
                         ranks: ranks,
                         raw: &raw,
                         used: &used,
+                        compressed: compressed,
                         damaged: damaged
                     )
                     results.withLock { $0[i] = decoded }

@@ -20,29 +20,38 @@ extension SnapshotFile {
         // One of the two: the bytes, or the file (nil once closed). A
         // Mutex cannot be an enum's payload, being non-copyable.
         private let bytes: [UInt8]?
+        /// Where the file starts in `bytes`.
+        private let start: Int
         private let file: Mutex<(any StorageFile)?>
 
-        /// The bytes of a whole file, read already: reads never fail.
-        init(_ bytes: [UInt8]) {
+        /// The bytes of a whole file, read already, from `start` on (a
+        /// database's encoding holds one after its codec header): reads
+        /// never fail.
+        init(_ bytes: [UInt8], from start: Int = 0) {
+            precondition(start >= 0 && start <= bytes.count, "a file starting past its bytes")
             self.bytes = bytes
+            self.start = start
             file = Mutex(nil)
         }
 
         /// The open `file`, closed by ``close()``.
         init(file: sending any StorageFile) {
             bytes = nil
+            start = 0
             self.file = Mutex(file)
         }
 
         /// The file's size in bytes (0 for a file system that reports less).
         func size() throws -> Int {
-            if let bytes { return bytes.count }
+            if let bytes { return bytes.count - start }
             return max(0, try file.withLock { try Self.open($0).size() })
         }
 
         /// The bytes in `range`, fewer when the file ends inside it.
         func read(_ range: Range<Int>) throws -> ArraySlice<UInt8> {
-            if let bytes { return bytes[range.clamped(to: 0..<bytes.count)] }
+            if let bytes {
+                return bytes[(range.clamped(to: 0..<(bytes.count - start))).shifted(by: start)]
+            }
             return try file.withLock { try Self.open($0).read(at: range.lowerBound, count: range.count)[...] }
         }
 
@@ -72,4 +81,9 @@ extension SnapshotFile {
             preconditionFailure("reading bytes in memory failed: \(error)")
         }
     }
+}
+
+extension Range<Int> {
+    /// The range moved `offset` up.
+    fileprivate func shifted(by offset: Int) -> Range<Int> { (lowerBound + offset)..<(upperBound + offset) }
 }

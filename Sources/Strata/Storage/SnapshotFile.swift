@@ -56,9 +56,10 @@ enum SnapshotFile {
     }
 
     /// The version 2 bytes of `database` (one zstd frame of the codec's
-    /// encoding): still read, written only by tests.
+    /// encoding, in its format 3 as such files held): still read, written
+    /// only by tests.
     static func encodeVersion2(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
-        let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database))
+        let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database, version: 3))
         var bytes = FileHeader.encode(.snapshot, version: 2, size: headerSize) {
             $0.append(UInt32(0))
             $0.append(UInt64(bitPattern: database.basis))
@@ -163,6 +164,46 @@ enum SnapshotFile {
             throw damaged("content disagrees with the header")
         }
         return (database, header.basisID)
+    }
+
+    /// The layout of a version 3 file with its chunks stored raw, holding
+    /// `database`: the codec's encoding of a database (after its own
+    /// header), so that decoding one runs on every core as opening a
+    /// snapshot does. The basis ID is the zero UUID.
+    static func encodeRaw(_ database: Database) -> [UInt8] {
+        do {
+            return try encodeChunked(
+                database,
+                basisID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                level: nil
+            )
+        } catch {
+            // Only a compressor can fail, and raw chunks make none.
+            preconditionFailure("encoding raw chunks failed: \(error)")
+        }
+    }
+
+    /// Decodes the bytes of ``encodeRaw(_:)`` that start at `start` of
+    /// `bytes`, checking everything a snapshot's decode checks, then
+    /// `check` (what it throws passes through).
+    /// - Throws: ``FormatError`` with offsets from `start`.
+    static func decodeRaw(
+        _ bytes: [UInt8],
+        from start: Int,
+        check: (Database) throws -> Void
+    ) throws -> Database {
+        let source = Source(bytes, from: start)
+        let size = bytes.count - start
+        let header = try header(Array(bytes[start..<min(bytes.count, start + headerSize)]), file: "")
+        guard header.version == 3 else {
+            throw FormatError(
+                .snapshot,
+                file: "",
+                offset: 4,
+                .invalidField("version \(header.version) where chunks are stored raw")
+            )
+        }
+        return try decodeChunked(source, size: size, header: header, file: "", compressed: false, check: check)
     }
 
     /// A file of `size` bytes whose payload is not the size its header says.

@@ -41,7 +41,7 @@ struct IndexSnapshotTests {
         0x74, 0x6C, 0x65, 0x01, 0x01, 0x05, 0x74, 0x69, 0x74, 0x6C, 0x65, 0x00,
     ]
 
-    @Test("format 2 databases are read, their indexes rebuilt; format 3 round-trips them")
+    @Test("format 2 databases are read, their indexes rebuilt; format 4 round-trips them")
     func version2IsRead() throws {
         let expected = try Self.database()
         #expect(Self.version2[4] == 2)
@@ -50,16 +50,16 @@ struct IndexSnapshotTests {
         #expect(decoded == expected)
         #expect(try decoded.query("songs").order(by: "title").ids() == [1, 2, "three"])
         let encoded = BinaryCodec.encode(decoded)
-        #expect(encoded[4] == UInt8(BinaryCodec.formatVersion))
+        #expect(encoded[4] == UInt8(BinaryCodec.databaseFormatVersion))
         let again = try BinaryCodec.decodeDatabase(encoded)
         again._invariantCheck()
         #expect(again == expected)
         #expect(try again.query("songs").where("album", equals: 1).order(by: "track").ids() == [2, 1])
     }
 
-    @Test("stored entries that are not the records' entries are refused, naming the index")
+    @Test("stored entries that are not the records' entries are refused, naming the index (format 3)")
     func disagreeingEntries() throws {
-        let bytes = BinaryCodec.encode(try Self.database())
+        let bytes = BinaryCodec.encode(try Self.database(), version: 3)
         func refused(_ bytes: [UInt8], _ reason: String) -> Bool {
             do {
                 _ = try BinaryCodec.decodeDatabase(bytes)
@@ -87,6 +87,55 @@ struct IndexSnapshotTests {
         }
     }
 
+    /// Format 4 lays a database out as a snapshot does, chunks stored raw:
+    /// its checksums refuse random damage, so these entries are rewritten
+    /// with every checksum and size resealed, as a hostile writer would.
+    @Test("format 4: resealed entries that are not the records' entries, out of order or malformed are refused")
+    func disagreeingEntriesChunked() throws {
+        let database = try Self.database()
+        let bytes = BinaryCodec.encode(database)
+        let prefix = Array(bytes[..<5])
+        #expect(prefix == Array("STRD".utf8) + [UInt8(BinaryCodec.databaseFormatVersion)])
+        let file = Array(bytes[5...])
+        let layout = try SnapshotLayout(file, compressed: false)
+        // The title index's chunk is the last: its last "Gamma" is an entry.
+        let last = layout.chunks.count - 1
+        let raw = try layout.raw(of: last, in: file)
+        let gamma = try #require(raw.ranges(of: Array("Gamma".utf8)).last).lowerBound
+        func decoding(_ edit: (inout [UInt8]) -> Void) throws -> [UInt8] {
+            var changed = raw
+            edit(&changed)
+            return prefix + (try layout.resealing(file, chunk: last, raw: changed))
+        }
+        #expect(
+            try BinaryCodec.decodeDatabase(prefix + (try layout.resealing(file, chunk: last, raw: raw))) == database
+        )
+        #expect {
+            try BinaryCodec.decodeDatabase(try decoding { $0[gamma + 1] = UInt8(ascii: "o") })
+        } throws: { error in
+            guard case .invalidIndex(_, "songs", "byTitle", let reason)? = error as? CodecError else { return false }
+            return reason.contains("not the records' entries")
+        }
+        for edit: (inout [UInt8]) -> Void in [{ $0[gamma] = UInt8(ascii: "0") }, { $0[gamma + 5] = UInt8(ascii: "A") }]
+        {
+            #expect {
+                try BinaryCodec.decodeDatabase(try decoding(edit))
+            } throws: { error in
+                guard case .damaged(_, let reason)? = error as? CodecError else { return false }
+                return reason.contains("byTitle")
+            }
+        }
+        // Every truncation, and a byte changed anywhere, is refused.
+        for end in 0..<bytes.count {
+            #expect(throws: CodecError.self) { try BinaryCodec.decodeDatabase(Array(bytes[..<end])) }
+        }
+        for position in stride(from: 5, to: bytes.count, by: 7) {
+            var changed = bytes
+            changed[position] ^= 0x20
+            #expect(throws: CodecError.self, "byte \(position)") { try BinaryCodec.decodeDatabase(changed) }
+        }
+    }
+
     @Test("random mutations of a larger database with indexes decode to a consistent value or throw", arguments: 0..<2)
     func mutations(seed: UInt64) throws {
         var random = SeededRandom(seed: 700 + seed)
@@ -103,7 +152,9 @@ struct IndexSnapshotTests {
             try builder.insert(record, id: RecordID(Int64(n) - 60), into: "items")
         }
         let database = builder.database
-        let bytes = BinaryCodec.encode(database)
+        // Format 3 (one stream, its every field validated) and format 4
+        // (chunks behind checksums).
+        let bytes = seed == 0 ? BinaryCodec.encode(database, version: 3) : BinaryCodec.encode(database)
         #expect(try BinaryCodec.decodeDatabase(bytes) == database)
         var accepted = 0
         for _ in 0..<1_500 {

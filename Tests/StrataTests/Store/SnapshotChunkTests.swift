@@ -456,8 +456,11 @@ struct SnapshotLayout {
     var directoryRange: Range<Int>
     var head: [UInt8]
     var chunks: [Chunk]
+    /// False for the codec's format 4 (the layout with chunks stored raw).
+    var compressed = true
 
-    init(_ bytes: [UInt8]) throws {
+    init(_ bytes: [UInt8], compressed: Bool = true) throws {
+        self.compressed = compressed
         let directorySize = Int(Self.u32(bytes, 12))
         directoryRange = 64..<(64 + directorySize)
         var offset = directoryRange.lowerBound
@@ -505,7 +508,7 @@ struct SnapshotLayout {
 
     /// Chunk `number`'s raw (decompressed) bytes.
     func raw(of number: Int, in bytes: [UInt8]) throws -> [UInt8] {
-        try ZstdDecompressor().decompress(bytes[chunks[number].range])
+        compressed ? try ZstdDecompressor().decompress(bytes[chunks[number].range]) : Array(bytes[chunks[number].range])
     }
 
     static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 {
@@ -522,7 +525,7 @@ struct SnapshotLayout {
     func resealing(_ bytes: [UInt8], chunks replaced: [Int: (raw: [UInt8], count: UInt64?)]) throws -> [UInt8] {
         var frames = chunks.map { Array(bytes[$0.range]) }
         for (number, replacement) in replaced {
-            frames[number] = try ZstdCompressor(level: 1).compress(replacement.raw)
+            frames[number] = compressed ? try ZstdCompressor(level: 1).compress(replacement.raw) : replacement.raw
         }
         var directory = head
         func varint(_ value: UInt64) { TestVarint.append(value, to: &directory) }
