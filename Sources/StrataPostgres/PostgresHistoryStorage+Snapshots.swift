@@ -6,10 +6,15 @@ extension PostgresHistoryStorage {
     /// Bytes of compressed snapshot per row.
     static let snapshotChunkSize = 1 << 20
 
-    /// Stores `value` (zstd-compressed binary encoding) in chunks of 1 MiB,
-    /// each with its CRC32C, replacing a snapshot with the same basis.
+    /// Stores `value` (zstd-compressed binary encoding, database format 3)
+    /// in chunks of 1 MiB, each with its CRC32C, replacing a snapshot with
+    /// the same basis.
+    ///
+    /// Format 3, not the codec's newest: the hosts sharing a store may run
+    /// different builds during an upgrade, and a build before format 4
+    /// could not read a snapshot another host wrote in it.
     public func putSnapshot(_ value: Database) async throws {
-        let compressed = try ZstdCompressor(level: 3).compress(BinaryCodec.encode(value))
+        let compressed = try ZstdCompressor(level: 3).compress(try BinaryCodec.encode(value, version: 3))
         let size = Self.snapshotChunkSize
         let chunks = stride(from: 0, to: max(compressed.count, 1), by: size).map {
             Array(compressed[$0..<min(compressed.count, $0 + size)])

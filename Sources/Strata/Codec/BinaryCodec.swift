@@ -28,8 +28,9 @@ import PersistentCollections
 /// anything is allocated, nesting is bounded, and every loop consumes input,
 /// so a decoder never crashes, never allocates unboundedly and never hangs.
 public enum BinaryCodec {
-    /// The format version this build writes and the newest it reads.
-    /// Version 2 adds index declarations to transactions and databases;
+    /// The format version this build writes for values, records and
+    /// transactions, and the newest it reads for them (whole databases:
+    /// ``databaseFormatVersion``). Version 2 adds index declarations to transactions and databases;
     /// version 3 adds each index's entries to databases, so a snapshot opens
     /// without rebuilding its indexes. Older encodings are read as before
     /// (a version 2 database rebuilds its indexes from the records).
@@ -82,9 +83,11 @@ public enum BinaryCodec {
     ///
     /// The bytes are **not canonical**: tables are written in name order
     /// and each table's records in ID order, but the field names are
-    /// numbered in the order this process first met them. Equal databases
-    /// decode to equal values, but may encode to different bytes in
-    /// different processes; compare decoded values, never encodings.
+    /// numbered in the order of this process's IDs for them (given as
+    /// names are first met, and reused once a refused input's names are
+    /// released). Equal databases decode to equal values, but may encode
+    /// to different bytes in different processes, or after decoding
+    /// another process's encoding; compare decoded values, never encodings.
     public static func encode(_ database: Database) -> [UInt8] {
         var bytes = header(.database, capacity: 0, version: databaseFormatVersion).bytes
         bytes.append(contentsOf: SnapshotFile.encodeRaw(database))
@@ -96,10 +99,17 @@ public enum BinaryCodec {
     /// formats can read; ``databaseFormatVersion`` gives `encode(_:)`'s
     /// bytes. Records are written in the order of the table's hash trie
     /// (random per process). O(size).
-    /// - Precondition: `version` is 2, 3 or ``databaseFormatVersion``.
-    public static func encode(_ database: Database, version: UInt64) -> [UInt8] {
+    /// - Throws: ``CodecError/unsupportedVersion(kind:found:supported:)``
+    ///   for a version other than 2, 3 and ``databaseFormatVersion``.
+    public static func encode(_ database: Database, version: UInt64) throws(CodecError) -> [UInt8] {
         if version == databaseFormatVersion { return encode(database) }
-        precondition(version == 2 || version == 3, "no database format version \(version)")
+        guard version == 2 || version == 3 else {
+            throw CodecError.unsupportedVersion(
+                kind: "\(Kind.database)",
+                found: version,
+                supported: databaseFormatVersion
+            )
+        }
         var writer = header(.database, capacity: 64 + database.recordCount * 64, version: version)
         writer.database(database, version: version)
         return writer.bytes
@@ -158,7 +168,8 @@ public enum BinaryCodec {
             do {
                 return try SnapshotFile.decodeRaw(bytes, from: start) { try checkIndexEntries(of: $0, offset: start) }
             } catch let error as FormatError {
-                throw CodecError.damaged(offset: start + error.offset, reason: error.reason)
+                // The layout's own header speaks of a snapshot: said as the codec's.
+                throw CodecError.damaged(offset: start + error.offset, reason: "its chunked layout: \(error.reason)")
             }
         }
         return try decode(bytes, .database) { try $0.database() }
@@ -190,7 +201,9 @@ public enum BinaryCodec {
         _ = try reader.take(4)
         let version = try reader.varint()
         guard version <= formatVersion, version > 0 else {
-            throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: formatVersion)
+            // A database's newest is read before this, by `decodeDatabase`.
+            let newest = kind == .database ? databaseFormatVersion : formatVersion
+            throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: newest)
         }
         reader.version = version
         do {

@@ -42,7 +42,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .truncated(offset, needed): return "input ends at offset \(offset); \(needed) more bytes expected"
         case let .badMagic(expected, found): return "expected magic \(expected), found \(found)"
         case let .unsupportedVersion(kind, found, supported):
-            return "\(kind) format version \(found) is newer than this build reads (up to \(supported))"
+            return found == 0
+                ? "\(kind) format version 0 does not exist (versions start at 1)"
+                : "\(kind) format version \(found) is newer than this build reads (up to \(supported))"
         case let .invalidTag(offset, tag, context): return "unknown \(context) tag \(tag) at offset \(offset)"
         case let .malformedInteger(offset): return "malformed integer at offset \(offset)"
         case let .overlongInteger(offset):

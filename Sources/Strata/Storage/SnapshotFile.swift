@@ -59,7 +59,7 @@ enum SnapshotFile {
     /// encoding, in its format 3 as such files held): still read, written
     /// only by tests.
     static func encodeVersion2(_ database: Database, basisID: UUID, level: Int32) throws -> [UInt8] {
-        let payload = try ZstdCompressor(level: level).compress(BinaryCodec.encode(database, version: 3))
+        let payload = try ZstdCompressor(level: level).compress(try BinaryCodec.encode(database, version: 3))
         var bytes = FileHeader.encode(.snapshot, version: 2, size: headerSize) {
             $0.append(UInt32(0))
             $0.append(UInt64(bitPattern: database.basis))
@@ -196,10 +196,11 @@ enum SnapshotFile {
         let size = bytes.count - start
         let header = try header(Array(bytes[start..<min(bytes.count, start + headerSize)]), file: "")
         guard header.version == 3 else {
+            // The version follows the 8-byte magic.
             throw FormatError(
                 .snapshot,
                 file: "",
-                offset: 4,
+                offset: 8,
                 .invalidField("version \(header.version) where chunks are stored raw")
             )
         }

@@ -66,7 +66,7 @@ struct IndexStoreTests {
         let database = builder.database
         var random = SeededRandom(seed: 99)
         for bytes in [
-            BinaryCodec.encode(transaction), BinaryCodec.encode(database), BinaryCodec.encode(database, version: 3),
+            BinaryCodec.encode(transaction), BinaryCodec.encode(database), try BinaryCodec.encode(database, version: 3),
         ] {
             for _ in 0..<3_000 {
                 var mutated = bytes
@@ -84,7 +84,7 @@ struct IndexStoreTests {
         try violating.createIndex("byA", on: "t", fields: ["a"])
         try violating.insert(["a": 1], id: 1, into: "t")
         try violating.insert(["a": 1], id: 2, into: "t")
-        var bytes = BinaryCodec.encode(violating.database, version: 3)
+        var bytes = try BinaryCodec.encode(violating.database, version: 3)
         // The definition's unique flag follows its name "byA".
         let name = Array("byA".utf8)
         let at = try #require(bytes.firstRange(of: name)).upperBound
