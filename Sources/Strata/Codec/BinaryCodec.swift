@@ -30,10 +30,11 @@ import PersistentCollections
 public enum BinaryCodec {
     /// The format version this build writes for values, records and
     /// transactions, and the newest it reads for them (whole databases:
-    /// ``databaseFormatVersion``). Version 2 adds index declarations to transactions and databases;
-    /// version 3 adds each index's entries to databases, so a snapshot opens
-    /// without rebuilding its indexes. Older encodings are read as before
-    /// (a version 2 database rebuilds its indexes from the records).
+    /// ``databaseFormatVersion``). Version 2 adds index declarations to
+    /// transactions and databases; version 3 adds each index's entries to
+    /// databases, so a snapshot opens without rebuilding its indexes. Older
+    /// encodings are read as before (a version 2 database rebuilds its
+    /// indexes from the records).
     public static let formatVersion: UInt64 = 3
 
     /// The format version this build writes for whole databases, and the
@@ -152,18 +153,12 @@ public enum BinaryCodec {
     /// Decodes a database. - Throws: ``CodecError``.
     public static func decodeDatabase(_ bytes: [UInt8]) throws -> Database {
         // The chunked format's header is the codec's; what follows is read
-        // as a snapshot's layout is, on every core.
+        // as a snapshot's layout is, on every core. Any other version goes
+        // to `decode`, which reads 2 and 3 and refuses the rest.
         var reader = ByteReader(bytes)
         if bytes.starts(with: magic + [Kind.database.rawValue]), (try? reader.take(4)) != nil,
-            let version = try? reader.varint(), version > formatVersion
+            let version = try? reader.varint(), version == databaseFormatVersion
         {
-            guard version == databaseFormatVersion else {
-                throw CodecError.unsupportedVersion(
-                    kind: "\(Kind.database)",
-                    found: version,
-                    supported: databaseFormatVersion
-                )
-            }
             let start = reader.offset
             do {
                 return try SnapshotFile.decodeRaw(bytes, from: start) { try checkIndexEntries(of: $0, offset: start) }
@@ -201,7 +196,7 @@ public enum BinaryCodec {
         _ = try reader.take(4)
         let version = try reader.varint()
         guard version <= formatVersion, version > 0 else {
-            // A database's newest is read before this, by `decodeDatabase`.
+            // A database's newest (4) is read before this, by `decodeDatabase`.
             let newest = kind == .database ? databaseFormatVersion : formatVersion
             throw CodecError.unsupportedVersion(kind: "\(kind)", found: version, supported: newest)
         }

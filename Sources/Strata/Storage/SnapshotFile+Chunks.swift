@@ -160,7 +160,7 @@ extension SnapshotFile {
         let stored = Mutex([(frame: [UInt8], rawSize: Int)?](repeating: nil, count: raws.count))
         let failure = Mutex<(any Error)?>(nil)
         parallelWorkers(raws.count) { next in
-            var compressor: ZstdCompressor?
+            let compressor: ZstdCompressor?
             do { compressor = try level.map { try ZstdCompressor(level: $0) } } catch {
                 failure.withLock { $0 = error }
                 return
@@ -234,14 +234,14 @@ extension SnapshotFile {
     // MARK: Reading
 
     /// Decodes the chunks of a version 3 snapshot whose header is checked.
-    /// - Parameter size: the file's size in bytes.
-    /// - Throws: ``FormatError`` for damage; what `source` throws when a
-    ///   read fails.
     /// - Parameters:
+    ///   - size: the file's size in bytes.
     ///   - compressed: false for chunks stored raw (the codec's encoding of
     ///     a database); each must then be its raw size.
     ///   - check: a further check of the value, before the names it
     ///     brought are kept (an input it refuses leaves none).
+    /// - Throws: ``FormatError`` for damage; what `source` throws when a
+    ///   read fails, and what `check` throws.
     static func decodeChunked(
         _ source: Source,
         size: Int,
@@ -356,8 +356,8 @@ extension SnapshotFile {
         defer { source.close() }
         // Checked as a decode checks it (the directory is read only when
         // the file holds it: a hostile size allocates nothing).
-        guard let size = try? source.size(), let head = try? source.read(0..<min(size, headerSize)),
-            let header = try? header(Array(head), file: name), header.version >= 3,
+        guard let size = try? source.size(), let header = try? header(of: source, size: size, file: name),
+            header.version >= 3,
             let opened = try? openChunked(source, size: size, header: header, file: name)
         else { return [] }
         return opened.held

@@ -116,7 +116,7 @@ enum SnapshotFile {
         let source = Source(file: try fileSystem.open(directory + "/" + name, create: false))
         defer { source.close() }
         let size = try source.size()
-        let header = try header(Array(try source.read(0..<min(size, headerSize))), file: name)
+        let header = try header(of: source, size: size, file: name)
         let (database, basisID) =
             header.version >= 3
             ? (try decodeChunked(source, size: size, header: header, file: name), header.basisID)
@@ -132,6 +132,14 @@ enum SnapshotFile {
             )
         }
         return (database, size, basisID)
+    }
+
+    /// The checked header of the file `source` reads, of `size` bytes (a
+    /// short file gives its few bytes, which the check refuses).
+    /// - Throws: ``FormatError`` naming `file`; what `source` throws when
+    ///   a read fails.
+    static func header(of source: Source, size: Int, file: String) throws -> Header {
+        try header(Array(try source.read(0..<min(size, headerSize))), file: file)
     }
 
     /// Decodes a whole snapshot file, checking every layer.
@@ -174,7 +182,7 @@ enum SnapshotFile {
         do {
             return try encodeChunked(
                 database,
-                basisID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                basisID: UUID(uuid: UUID.zero),
                 level: nil
             )
         } catch {
@@ -193,8 +201,8 @@ enum SnapshotFile {
         check: (Database) throws -> Void
     ) throws -> Database {
         let source = Source(bytes, from: start)
-        let size = bytes.count - start
-        let header = try header(Array(bytes[start..<min(bytes.count, start + headerSize)]), file: "")
+        let size = try source.size()
+        let header = try header(of: source, size: size, file: "")
         guard header.version == 3 else {
             // The version follows the 8-byte magic.
             throw FormatError(
