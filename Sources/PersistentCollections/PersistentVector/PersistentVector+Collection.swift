@@ -119,9 +119,12 @@ extension PersistentVector: RangeReplaceableCollection {
             append(element)
             return
         }
-        var middle = PersistentVector()
-        middle.append(element)
-        replaceSubrange(index..<index, with: middle)
+        // Split, append, join: `replaceSubrange` without a vector for the
+        // one new element.
+        var result = prefix(index)
+        result.append(element)
+        result.append(contentsOf: suffix(from: index))
+        self = result
     }
 
     /// Removes and returns the element at `index`. O(log n).

@@ -74,6 +74,10 @@ extension PersistentVector {
     /// with the given slot counts into. Exposed for tests of its bound: the
     /// result has at most two nodes more than ⌈total / 32⌉.
     public static func _concatenationPlan(_ counts: [Int]) -> [Int] {
-        _Node.concatPlan(counts)
+        counts.withUnsafeBufferPointer { counts in
+            Array(unsafeUninitializedCapacity: counts.count) { sizes, planned in
+                planned = _Node.concatPlan(counts, into: sizes)
+            }
+        }
     }
 }

@@ -97,4 +97,52 @@ struct PersistentVectorLifetimeTests {
         }
         #expect(life.live == 0, "\(life.live) elements outlived every set")
     }
+
+    /// Concatenations gather up to 64 nodes a level (all but one child of
+    /// each side, and the one or two the level below left) and the plan
+    /// rebuilds some of them: trees of partial leaves (each `+ 33 elements`
+    /// pushes a partial tail into the tree) and of random slices, joined
+    /// and cut at many points, keep every element once and leak none.
+    @Test("full seams: joins of trees of partial leaves keep and free every element", arguments: [UInt64(1), 2, 3])
+    func fullSeams(seed: UInt64) {
+        let life = LiveCount()
+        do {
+            var random = SeededRandom(seed: seed)
+            func pieces(_ count: Int) -> (PersistentVector<Tracked>, [ObjectIdentifier]) {
+                var vector = PersistentVector<Tracked>()
+                var model: [ObjectIdentifier] = []
+                for _ in 0..<count {
+                    let length = random.chance(50) ? 33 : 1 + random.int(below: 1_500)
+                    let piece = PersistentVector((0..<length).map { _ in Tracked(life) })
+                    let start = random.int(below: length)
+                    let slice = random.chance(50) ? piece : piece.suffix(from: start)
+                    vector += slice
+                    model += slice.map(ObjectIdentifier.init)
+                }
+                return (vector, model)
+            }
+            var kept: [(PersistentVector<Tracked>, [ObjectIdentifier])] = []
+            for round in 0..<6 {
+                let (left, leftModel) = pieces(20 + random.int(below: 60))
+                let (right, rightModel) = pieces(20 + random.int(below: 60))
+                let joined = left + right
+                joined._invariantCheck()
+                #expect(joined.map(ObjectIdentifier.init) == leftModel + rightModel, "round \(round), seed \(seed)")
+                for _ in 0..<8 {
+                    let a = random.int(below: left.count + 1)
+                    let b = random.int(below: right.count + 1)
+                    let cut = left.prefix(a) + right.suffix(from: b) + left.suffix(from: a)
+                    cut._invariantCheck()
+                    let expected = Array(leftModel[..<a]) + rightModel[b...] + leftModel[a...]
+                    #expect(cut.map(ObjectIdentifier.init) == expected, "round \(round) cut \(a), \(b), seed \(seed)")
+                    if random.chance(30) { kept.append((cut, expected)) }
+                }
+            }
+            for (version, expected) in kept {
+                version._invariantCheck()
+                #expect(version.map(ObjectIdentifier.init) == expected, "kept version, seed \(seed)")
+            }
+        }
+        #expect(life.live == 0, "\(life.live) elements outlived every vector, seed \(seed)")
+    }
 }
