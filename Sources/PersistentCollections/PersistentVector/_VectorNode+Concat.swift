@@ -50,7 +50,8 @@ extension _VectorNode {
         } else {
             centre = concat(left.child(at: left.count - 1), leftHeight - 1, right.child(at: 0), rightHeight - 1)
         }
-        precondition(left.count + right.count <= maximumGathered, "vector node holds more than 32 slots")
+        // What the buffer below holds: each side keeps all its children but one.
+        precondition(left.count + right.count <= maximumGathered, "a concatenation gathers at most 64 nodes a level")
         return withExtendedLifetime(centre) {
             withUnsafeTemporaryAllocation(of: _Slot.self, capacity: maximumGathered) { buffer in
                 let slots = buffer.baseAddress!
@@ -143,16 +144,10 @@ extension _VectorNode {
             let counts = UnsafeMutableBufferPointer(rebasing: buffer[..<n])
             let plan = UnsafeMutableBufferPointer(rebasing: buffer[n...])
             for i in 0..<n { counts.initializeElement(at: i, to: nodes[i].node._withUnsafeGuaranteedRef { $0.count }) }
+            // A plan as long as the level is the level unchanged: every
+            // step of the plan removes a node.
             let planned = concatPlan(UnsafeBufferPointer(counts), into: plan)
-            if planned == n {
-                // `elementsEqual` took a tenth of an insert's instructions.
-                var unchanged = true
-                for i in 0..<n where counts[i] != plan[i] {
-                    unchanged = false
-                    break
-                }
-                if unchanged { return grouped(nodes, childHeight: childHeight) }
-            }
+            if planned == n { return grouped(nodes, childHeight: childHeight) }
             return withUnsafeTemporaryAllocation(of: _Slot.self, capacity: planned) { level in
                 let created = execute(
                     UnsafeBufferPointer(rebasing: plan[..<planned]),
@@ -186,6 +181,9 @@ extension _VectorNode {
     /// until the level is within `extraSearchSteps` of optimal.
     @inlinable
     static func concatPlan(_ counts: UnsafeBufferPointer<Int>, into sizes: UnsafeMutableBufferPointer<Int>) -> Int {
+        // The buffers' subscripts are not checked in release builds: every
+        // read below stays within `n` (a plan's steps are checked too).
+        precondition(counts.count <= sizes.count, "concat plan has less room than the level")
         var total = 0
         for (i, count) in counts.enumerated() {
             sizes.initializeElement(at: i, to: count)
@@ -195,7 +193,10 @@ extension _VectorNode {
         var n = counts.count
         var i = 0
         while optimal + extraSearchSteps < n {
-            while sizes[i] >= branching - 1 { i += 1 }
+            while sizes[i] >= branching - 1 {
+                i += 1
+                precondition(i < n, "concat plan ran past the level")
+            }
             var remaining = sizes[i]
             repeat {
                 precondition(i + 1 < n, "concat plan ran past the level")
