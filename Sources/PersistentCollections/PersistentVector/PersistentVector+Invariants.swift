@@ -65,6 +65,15 @@ extension _VectorNode {
                 precondition(_sizes[i] <= (i + 1) * complete, "size table ahead of the radix guess at \(i)")
             }
         }
+        if isRelaxed {
+            precondition(
+                slotCapacity == Self.branching,
+                "relaxed branch of capacity \(slotCapacity) at height \(height)"
+            )
+            for i in count..<Self.branching {
+                precondition(_sizes[i] == .max, "size table slot \(i) past the count is not Int.max, height \(height)")
+            }
+        }
         return total
     }
 }

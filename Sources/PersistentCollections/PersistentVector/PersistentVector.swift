@@ -76,15 +76,17 @@ extension PersistentVector {
                     // within two slots of it (the concatenation plan's
                     // bound). The three candidates are compared at once,
                     // without a branch to mispredict or a chain of
-                    // dependent loads; reads past the last slot are clamped
-                    // to it, and the last cumulative size exceeds every
-                    // `relative` in the node, so a clamped read adds 0.
-                    let last = node.count &- 1
+                    // dependent loads (the table's place and its unused
+                    // slots, Int.max, do not depend on the header); reads
+                    // past the table are clamped to its last slot, which
+                    // like every slot from the last child's on exceeds
+                    // every `relative` in the node, so they add 0.
+                    let end = _Node.branching &- 1
                     var slot = relative &>> shift
                     slot &+=
                         (sizes[slot] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 1, last)] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 2, last)] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 1, end)] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 2, end)] <= relative ? 1 : 0)
                     while sizes[slot] <= relative { slot &+= 1 }
                     return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
                 }

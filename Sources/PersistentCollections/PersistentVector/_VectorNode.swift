@@ -42,7 +42,11 @@ struct _VectorNodeWord {
 ///     leaf:    [ elements: capacity × stride(Element) ]
 ///     branch:  [ children: capacity × 8 ][ sizes: capacity × 8, relaxed only ]
 ///
-/// `sizes[i]` is the number of elements in children 0...i (cumulative).
+/// `sizes[i]` is the number of elements in children 0...i (cumulative). A
+/// relaxed branch has capacity 32, and its size slots past `count` hold
+/// `Int.max` (a branch's count only grows in place), so that a lookup
+/// reads the table at a fixed offset and past the last child without
+/// reading the header.
 ///
 /// Invariants (checked by `PersistentVector._invariantCheck`):
 /// - Exactly `count` slots are initialized; 1 ≤ count ≤ capacity ≤ 32,
@@ -51,7 +55,8 @@ struct _VectorNodeWord {
 /// - A regular (non-relaxed) branch: every child but the last is complete
 ///   (holds 32^height elements), so the child of index i is i >> (5·height).
 /// - A relaxed branch's size table is strictly increasing and equals the
-///   children's sizes.
+///   children's sizes; its capacity is 32 and its slots past `count` hold
+///   `Int.max`.
 ///
 /// Element and child pointers derive from the node's own storage and are
 /// valid only while the node is alive. A local variable does not guarantee
@@ -91,7 +96,12 @@ extension _VectorNode {
     }
 
     @inlinable
-    static func allocateBranch(capacity: Int, relaxed: Bool) -> _VectorNode {
+    static func allocateBranch(capacity requested: Int, relaxed: Bool) -> _VectorNode {
+        // A relaxed branch always has room for 32 children, so that its
+        // size table starts at a fixed offset, and the table's unused slots
+        // hold Int.max: a lookup reads the table without first reading the
+        // node's capacity or count (two dependent loads fewer a level).
+        let capacity = relaxed ? branching : requested
         let words = capacity * (relaxed ? 2 : 1)
         let node = unsafeDowncast(
             _VectorNode.create(minimumCapacity: max(words, 1)) { _ in
@@ -104,6 +114,7 @@ extension _VectorNode {
             raw.bindMemory(to: _VectorNode.self, capacity: capacity)
             if relaxed {
                 (raw + capacity * 8).bindMemory(to: Int.self, capacity: capacity)
+                    .initialize(repeating: .max, count: capacity)
             }
         }
         return node
@@ -123,11 +134,11 @@ extension _VectorNode {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: _VectorNode.self) }
     }
 
+    /// A relaxed branch's size table (after its 32 child slots).
     @inlinable
     var _sizes: UnsafeMutablePointer<Int> {
-        let offset = Int(_header.pointee.capacity) * 8
-        return withUnsafeMutablePointerToElements {
-            (UnsafeMutableRawPointer($0) + offset).assumingMemoryBound(to: Int.self)
+        withUnsafeMutablePointerToElements {
+            (UnsafeMutableRawPointer($0) + Self.branching * 8).assumingMemoryBound(to: Int.self)
         }
     }
 
