@@ -82,21 +82,9 @@ extension ByteReader {
         }
         let input = bytes
         let ranges = blocks
-        // The records' side of the check for every index (one walk of each
-        // record's fields) runs as a few tasks over parts of the records;
-        // beside them, one task per index reads its block. The walk is the
-        // larger share of the work, so its tasks start first, and being
-        // several they let every core finish at about the same time.
-        let n = definitions.count
-        let parts = records.parts(maximumCount: 4)
-        let results = Mutex([Result<(TableIndex, UInt64), CodecError>?](repeating: nil, count: n))
-        let expected = Mutex([UInt64](repeating: 0, count: n))
-        DispatchQueue.concurrentPerform(iterations: parts.count + n) { task in
-            guard task >= parts.count else {
-                _EntryDigest.addSums(of: definitions, part: parts[task], to: expected)
-                return
-            }
-            let i = task - parts.count
+        // Beside the records' side of the check, one task per index reads its block.
+        let results = Mutex([Result<(TableIndex, UInt64), CodecError>?](repeating: nil, count: definitions.count))
+        let sums = _EntryDigest.sums(of: definitions, records: records) { i in
             let result = Result { () throws(CodecError) -> (TableIndex, UInt64) in
                 let (entries, digest) = try Self.indexEntries(
                     input,
@@ -109,7 +97,6 @@ extension ByteReader {
             }
             results.withLock { $0[i] = result }
         }
-        let sums = expected.withLock { $0 }
         return try results.withLock { $0 }.enumerated().map { i, result in
             let (index, digest) = try result!.get()
             guard digest == sums[i] else {
@@ -250,20 +237,13 @@ extension BinaryCodec {
         for (name, table) in database.tables where !table.indexes.isEmpty {
             let definitions = table.indexes.map(\.definition)
             let indexes = table.indexes
-            let parts = table.records.parts(maximumCount: 4)
-            let expected = Mutex([UInt64](repeating: 0, count: indexes.count))
             let stored = Mutex([UInt64](repeating: 0, count: indexes.count))
-            DispatchQueue.concurrentPerform(iterations: parts.count + indexes.count) { task in
-                guard task >= parts.count else {
-                    _EntryDigest.addSums(of: definitions, part: parts[task], to: expected)
-                    return
-                }
-                let i = task - parts.count
+            let records = _EntryDigest.sums(of: definitions, records: table.records) { i in
                 var sum: UInt64 = 0
                 for entry in indexes[i].entries { sum &+= entry.withBytes { _EntryDigest.hash($0) } }
                 stored.withLock { [sum] in $0[i] = sum }
             }
-            let (records, entries) = (expected.withLock { $0 }, stored.withLock { $0 })
+            let entries = stored.withLock { $0 }
             if let i = indexes.indices.first(where: { records[$0] != entries[$0] }) {
                 throw CodecError.invalidIndex(
                     offset: offset,
@@ -297,17 +277,30 @@ enum _EntryDigest {
         return sums
     }
 
-    /// Adds `part`'s ``sums(of:part:)`` into `total`: one task of a
-    /// table's parts walked on every core.
-    static func addSums(
+    /// Per definition, the sum over the entries it gives `records`, on
+    /// every core, with `task(i)` run beside it for each definition `i`
+    /// (reading or digesting that index's stored entries). The walk of the
+    /// records (one pass over each record's fields) is the larger share of
+    /// the work: it runs as a few tasks over parts of the records, started
+    /// first, so that every core finishes at about the same time.
+    static func sums(
         of definitions: [IndexDefinition],
-        part: PersistentMap<RecordID, Record>.Part,
-        to total: borrowing Mutex<[UInt64]>
-    ) {
-        let sums = sums(of: definitions, part: part)
-        total.withLock { total in
-            for i in total.indices { total[i] &+= sums[i] }
+        records: PersistentMap<RecordID, Record>,
+        beside task: @Sendable (Int) -> Void
+    ) -> [UInt64] {
+        let parts = records.parts(maximumCount: 4)
+        let total = Mutex([UInt64](repeating: 0, count: definitions.count))
+        DispatchQueue.concurrentPerform(iterations: parts.count + definitions.count) { number in
+            guard number >= parts.count else {
+                let sums = sums(of: definitions, part: parts[number])
+                total.withLock { total in
+                    for i in total.indices { total[i] &+= sums[i] }
+                }
+                return
+            }
+            task(number - parts.count)
         }
+        return total.withLock { $0 }
     }
 
     /// A seeded hash of `bytes`, eight bytes at a time.
