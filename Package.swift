@@ -159,3 +159,16 @@ if Context.environment["STRATA_CORE_ONLY"] == "1" {
     package.targets.removeAll { heavy.contains($0.name) }
     package.products.removeAll { heavy.contains($0.name) }
 }
+
+// `make test` runs the suites of StrataPostgres in a debug build of their
+// own: with STRATA_POSTGRES_ONLY=1 it leaves out the core's test targets,
+// the `strata` command and the bench runner, which the optimized builds of
+// `make test-optimized` and `make perf-gate` compile anyway (several
+// minutes of CI on 2 cores).
+if Context.environment["STRATA_POSTGRES_ONLY"] == "1" {
+    let core: Set = [
+        "PersistentCollectionsTests", "StrataTests", "StrataCrashWriter", "StrataCommands", "strata", "bench",
+    ]
+    package.targets.removeAll { core.contains($0.name) }
+    package.products.removeAll { core.contains($0.name) }
+}
