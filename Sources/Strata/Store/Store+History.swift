@@ -12,7 +12,8 @@ public struct HistoryFilter: Sendable {
     /// Only transactions that change this table: its records, or its
     /// indexes (created, replaced or dropped).
     public var table: Key?
-    /// Only transactions that change this record (of `table`).
+    /// Only transactions that change this record: of `table`, or, when
+    /// `table` is nil, a record with this ID in any table.
     public var record: RecordID?
 
     /// A filter; every criterion left nil matches everything.
@@ -41,11 +42,12 @@ public struct HistoryFilter: Sendable {
     /// Whether the transaction matches (table and record). An index change
     /// changes its table, not any one record.
     func matches(_ transaction: Transaction) -> Bool {
-        if let table {
-            if let record { return transaction.changes[table]?[record] != nil }
-            return transaction.changes[table] != nil || transaction.indexChanges[table] != nil
+        switch (table, record) {
+        case let (table?, record?): return transaction.changes[table]?[record] != nil
+        case let (table?, nil): return transaction.changes[table] != nil || transaction.indexChanges[table] != nil
+        case let (nil, record?): return transaction.changes.values.contains { $0[record] != nil }
+        case (nil, nil): return true
         }
-        return true
     }
 }
 

@@ -38,7 +38,6 @@ struct ImportCommand: AsyncParsableCommand {
 
     func validate() throws {
         if batch < 1 { throw ValidationError("--batch must be at least 1") }
-        if table?.isEmpty == true { throw ValidationError("--table must name a table") }
         try RecordLineParser.validate(idField: idField, linesNameTables: table == nil)
     }
 

@@ -127,8 +127,9 @@ package struct RecordLineParser: Sendable {
                 guard table == nil else {
                     throw Failure(line: number, reason: "a $table member, and --table was given: which table?")
                 }
-                guard case .string(let text) = value, !text.isEmpty else {
-                    throw Failure(line: number, reason: "$table must be a table name")
+                // "" names a table too: the engine takes it, and export writes it.
+                guard case .string(let text) = value else {
+                    throw Failure(line: number, reason: "$table must be a string (a table name)")
                 }
                 lineTable = Key(text)
             } else {

@@ -68,7 +68,7 @@ extension JSONReader {
                     guard id == nil, let recordID = plainRecordID() else { return nil }
                     id = recordID
                 } else if Self.same(name, "$table") {
-                    guard format.table == nil, lineTable == nil, let text = quoted(), !text.isEmpty,
+                    guard format.table == nil, lineTable == nil, let text = quoted(),
                         let table = Self.key(text)
                     else { return nil }
                     lineTable = table

@@ -56,6 +56,54 @@ struct CLIWritingTests {
         #expect(Set(json.keys) == Set(value.tableNames.map(\.string)))
     }
 
+    @Test("a table named \"\" (which the engine takes) travels through export and import, with and without --table")
+    func emptyTableName() async throws {
+        let path = temporaryStorePath("cli-empty-table")
+        let copy = temporaryStorePath("cli-empty-table-copy") + "/copy"
+        let single = temporaryStorePath("cli-empty-table-single") + "/copy"
+        defer {
+            removeStore(path)
+            removeStore(copy)
+            removeStore(single)
+        }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact { builder in
+            for n in 1...20 { try builder.insert(["x": .int(Int64(n))], id: RecordID(n), into: "") }
+            try builder.insert(["y": "é"], id: "a", into: " ")
+            try builder.insert(["z": true], id: 1, into: "t")
+        }
+        let value = store.current
+        try await store.close()
+
+        let exported = try await StrataRunner.run(["export", path])
+        #expect(exported.status == 0, "\(exported)")
+        #expect(exported.output.contains(#"{"$table":"","$id":1,"x":1}"#), "\(exported.output)")
+        let file = copy + ".jsonl"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
+        // Small batches: lines read by the fast path and by the general one.
+        let imported = try await StrataRunner.run(["import", copy, file, "--create", "--batch", "3"])
+        #expect(imported.status == 0, "\(imported)")
+        let reopened = try await Store.open(at: copy, options: Self.readOnly())
+        #expect(Self.records(reopened.current) == Self.records(value))
+        try await reopened.close()
+
+        // One table: its lines name none, and `--table ""` names it again.
+        let table = try await StrataRunner.run(["export", path, "--table", ""])
+        #expect(table.status == 0, "\(table)")
+        #expect(table.output.split(separator: "\n").count == 20)
+        let tableFile = single + ".jsonl"
+        defer { try? FileManager.default.removeItem(atPath: tableFile) }
+        try table.output.write(toFile: tableFile, atomically: true, encoding: .utf8)
+        let back = try await StrataRunner.run(["import", single, tableFile, "--create", "--table", ""])
+        #expect(back.status == 0, "\(back)")
+        let one = try await Store.open(at: single, options: Self.readOnly())
+        #expect(Self.records(one.current) == [Key(""): Self.records(value)[Key("")]!])
+        try await one.close()
+    }
+
     @Test(
         "export of a table of 40,000 records (chunks of 16,384, batches written while the next encodes) in both formats"
     )

@@ -179,6 +179,25 @@ struct StoreTests {
         try await reopened.close()
     }
 
+    @Test("a history filter by record ID alone matches that ID's changes in every table, and only those")
+    func recordFilterWithoutTable() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.insert(["x": 0], id: 1, into: "t") }  // t 1
+        try await store.transact { try $0.insert(["x": 0], id: 2, into: "t") }  // t 2
+        try await store.transact { try $0.insert(["y": 0], id: 1, into: "u") }  // t 3
+        try await store.transact { try $0.createIndex("byX", on: "t", fields: ["x"]) }  // t 4
+        try await store.transact { try $0.upsert(["x": 5], id: 1, into: "t") }  // t 5
+        try await store.transact { try $0.insert(["s": 0], id: "1", into: "t") }  // t 6: a string ID
+        #expect(try await store.history(HistoryFilter(record: 1)).map(\.t) == [5, 3, 1])
+        #expect(try await store.history(HistoryFilter(table: "t", record: 1)).map(\.t) == [5, 1])
+        #expect(try await store.history(HistoryFilter(record: "1")).map(\.t) == [6])
+        #expect(try await store.history(HistoryFilter(record: 9)).isEmpty)
+        #expect(try await store.history(HistoryFilter(record: 1), offset: 1, limit: 1).map(\.t) == [3])
+        try await store.close()
+    }
+
     @Test("feeds deliver each durable value and report in order")
     func feeds() async throws {
         let path = temporaryStorePath()
