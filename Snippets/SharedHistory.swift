@@ -16,6 +16,6 @@ try await laptop.transact { try $0.update(1, in: "songs", [.set("plays", 1)]) }
 let report = try await server.transact { try $0.update(1, in: "songs", [.set("title", "Blue River (live)")]) }
 print(report.transaction.t)  // 3
 
-// `server.startFollowing()` would apply the laptop's commits as they come.
+// `await server.startFollowing()` would apply the laptop's commits as they come.
 try await laptop.catchUp()
 print(laptop.current == server.current)  // true

@@ -99,7 +99,8 @@ extension Peer {
     /// when the history differs).
     func checkContinuityIfListeningLost() async throws {
         if let divergence { throw divergence }
-        guard listeningLost else { return }
+        // Not following: no notification tells of a cut, so check each time.
+        guard listeningLost || following == nil else { return }
         let seen = listeningLostCount
         do {
             try await checkContinuity()

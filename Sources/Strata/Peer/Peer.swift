@@ -19,7 +19,7 @@ import Synchronization
 ///     let storage = MemoryHistoryStorage()
 ///     let peer = try await Peer.open(storage)
 ///     try await peer.transact(message: "Add") { try $0.insert(["title": "Blue"], id: 1, into: "songs") }
-///     peer.startFollowing()        // apply what other writers append, as they do
+///     await peer.startFollowing()  // apply what other writers append, as they do
 ///
 /// Readers call ``current`` from any thread without awaiting.
 public actor Peer {
@@ -42,9 +42,10 @@ public actor Peer {
     /// Set when the storage's history turned out to differ from the one
     /// this peer applied: every commit and catch-up throws it.
     var divergence: PeerError?
-    /// Set when the storage's notifications ended (or before the first):
-    /// the next catch-up or commit first checks that the storage still
-    /// holds this peer's newest transaction.
+    /// Set when the storage's notifications ended: the next catch-up or
+    /// commit first checks that the storage still holds this peer's
+    /// newest transaction. A peer that is not following hears nothing,
+    /// so it checks before every catch-up and commit.
     var listeningLost = false
     var listeningLostCount = 0
     /// The local cache, when opened with one, and the basis of the value
@@ -132,11 +133,15 @@ public actor Peer {
     }
 
     /// Reads and applies every transaction stored after ``current``, then
-    /// publishes the newest value. O(new transactions' changes).
+    /// publishes the newest value. A peer that is not following first asks
+    /// the storage whether it still holds the peer's newest transaction (a
+    /// history cut and grown again holds others at the same numbers): one
+    /// more request. O(new transactions' changes).
     /// - Returns: the newest value.
     /// - Throws: what the storage throws (what was applied before stays);
-    ///   ``PeerError/divergentHistory(t:reason:)`` when a transaction does
-    ///   not follow the one before it or does not apply.
+    ///   ``PeerError/divergentHistory(t:reason:)`` when the storage no
+    ///   longer holds the peer's newest transaction, or a transaction does
+    ///   not follow the one before it or does not apply (the peer closes).
     @discardableResult
     public func catchUp() async throws -> Database {
         try await checkContinuityIfListeningLost()

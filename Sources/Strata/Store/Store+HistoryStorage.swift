@@ -173,8 +173,10 @@ extension Store: HistoryStorage {
 
     /// The value in the snapshot file with basis `basis`, read and checked;
     /// nil when there is none. O(snapshot size).
-    /// - Throws: ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
+    /// - Throws: ``StoreError/corruptSnapshot(file:reason:)`` when it is
+    ///   damaged; ``StoreError/closed`` after ``close()``.
     public func snapshot(at basis: Int64) throws -> Database? {
+        guard log != nil else { throw StoreError.closed }
         guard snapshotSizes[basis] != nil else { return nil }
         return try database(inSnapshot: basis)
     }

@@ -54,8 +54,11 @@ extension Store {
     /// The value stored in the snapshot with basis `basis`, read from disk
     /// and checked. O(snapshot size).
     /// - Throws: ``StoreError/noSnapshot(basis:)`` when there is none;
-    ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged.
+    ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged;
+    ///   ``StoreError/closed`` after ``close()`` (the directory is no
+    ///   longer the store's: another process may have rewritten it).
     public func database(inSnapshot basis: Int64) throws -> Database {
+        guard log != nil else { throw StoreError.closed }
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         return try rebuildCosts.timingSnapshotRead {

@@ -118,6 +118,9 @@ public struct RecordDecodingError: Error, Hashable, Sendable, CustomStringConver
         if let failure, failure.path == pathText {
             expected = failure.expected
             found = failure.found
+            // The decoder's own words for a mismatch say no more than
+            // expected and found, which the description gives already.
+            if reason == "found \(found)" || reason == "the value is null" { reason = "" }
         }
         self.init(table: table, id: id, path: pathText, expected: expected, found: found, reason: reason)
     }

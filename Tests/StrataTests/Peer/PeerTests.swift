@@ -25,12 +25,18 @@ actor FaultyStorage: HistoryStorage {
 
     let inner = MemoryHistoryStorage()
     var fault: Fault?
+    /// Set once `.storeThenDown` stored its append: every call throws.
+    var down = false
 
-    func setFault(_ fault: Fault?) { self.fault = fault }
+    func setFault(_ fault: Fault?) {
+        self.fault = fault
+        down = false
+    }
 
     func latestT() async throws -> Int64 { await inner.latestT() }
 
     func append(_ transaction: Transaction) async throws -> HistoryAppend {
+        if down { throw Unreachable() }
         switch fault {
         case .storeThenThrow?:
             fault = nil
@@ -47,13 +53,14 @@ actor FaultyStorage: HistoryStorage {
         case .alwaysTaken?: return .taken
         case .storeThenDown?:
             _ = try await inner.append(transaction)
+            down = true
             throw Unreachable()
         default: return try await inner.append(transaction)
         }
     }
 
     func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
-        if fault == .storeThenDown { throw Unreachable() }
+        if down { throw Unreachable() }
         let read = await inner.transactions(from: t, limit: limit)
         guard fault == .wrongBasis else { return read }
         return read.map {

@@ -254,6 +254,46 @@ struct StoreHistoryStorageTests {
         await #expect(throws: PeerError.self) { try await follower.transact { _ in } }
     }
 
+    @Test("a peer that is not following finds a cut at its next catch-up or commit, and takes none of the new history")
+    func cutUnderPeerNotFollowing() async throws {
+        let path = temporaryStorePath("peer-store")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...4 { try await store.transact { try $0.insert(["a": 1], id: RecordID(n), into: "t") } }
+        let reader = try await Peer.open(store)
+        let writer = try await Peer.open(store)
+        let steady = try await Peer.open(store)
+        // Not cut under `steady`: it catches up without complaint.
+        try await store.transact { try $0.insert(["a": 1], id: 5, into: "t") }
+        #expect(try await steady.catchUp() == store.current)
+        try await store.truncate(after: 2)
+        // Two new transactions: `reader` and `writer` (at t 4) would take t 5 and 6 as following theirs.
+        for n in 10...11 { try await store.transact { try $0.insert(["b": 1], id: RecordID(n), into: "t") } }
+        let cutForReader = await #expect(throws: PeerError.self) { try await reader.catchUp() }
+        guard case .divergentHistory(let t, _) = cutForReader else {
+            Issue.record("not divergentHistory: \(String(describing: cutForReader))")
+            return
+        }
+        #expect(t == 4)
+        #expect(reader.current.basis == 4, "nothing of the new history applied")
+        // A commit would have been stored at t 5 on another history's t 4.
+        let cutForWriter = await #expect(throws: PeerError.self) {
+            try await writer.transact { try $0.insert(["c": 1], id: 20, into: "t") }
+        }
+        guard case .divergentHistory = cutForWriter else {
+            Issue.record("not divergentHistory: \(String(describing: cutForWriter))")
+            return
+        }
+        #expect(store.current[table: "t"][20] == nil)
+        #expect(store.current.basis == 4)
+        // A peer opened now reads the new history.
+        let fresh = try await Peer.open(store)
+        #expect(fresh.current == store.current)
+        try await fresh.transact { try $0.insert(["d": 1], id: 30, into: "t") }
+        #expect(try await fresh.catchUp() == store.current)
+        try await store.close()
+    }
+
     @Test("peers read transactions over 4 KB back from the log across segments and reopen cycles, with a cache")
     func largeTransactionsAndReopens() async throws {
         let path = temporaryStorePath("peer-store")

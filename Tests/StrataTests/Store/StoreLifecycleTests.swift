@@ -202,6 +202,32 @@ struct StoreLifecycleTests {
 
     // MARK: Files in log/ that are not segments
 
+    @Test("after close every past value and snapshot read throws closed, the current t and a snapshot's t too")
+    func readsAfterClose() async throws {
+        let path = temporaryStorePath("lifecycle")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.insert(["x": 1], id: 1, into: "t") }
+        try await store.snapshot()
+        try await store.transact { try $0.upsert(["x": 2], id: 1, into: "t") }
+        #expect(try await store.database(asOf: 1)[table: "t"][1]?["x"] == 1)
+        try await store.close()
+        func isClosed(_ error: any Error) -> Bool {
+            if case .closed? = error as? StoreError { return true }
+            return false
+        }
+        for t in [Int64(0), 1, 2, 7, -1] {
+            await #expect { try await store.database(asOf: t) } throws: { isClosed($0) }
+            await #expect { try await store.rebuildPlan(for: t) } throws: { isClosed($0) }
+        }
+        await #expect { try await store.database(at: Date()) } throws: { isClosed($0) }
+        await #expect { try await store.database(inSnapshot: 1) } throws: { isClosed($0) }
+        await #expect { try await store.snapshot(at: 1) } throws: { isClosed($0) }
+        await #expect { try await store.snapshot(at: 5) } throws: { isClosed($0) }
+        // The value in memory stays readable.
+        #expect(store.current[table: "t"][1]?["x"] == 2)
+    }
+
     @Test("a file in log/ that is not a numbered segment is never read, cut or removed")
     func strayLogFiles() async throws {
         let path = temporaryStorePath()

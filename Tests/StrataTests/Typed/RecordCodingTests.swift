@@ -206,6 +206,36 @@ struct RecordCodingTests {
         #expect(widened.score == 3 && widened.note == nil)
     }
 
+    @Test("a mismatch reads as the README shows it, without repeating what was found")
+    func mismatchDescription() throws {
+        struct Album: Codable, Sendable { var tracks: [Int] }
+        struct Song: StoredRecord {
+            static let table: Key = "songs"
+            var id: Int
+            var title: String
+            var album: Album?
+        }
+        var builder = TransactionBuilder(on: Database())
+        try builder.insert(["title": "x", "album": ["tracks": [1, 2, "three"]]], id: 7, into: "songs")
+        try builder.insert(["title": .null], id: 8, into: "songs")
+        let value = builder.database
+        let mismatch = #expect(throws: RecordDecodingError.self) { try value.record(Song.self, id: 7) }
+        #expect(mismatch.map { "\($0)" } == "songs/7: field album.tracks[2]: expected Int, found string")
+        #expect(mismatch?.reason == "")
+        let null = #expect(throws: RecordDecodingError.self) { try value.record(Song.self, id: 8) }
+        #expect(null.map { "\($0)" } == "songs/8: field title: expected String, found null")
+        // A reason that says more is kept.
+        let refused = RecordDecodingError(
+            table: "songs",
+            id: 9,
+            path: "uuid",
+            expected: "UUID",
+            found: "string",
+            reason: "not a UUID"
+        )
+        #expect("\(refused)" == "songs/9: field uuid: expected UUID, found string (not a UUID)")
+    }
+
     @Test("random records decode into a model or throw RecordDecodingError, never crash", arguments: [UInt64(3)])
     func fuzz(seed: UInt64) {
         var random = SeededRandom(seed: seed)

@@ -43,8 +43,11 @@ extension Store {
     /// The plan ``database(asOf:)`` follows for `t`: the start with the
     /// smallest estimated cost among the current value, the empty one, the
     /// checkpoints on either side of `t` and the snapshots on disk. O(log n).
-    /// - Throws: ``StoreError/outOfRange(t:current:)``.
+    /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError/closed``
+    ///   after ``close()``.
     public func rebuildPlan(for t: Int64) throws -> RebuildPlan {
+        // Closed, the store no longer holds its directory: whatever t.
+        guard log != nil else { throw StoreError.closed }
         let now = current.basis
         guard t >= 0, t <= now else { throw StoreError.outOfRange(t: t, current: now) }
         func plan(_ start: RebuildStart, _ basis: Int64, extra: Double = 0) -> RebuildPlan {
@@ -76,7 +79,8 @@ extension Store {
     /// stretch of history builds its blocks (reading that stretch once,
     /// O(run)); later ones reuse them.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
-    ///   a record or snapshot read from disk is damaged.
+    ///   a record or snapshot read from disk is damaged;
+    ///   ``StoreError/closed`` after ``close()``, whatever `t`.
     public func database(asOf t: Int64) throws -> Database {
         let plan = try rebuildPlan(for: t)
         if plan.startBasis == t {
