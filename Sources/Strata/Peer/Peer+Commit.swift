@@ -22,9 +22,10 @@ extension Peer {
     ///   and after it.
     /// - Throws: what `body` throws and ``ApplyError`` (nothing stored);
     ///   what the storage throws while checking that the history was not
-    ///   cut (a peer that is not following checks before every commit, one
-    ///   more request; a following one after lost notifications; nothing
-    ///   sent), and ``PeerError/divergentHistory(t:reason:)`` when it was;
+    ///   cut (a peer that is not following checks before every commit on a
+    ///   storage that can be cut, one more request; a following one after
+    ///   lost notifications; nothing sent), and
+    ///   ``PeerError/divergentHistory(t:reason:)`` when it was;
     ///   an append's refusal (``HistoryStorageError``, a ``StoreError``
     ///   other than a failed write: a read-only or closed file store, say;
     ///   nothing stored);

@@ -99,8 +99,9 @@ extension Peer {
     /// when the history differs).
     func checkContinuityIfListeningLost() async throws {
         if let divergence { throw divergence }
-        // Not following: no notification tells of a cut, so check each time.
-        guard listeningLost || following == nil else { return }
+        // Not following: no notification tells of a cut, so check each
+        // time, on a storage that can be cut.
+        guard listeningLost || (following == nil && storage.canCutHistory) else { return }
         let seen = listeningLostCount
         do {
             try await checkContinuity()

@@ -45,7 +45,8 @@ public actor Peer {
     /// Set when the storage's notifications ended: the next catch-up or
     /// commit first checks that the storage still holds this peer's
     /// newest transaction. A peer that is not following hears nothing,
-    /// so it checks before every catch-up and commit.
+    /// so it checks before every catch-up and commit when its storage can
+    /// be cut (``HistoryStorage/canCutHistory``).
     var listeningLost = false
     var listeningLostCount = 0
     /// The local cache, when opened with one, and the basis of the value
@@ -133,10 +134,11 @@ public actor Peer {
     }
 
     /// Reads and applies every transaction stored after ``current``, then
-    /// publishes the newest value. A peer that is not following first asks
-    /// the storage whether it still holds the peer's newest transaction (a
-    /// history cut and grown again holds others at the same numbers): one
-    /// more request. O(new transactions' changes).
+    /// publishes the newest value. A peer that is not following, on a
+    /// storage that can be cut (``HistoryStorage/canCutHistory``: a file
+    /// store), first asks whether the storage still holds the peer's newest
+    /// transaction (a history cut and grown again holds others at the same
+    /// numbers): one more request. O(new transactions' changes).
     /// - Returns: the newest value.
     /// - Throws: what the storage throws (what was applied before stays);
     ///   ``PeerError/divergentHistory(t:reason:)`` when the storage no

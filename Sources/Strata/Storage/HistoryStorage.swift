@@ -60,11 +60,21 @@ public protocol HistoryStorage: Sendable {
     /// Whether the storage was closed (every call refuses from then on):
     /// a following peer stops. The default says no.
     func isClosed() async -> Bool
+
+    /// Whether stored transactions can be removed and their numbers taken
+    /// by others (a file ``Store``'s ``Store/truncate(after:)`` does): a
+    /// ``Peer`` that is not following then asks, before each catch-up and
+    /// commit, whether its newest transaction is still stored. The
+    /// default says no.
+    var canCutHistory: Bool { get }
 }
 
 extension HistoryStorage {
     /// Never closed.
     public func isClosed() async -> Bool { false }
+
+    /// Never cut.
+    public var canCutHistory: Bool { false }
 
     /// Reads transaction `t` whole for its ID. O(its size).
     public func transactionID(at t: Int64) async throws -> UUID? {

@@ -23,6 +23,10 @@ extension Store: HistoryStorage {
     /// Whether the store is closed. O(1).
     public func isClosed() -> Bool { log == nil }
 
+    /// True: ``truncate(after:)`` cuts the history, and later commits take
+    /// the numbers it freed.
+    public nonisolated var canCutHistory: Bool { true }
+
     /// The number of the newest durable transaction. O(1).
     /// - Throws: ``StoreError/closed``.
     public func latestT() throws -> Int64 {
@@ -178,6 +182,10 @@ extension Store: HistoryStorage {
     public func snapshot(at basis: Int64) throws -> Database? {
         guard log != nil else { throw StoreError.closed }
         guard snapshotSizes[basis] != nil else { return nil }
-        return try database(inSnapshot: basis)
+        do {
+            return try database(inSnapshot: basis)
+        } catch StoreError.noSnapshot {
+            return nil  // removed since it was listed
+        }
     }
 }

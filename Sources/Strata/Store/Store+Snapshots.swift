@@ -57,20 +57,28 @@ extension Store {
     ///   ``StoreError/corruptSnapshot(file:reason:)`` when it is damaged;
     ///   ``StoreError/closed`` after ``close()`` (the directory is no
     ///   longer the store's: another process may have rewritten it).
+    ///   A snapshot whose file is gone since the store listed it (removed
+    ///   by the writer of a read-only store) is ``StoreError/noSnapshot(basis:)``
+    ///   too, and no longer listed.
     public func database(inSnapshot basis: Int64) throws -> Database {
         guard log != nil else { throw StoreError.closed }
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
-        return try rebuildCosts.timingSnapshotRead {
-            let (value, size, _) = try StoreError.mappingFormat {
-                try SnapshotFile.read(
-                    SnapshotFile.name(basis: basis),
-                    in: directory,
-                    fileSystem: fileSystem
-                )
-            }
-            return (value, size)
-        }.0
+        do {
+            return try rebuildCosts.timingSnapshotRead {
+                let (value, size, _) = try StoreError.mappingFormat {
+                    try SnapshotFile.read(
+                        SnapshotFile.name(basis: basis),
+                        in: directory,
+                        fileSystem: fileSystem
+                    )
+                }
+                return (value, size)
+            }.0
+        } catch let error as FileSystemError where error.code == ENOENT {
+            snapshotSizes[basis] = nil
+            throw StoreError.noSnapshot(basis: basis)
+        }
     }
 
     /// The log and snapshot figures, without memory (O(1) but for the

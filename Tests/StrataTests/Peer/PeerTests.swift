@@ -59,7 +59,11 @@ actor FaultyStorage: HistoryStorage {
         }
     }
 
+    /// Calls of `transactions(from:limit:)` so far.
+    var reads = 0
+
     func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
+        reads += 1
         if down { throw Unreachable() }
         let read = await inner.transactions(from: t, limit: limit)
         guard fault == .wrongBasis else { return read }
@@ -343,6 +347,18 @@ struct PeerTests {
         await storage.setFault(nil)
         try await peer.catchUp()
         #expect(peer.current.record(4, in: "t") == ["a": 4], "it was stored; catching up shows it")
+    }
+
+    @Test("on a storage that is never cut, a peer that is not following commits without reading")
+    func noReadPerCommit() async throws {
+        let storage = FaultyStorage()
+        #expect(!storage.canCutHistory && !MemoryHistoryStorage().canCutHistory)
+        let peer = try await Peer.open(storage)
+        let opened = await storage.reads
+        for n in 1...10 { try await peer.transact { try $0.insert(["a": .int(Int64(n))], id: RecordID(n), into: "t") } }
+        #expect(await storage.reads == opened)
+        #expect(try await peer.catchUp().basis == 10)
+        #expect(await storage.reads == opened + 1)
     }
 
     @Test("a storage that never lets a commit in, or serves a broken history, is reported")

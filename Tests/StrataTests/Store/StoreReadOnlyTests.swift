@@ -65,6 +65,49 @@ struct StoreReadOnlyTests {
         try await writer.close()
     }
 
+    @Test("past values of a read-only store whose writer removed a snapshot it listed are rebuilt from another start")
+    func snapshotRemovedUnderReader() async throws {
+        let path = temporaryStorePath("readonly-pruned")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.snapshotEveryTransactions = nil
+        options.snapshotEveryLogBytes = nil
+        options.snapshotsKept = 2
+        let writer = try await Store.open(at: path, options: options)
+        func commit(_ n: Int) async throws {
+            try await writer.transact {
+                try $0.upsert(
+                    ["n": .int(Int64(n)), "pad": .string(String(repeating: "x", count: 40))],
+                    id: RecordID(n % 7),
+                    into: "t"
+                )
+            }
+        }
+        for n in 1...10 { try await commit(n) }
+        try await writer.snapshot()  // at 10
+        for n in 11...30 { try await commit(n) }
+        let reader = try await Store.open(at: path, options: Self.readOnly())
+        #expect(await reader.snapshotBases() == [10])
+        for n in 31...40 { try await commit(n) }
+        try await writer.snapshot()  // at 40
+        for n in 41...50 { try await commit(n) }
+        try await writer.snapshot()  // at 50: the one at 10 is removed
+        #expect(await writer.snapshotBases() == [40, 50])
+        for t in Int64(0)...30 {
+            #expect(try await reader.database(asOf: t) == (try await writer.database(asOf: t)), "t \(t)")
+        }
+        await #expect {
+            try await reader.database(inSnapshot: 10)
+        } throws: { error in
+            if case .noSnapshot(10)? = error as? StoreError { return true }
+            return false
+        }
+        #expect(await reader.snapshotBases().isEmpty, "the removed snapshot is no longer listed")
+        #expect(try await reader.snapshot(at: 10) == nil)
+        try await reader.close()
+        try await writer.close()
+    }
+
     @Test("a read-only open of a store with a torn tail reads up to it and leaves it on disk")
     func tornTail() async throws {
         let path = temporaryStorePath("readonly-torn")

@@ -78,11 +78,26 @@ extension Store {
     /// applied once, inverted when walking back. The first query over a
     /// stretch of history builds its blocks (reading that stretch once,
     /// O(run)); later ones reuse them.
+    ///
+    /// A snapshot gone from disk since the store listed it (a read-only
+    /// store's writer keeps only its newest few) is forgotten, and the
+    /// value is rebuilt from another start.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
     ///   a record or snapshot read from disk is damaged;
     ///   ``StoreError/closed`` after ``close()``, whatever `t`.
     public func database(asOf t: Int64) throws -> Database {
-        let plan = try rebuildPlan(for: t)
+        while true {
+            let plan = try rebuildPlan(for: t)
+            do {
+                return try rebuild(t, following: plan)
+            } catch StoreError.noSnapshot(let basis) where plan.start == .snapshot(basis) {
+                // `database(inSnapshot:)` forgot it: the next plan starts elsewhere.
+                continue
+            }
+        }
+    }
+
+    private func rebuild(_ t: Int64, following plan: RebuildPlan) throws -> Database {
         if plan.startBasis == t {
             return try startValue(plan.start)
         }
