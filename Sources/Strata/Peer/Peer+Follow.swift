@@ -18,6 +18,9 @@ extension Peer {
     /// only while it applies, so a peer no one else holds is freed.
     public func startFollowing() {
         guard following == nil, !closed else { return }
+        // Until the follow task listens, a commit or catch-up still checks
+        // for a cut, as one that is not following does.
+        setListeningLost()
         let storage = self.storage
         // Notifications can stop without the stream ending (a connection
         // left half-open by a cut link): a slow poll bounds how stale the

@@ -142,8 +142,8 @@ public actor Peer {
     /// - Returns: the newest value.
     /// - Throws: what the storage throws (what was applied before stays);
     ///   ``PeerError/divergentHistory(t:reason:)`` when the storage no
-    ///   longer holds the peer's newest transaction, or a transaction does
-    ///   not follow the one before it or does not apply (the peer closes).
+    ///   longer holds the peer's newest transaction (the peer closes), or a
+    ///   transaction does not follow the one before it or does not apply.
     @discardableResult
     public func catchUp() async throws -> Database {
         try await checkContinuityIfListeningLost()

@@ -77,6 +77,7 @@ extension Store {
             }.0
         } catch let error as FileSystemError where error.code == ENOENT {
             snapshotSizes[basis] = nil
+            if basis == lastSnapshotBasis { lastSnapshotBasis = snapshotSizes.keys.max() ?? 0 }
             throw StoreError.noSnapshot(basis: basis)
         }
     }

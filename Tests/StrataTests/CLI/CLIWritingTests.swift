@@ -59,12 +59,11 @@ struct CLIWritingTests {
     @Test("a table named \"\" (which the engine takes) travels through export and import, with and without --table")
     func emptyTableName() async throws {
         let path = temporaryStorePath("cli-empty-table")
-        let copy = temporaryStorePath("cli-empty-table-copy") + "/copy"
-        let single = temporaryStorePath("cli-empty-table-single") + "/copy"
+        let copies = temporaryStorePath("cli-empty-table-copies")
+        let (copy, single) = (copies + "/copy", copies + "/single")
         defer {
             removeStore(path)
-            removeStore(copy)
-            removeStore(single)
+            removeStore(copies)
         }
         var options = StoreOptions()
         options.createIfMissing = true
@@ -83,7 +82,6 @@ struct CLIWritingTests {
         let file = copy + ".jsonl"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
-        // Small batches: lines read by the fast path and by the general one.
         let imported = try await StrataRunner.run(["import", copy, file, "--create", "--batch", "3"])
         #expect(imported.status == 0, "\(imported)")
         let reopened = try await Store.open(at: copy, options: Self.readOnly())

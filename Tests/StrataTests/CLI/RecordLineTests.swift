@@ -269,6 +269,17 @@ struct RecordLineTests {
         }
     }
 
+    @Test("a table named \"\" is read directly and the general way, as export writes it")
+    func emptyTableName() throws {
+        let parser = RecordLineParser(table: nil, idField: "$id")
+        let format = RecordLineFormat(idField: "$id", table: nil)
+        var writer = RecordWriter()
+        let (direct, general) = Self.both(Array(#"{"$table":"","$id":1,"x":1}"#.utf8), parser, format, &writer)
+        let read = try #require(direct)
+        #expect(read == general)
+        #expect(read.table == "" && read.id == 1 && read.record == ["x": 1])
+    }
+
     @Test("invalid UTF-8 in a name, a string, a table or an ID is never read directly")
     func invalidUTF8() {
         let parser = RecordLineParser(table: nil, idField: "$id")
