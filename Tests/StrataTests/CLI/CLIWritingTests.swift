@@ -20,6 +20,27 @@ struct CLIWritingTests {
         return tables
     }
 
+    /// Runs `strata import STORE FILE` plus `arguments` on `lines`,
+    /// written to a file beside the store and removed after.
+    static func importLines(
+        _ lines: String,
+        into store: String,
+        _ arguments: [String]
+    ) async throws -> StrataRunner.Outcome {
+        let file = store + ".jsonl"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try lines.write(toFile: file, atomically: true, encoding: .utf8)
+        return try await StrataRunner.run(["import", store, file] + arguments)
+    }
+
+    /// The tables of the store at `path`, opened read-only.
+    static func storedRecords(at path: String) async throws -> [Key: [RecordID: Record]] {
+        let store = try await Store.open(at: path, options: readOnly())
+        let value = store.current
+        try await store.close()
+        return records(value)
+    }
+
     @Test("export then import copies every record exactly: every kind of value, every kind of ID")
     func roundTrip() async throws {
         let path = temporaryStorePath("cli-export")
@@ -32,19 +53,12 @@ struct CLIWritingTests {
         let exported = try await StrataRunner.run(["export", path])
         #expect(exported.status == 0, "\(exported)")
         #expect(exported.output.split(separator: "\n").count == value.recordCount)
-        let file = copy + ".jsonl"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
-        let imported = try await StrataRunner.run(["import", copy, file, "--create", "--batch", "7", "--json"])
+        let imported = try await Self.importLines(exported.output, into: copy, ["--create", "--batch", "7", "--json"])
         #expect(imported.status == 0, "\(imported)")
         let summary = try imported.object()
         #expect(summary["records"] as? Int == value.recordCount)
         #expect(summary["transactions"] as? Int == (value.recordCount + 6) / 7)
-
-        let store = try await Store.open(at: copy, options: Self.readOnly())
-        let copied = store.current
-        try await store.close()
-        #expect(Self.records(copied) == Self.records(value))
+        #expect(try await Self.storedRecords(at: copy) == Self.records(value))
         // Exports of equal values are equal bytes (records by ID, whatever the hash seed).
         #expect(try await StrataRunner.run(["export", copy]).output == exported.output)
 
@@ -79,27 +93,17 @@ struct CLIWritingTests {
         let exported = try await StrataRunner.run(["export", path])
         #expect(exported.status == 0, "\(exported)")
         #expect(exported.output.contains(#"{"$table":"","$id":1,"x":1}"#), "\(exported.output)")
-        let file = copy + ".jsonl"
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        try exported.output.write(toFile: file, atomically: true, encoding: .utf8)
-        let imported = try await StrataRunner.run(["import", copy, file, "--create", "--batch", "3"])
+        let imported = try await Self.importLines(exported.output, into: copy, ["--create", "--batch", "3"])
         #expect(imported.status == 0, "\(imported)")
-        let reopened = try await Store.open(at: copy, options: Self.readOnly())
-        #expect(Self.records(reopened.current) == Self.records(value))
-        try await reopened.close()
+        #expect(try await Self.storedRecords(at: copy) == Self.records(value))
 
         // One table: its lines name none, and `--table ""` names it again.
         let table = try await StrataRunner.run(["export", path, "--table", ""])
         #expect(table.status == 0, "\(table)")
         #expect(table.output.split(separator: "\n").count == 20)
-        let tableFile = single + ".jsonl"
-        defer { try? FileManager.default.removeItem(atPath: tableFile) }
-        try table.output.write(toFile: tableFile, atomically: true, encoding: .utf8)
-        let back = try await StrataRunner.run(["import", single, tableFile, "--create", "--table", ""])
+        let back = try await Self.importLines(table.output, into: single, ["--create", "--table", ""])
         #expect(back.status == 0, "\(back)")
-        let one = try await Store.open(at: single, options: Self.readOnly())
-        #expect(Self.records(one.current) == [Key(""): Self.records(value)[Key("")]!])
-        try await one.close()
+        #expect(try await Self.storedRecords(at: single) == [Key(""): Self.records(value)[Key("")]!])
     }
 
     @Test(
