@@ -44,10 +44,11 @@ struct CLIWritingTests {
     @Test("export then import copies every record exactly: every kind of value, every kind of ID")
     func roundTrip() async throws {
         let path = temporaryStorePath("cli-export")
-        let copy = temporaryStorePath("cli-import") + "/copy"
+        let imports = temporaryStorePath("cli-import")
+        let copy = imports + "/copy"
         defer {
             removeStore(path)
-            removeStore(copy)
+            removeStore(imports)
         }
         let value = try await CLIFixtures.makeLibrary(at: path)
         let exported = try await StrataRunner.run(["export", path])
