@@ -42,7 +42,10 @@ public struct StoreOptions: Sendable {
     /// needed). Default 100,000. The ``memoryBudget`` bounds their bytes too.
     public var cachedTransactionChanges: Int = 100_000
     /// A past value is kept in memory as a rebuild start every this many
-    /// transactions. Default 16.
+    /// transactions, and after any transaction that brings the changes
+    /// since the last one kept to 64 per transaction of the interval
+    /// (1,024 at the default): a t inside a run of large imports then
+    /// rebuilds in under a millisecond too. Default 16.
     ///
     /// A checkpoint costs only the trie paths that changed since the one
     /// before (one root-to-leaf path per changed record), so denser

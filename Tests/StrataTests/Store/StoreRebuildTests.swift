@@ -130,7 +130,9 @@ struct StoreRebuildTests {
         let memory = try #require(await store.statistics(measuringMemory: true).memory)
         // 5,000 records of a ~30-byte buffer each plus their trie nodes.
         #expect(memory.currentValue >= 5_000 * 60 && memory.currentValue <= 5_000 * 400, "\(memory)")
-        #expect(memory.checkpointCount == 20)
+        // Every 10th of the 200 edits, and the 5,000-record import at t 1
+        // (more changes than the interval's mark of 640).
+        #expect(memory.checkpointCount == 21)
         // 200 single-record edits copy 200 short paths: far less than the value itself.
         #expect(memory.checkpoints.unique > 0 && memory.checkpoints.unique < memory.currentValue / 2, "\(memory)")
         #expect(memory.checkpoints.shared > memory.currentValue * 10, "20 checkpoints share the value: \(memory)")
@@ -221,5 +223,41 @@ struct StoreRebuildTests {
         }
         #expect(counts[0] == 400, "\(counts)")
         #expect(counts[1] > 0 && counts[1] < 200, "\(counts)")
+    }
+
+    @Test("a transaction of many changes is a checkpoint whatever its t, and stays one through thinning")
+    func checkpointAfterLargeTransaction() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions()
+        // A value is kept every 4 transactions or 4 · 64 = 256 changes
+        // (512 once thinning doubles the interval).
+        options.checkpointInterval = 4
+        options.checkpointsKept = 6
+        options.memoryBudget = .unlimited
+        options.snapshotEveryTransactions = nil
+        options.rebuildBudget = nil
+        let store = try await Store.open(at: path, options: options)
+        var values = [store.current]
+        func commit(imports count: Int, from first: Int) async throws {
+            try await store.transact { builder in
+                for k in first..<(first + count) {
+                    try builder.upsert(["k": .int(Int64(k)), "plays": .int(0)], id: RecordID(k), into: "songs")
+                }
+            }
+            values.append(store.current)
+        }
+        try await commit(imports: 2_500, from: 0)  // t 1: the first kept, from the changes before it
+        for t in 2...32 {
+            // t 7: an import between the interval's marks.
+            try await commit(imports: t == 7 ? 5_000 : 1, from: t == 7 ? 10_000 : t * 3 % 2_500)
+        }
+        // Every 4th up to 16, then (past 6 kept) every 8th: 8, 16, 24, 32,
+        // and the two imports, whose changes reach the doubled mark.
+        #expect(await store.statistics.checkpointCount == 6)
+        #expect(try await store.rebuildPlan(for: 1).start == .checkpoint(1))
+        #expect(try await store.rebuildPlan(for: 7).start == .checkpoint(7))
+        _ = try await Self.checkAsOf(store, values, Array(0...32), "large transactions")
+        try await store.close()
     }
 }
