@@ -3,11 +3,12 @@ import PersistentCollections
 
 /// Undo and redo, the way an app's Edit menu offers them.
 ///
-/// An *action* is one transaction of significance `.normal` or above, or a
-/// run of such transactions (in commit order, minor ones between them
-/// skipped) that share a value under ``undoGroupKey`` in their metadata.
-/// `.minor` transactions (play counts, caches) are never undone or redone
-/// and do not clear the redo stack.
+/// An *action* is one transaction of significance `.normal` or above that
+/// changes something, or a run of such transactions (in commit order,
+/// minor ones between them skipped) that share a value under
+/// ``undoGroupKey`` in their metadata. `.minor` transactions (play counts,
+/// caches) and empty ones (a message alone) are never undone or redone and
+/// do not clear the redo stack.
 ///
 /// ``undo()`` reverts the newest action not yet undone, ``redo()`` reverts
 /// the newest undo not yet redone, and a new action clears what can be

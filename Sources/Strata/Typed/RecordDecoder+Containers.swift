@@ -65,12 +65,17 @@ struct _RecordDecoding: Decoder {
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         switch source {
         case .record(let bytes):
-            // A record read as one value: as a map of its fields.
+            // A record read as one value: as a map of its fields, and a
+            // value decoded from it (a wrapper's payload) reads the record
+            // itself, with its ID and the schema, as the payload's own
+            // fields were written into the record.
             let record = Record(_packed: bytes)
             var fields: [Key: Value] = [:]
             for field in record { fields[field.name] = field.value }
             let map = PersistentMap(uniqueKeysWithValues: fields.map { ($0.key, $0.value) })
-            return _SingleValueDecoding(slot: _Slot(.map(map)), codingPath: codingPath, context: context)
+            var container = _SingleValueDecoding(slot: _Slot(.map(map)), codingPath: codingPath, context: context)
+            container.record = bytes
+            return container
         case .value(let slot):
             return _SingleValueDecoding(slot: slot, codingPath: codingPath, context: context)
         }
@@ -505,6 +510,9 @@ struct _SingleValueDecoding: SingleValueDecodingContainer {
     let slot: _Slot
     let codingPath: [any CodingKey]
     let context: _DecodingContext
+    /// The packed record when this is a whole record's single value: a
+    /// `Decodable` read from it gets the record's keyed container.
+    var record: [UInt8]?
 
     init(slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
         self.slot = slot
@@ -529,5 +537,8 @@ struct _SingleValueDecoding: SingleValueDecodingContainer {
     func decode(_ type: UInt16.Type) throws -> UInt16 { try reader.integer(type, slot) }
     func decode(_ type: UInt32.Type) throws -> UInt32 { try reader.integer(type, slot) }
     func decode(_ type: UInt64.Type) throws -> UInt64 { try reader.integer(type, slot) }
-    func decode<T: Decodable>(_ type: T.Type) throws -> T { try reader.decode(type, slot) }
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        if let record { return try T(from: _RecordDecoding(record: record, context: context)) }
+        return try reader.decode(type, slot)
+    }
 }
