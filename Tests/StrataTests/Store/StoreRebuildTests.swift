@@ -135,7 +135,7 @@ struct StoreRebuildTests {
         #expect(memory.checkpointCount == 21)
         // 200 single-record edits copy 200 short paths: far less than the value itself.
         #expect(memory.checkpoints.unique > 0 && memory.checkpoints.unique < memory.currentValue / 2, "\(memory)")
-        #expect(memory.checkpoints.shared > memory.currentValue * 10, "20 checkpoints share the value: \(memory)")
+        #expect(memory.checkpoints.shared > memory.currentValue * 10, "21 checkpoints share the value: \(memory)")
         #expect(memory.cachedTransactions.total > 0)
         #expect(
             memory.total == memory.currentValue + memory.checkpoints.unique + memory.cachedTransactions.unique
@@ -225,32 +225,51 @@ struct StoreRebuildTests {
         #expect(counts[1] > 0 && counts[1] < 200, "\(counts)")
     }
 
-    @Test("a transaction of many changes is a checkpoint whatever its t, and stays one through thinning")
-    func checkpointAfterLargeTransaction() async throws {
-        let path = temporaryStorePath()
-        defer { removeStore(path) }
+    /// A store keeping a value every 4 transactions or 4 · 64 = 256
+    /// changes (512 once thinning doubles the interval), at most 6, with
+    /// no byte limit; `commit` records each published value.
+    private static func largeTransactionStore(_ path: String) async throws -> Store {
         var options = testOptions()
-        // A value is kept every 4 transactions or 4 · 64 = 256 changes
-        // (512 once thinning doubles the interval).
         options.checkpointInterval = 4
         options.checkpointsKept = 6
         options.memoryBudget = .unlimited
         options.snapshotEveryTransactions = nil
         options.rebuildBudget = nil
-        let store = try await Store.open(at: path, options: options)
-        var values = [store.current]
-        func commit(imports count: Int, from first: Int) async throws {
-            try await store.transact { builder in
-                for k in first..<(first + count) {
-                    try builder.upsert(["k": .int(Int64(k)), "plays": .int(0)], id: RecordID(k), into: "songs")
-                }
+        return try await Store.open(at: path, options: options)
+    }
+
+    /// Upserts `count` records from ID `first` with `plays` set to `plays`.
+    private static func commit(
+        _ store: Store,
+        _ values: inout [Database],
+        records count: Int,
+        from first: Int,
+        plays: Int
+    ) async throws {
+        try await store.transact { builder in
+            for k in first..<(first + count) {
+                try builder.upsert(["k": .int(Int64(k)), "plays": .int(Int64(plays))], id: RecordID(k), into: "songs")
             }
-            values.append(store.current)
         }
-        try await commit(imports: 2_500, from: 0)  // t 1: the first kept, from the changes before it
+        values.append(store.current)
+    }
+
+    @Test("a transaction of many changes is a checkpoint whatever its t, and stays one through thinning")
+    func checkpointAfterLargeTransaction() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Self.largeTransactionStore(path)
+        var values = [store.current]
+        // t 1: kept for the changes before it, the first one kept.
+        try await Self.commit(store, &values, records: 2_500, from: 0, plays: 0)
         for t in 2...32 {
-            // t 7: an import between the interval's marks.
-            try await commit(imports: t == 7 ? 5_000 : 1, from: t == 7 ? 10_000 : t * 3 % 2_500)
+            // Single edits (each a change), and at t 7 an import between
+            // the interval's marks.
+            if t == 7 {
+                try await Self.commit(store, &values, records: 5_000, from: 10_000, plays: 0)
+            } else {
+                try await Self.commit(store, &values, records: 1, from: t * 3 % 2_500, plays: t)
+            }
         }
         // Every 4th up to 16, then (past 6 kept) every 8th: 8, 16, 24, 32,
         // and the two imports, whose changes reach the doubled mark.
@@ -258,6 +277,26 @@ struct StoreRebuildTests {
         #expect(try await store.rebuildPlan(for: 1).start == .checkpoint(1))
         #expect(try await store.rebuildPlan(for: 7).start == .checkpoint(7))
         _ = try await Self.checkAsOf(store, values, Array(0...32), "large transactions")
+        try await store.close()
+    }
+
+    @Test("a run of large transactions at the start thins to every other one, not to none")
+    func largeTransactionsAtStartThinned() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Self.largeTransactionStore(path)
+        var values = [store.current]
+        // Seven imports of 300 (each over the mark of 256): the 7th makes
+        // 7 kept, and thinning to every 8th (mark 512) keeps t 2, 4 and 6,
+        // each 600 changes after the one before it.
+        for t in 1...7 {
+            try await Self.commit(store, &values, records: 300, from: t * 1_000, plays: 0)
+        }
+        #expect(await store.statistics.checkpointCount == 3)
+        for t: Int64 in [2, 4, 6] {
+            #expect(try await store.rebuildPlan(for: t).start == .checkpoint(t), "t \(t)")
+        }
+        _ = try await Self.checkAsOf(store, values, Array(0...7), "large transactions at the start")
         try await store.close()
     }
 }

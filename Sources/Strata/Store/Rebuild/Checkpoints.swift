@@ -286,7 +286,9 @@ struct Checkpoints {
         } else if values.isEmpty {
             changesWhileNone = changed
         } else {
-            leadingChanges = changed
+            // The new first one lies after both gaps: a run of large
+            // transactions at the start thins as one anywhere else does.
+            leadingChanges += changed
         }
         if index == values.count, index > 0 {
             // The newest went: its older neighbour is the newest now, and
@@ -329,6 +331,9 @@ struct Checkpoints {
         costs.removeSubrange(keep...)
         changes.removeSubrange(keep...)
         if !costs.isEmpty { costs[costs.count - 1] = 0 }
+        // What the newest's gap held ran past t: from 0 again, so that the
+        // next value kept for its changes is kept for changes after t.
+        if !changes.isEmpty { changes[changes.count - 1] = 0 }
         if values.isEmpty { changesWhileNone = 0 }
         unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
