@@ -65,15 +65,16 @@ struct _RecordDecoding: Decoder {
     func singleValueContainer() throws -> any SingleValueDecodingContainer {
         switch source {
         case .record(let bytes):
-            // A record read as one value: as a map of its fields, and a
-            // value decoded from it (a wrapper's payload) reads the record
-            // itself, with its ID and the schema, as the payload's own
-            // fields were written into the record.
-            let record = Record(_packed: bytes)
-            var fields: [Key: Value] = [:]
-            for field in record { fields[field.name] = field.value }
-            let map = PersistentMap(uniqueKeysWithValues: fields.map { ($0.key, $0.value) })
-            var container = _SingleValueDecoding(slot: _Slot(.map(map)), codingPath: codingPath, context: context)
+            // A record read as one value: a value decoded from it (a
+            // wrapper's payload) reads the record itself, with its ID and
+            // the schema, as the payload's own fields were written into the
+            // record. The slot is a map only for what a primitive read
+            // finds instead (its kind): its fields are never read.
+            var container = _SingleValueDecoding(
+                slot: _Slot(.map(PersistentMap())),
+                codingPath: codingPath,
+                context: context
+            )
             container.record = bytes
             return container
         case .value(let slot):

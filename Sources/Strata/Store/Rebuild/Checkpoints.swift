@@ -43,12 +43,10 @@ struct Checkpoints {
     /// `changes[i]`: changes made by the transactions between `values[i]`
     /// and `values[i + 1]` (the newest: since it), what measuring costs.
     private var changes: [Int] = []
-    /// Changes made between the value before `values[0]` (dropped, or the
-    /// value the store opened with) and `values[0]`.
-    private var leadingChanges = 0
-    /// While none is kept: the changes since the last one went (or since
-    /// open), what the first kept will have as `leadingChanges`.
-    private var changesWhileNone = 0
+    /// Changes made since the value before `values[0]` (dropped, or the
+    /// value the store opened with): up to `values[0]`, or while none is
+    /// kept, up to the current value.
+    private var changesBeforeFirst = 0
     /// Indices `i` whose cost against `values[i + 1]` is not measured yet.
     private var unmeasured: [Int] = []
     /// The sum of `costs`.
@@ -96,9 +94,9 @@ struct Checkpoints {
     /// measuring or thinning (O(kept)).
     mutating func consider(_ value: Database, changeCount: Int) {
         guard limit > 0, byteLimit > 0, value.basis > 0 else { return }
-        if changes.isEmpty { changesWhileNone += changeCount } else { changes[changes.count - 1] += changeCount }
+        if changes.isEmpty { changesBeforeFirst += changeCount } else { changes[changes.count - 1] += changeCount }
         relaxInterval()
-        guard value.basis % interval == 0 || (changes.last ?? changesWhileNone) >= changeMark else { return }
+        guard value.basis % interval == 0 || (changes.last ?? changesBeforeFirst) >= changeMark else { return }
         if let last = values.last {
             guard last.basis < value.basis else { return }
             // Until measured beside the new one, the old newest counts what
@@ -107,10 +105,6 @@ struct Checkpoints {
             bytes += newestCost - costs[values.count - 1]
             costs[values.count - 1] = newestCost
             measureOrDefer(values.count - 1, newer: value)
-        }
-        if values.isEmpty {
-            leadingChanges = changesWhileNone
-            changesWhileNone = 0
         }
         values.append(value)
         costs.append(0)
@@ -262,7 +256,7 @@ struct Checkpoints {
             // between kept values are finite.
             var index = 0
             while index < values.count {
-                let keptForChanges = (index == 0 ? leadingChanges : changes[index - 1]) >= changeMark
+                let keptForChanges = (index == 0 ? changesBeforeFirst : changes[index - 1]) >= changeMark
                 if values[index].basis % interval != 0 && !keptForChanges {
                     remove(at: index)
                 } else {
@@ -284,11 +278,12 @@ struct Checkpoints {
         if index > 0 {
             changes[index - 1] += changed
         } else if values.isEmpty {
-            changesWhileNone = changed
+            // Only what came after the value gone counts toward the next.
+            changesBeforeFirst = changed
         } else {
             // The new first one lies after both gaps: a run of large
             // transactions at the start thins as one anywhere else does.
-            leadingChanges += changed
+            changesBeforeFirst += changed
         }
         if index == values.count, index > 0 {
             // The newest went: its older neighbour is the newest now, and
@@ -334,7 +329,7 @@ struct Checkpoints {
         // What the newest's gap held ran past t: from 0 again, so that the
         // next value kept for its changes is kept for changes after t.
         if !changes.isEmpty { changes[changes.count - 1] = 0 }
-        if values.isEmpty { changesWhileNone = 0 }
+        if values.isEmpty { changesBeforeFirst = 0 }
         unmeasured.removeAll { $0 + 1 >= values.count }
         bytes = costs.reduce(0, +)
         newestCost = 0
