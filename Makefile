@@ -86,10 +86,10 @@ docs: deps
 	@echo "documentation: $(DOCS_DIR)/Strata.doccarchive, $(DOCS_DIR)/PersistentCollections.doccarchive"
 
 lint:
-	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Snippets Benchmarks/Package.swift Benchmarks/Benchmarks
+	$(SWIFT) format lint --strict --recursive Package.swift Sources Tests Snippets Benchmarks
 
 format:
-	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Snippets Benchmarks/Package.swift Benchmarks/Benchmarks
+	$(SWIFT) format --in-place --recursive Package.swift Sources Tests Snippets Benchmarks
 
 # Performance gates: malloc-count thresholds (ordo-one/benchmark) and
 # same-run ratio floors from the bench runner. No absolute wall-clock limits.
@@ -97,9 +97,9 @@ perf-gate: deps
 	./perf/gate.sh
 
 clean:
-	rm -rf .build .build-asan Benchmarks/.build
+	rm -rf .build .build-asan
 
 # Re-records the malloc-count thresholds after an intended change.
 perf-thresholds:
-	cd Benchmarks && SWIFT_DETERMINISTIC_HASHING=1 swift package --allow-writing-to-package-directory \
-	    benchmark thresholds update --no-progress
+	SWIFT_DETERMINISTIC_HASHING=1 STRATA_MALLOC_GATES=1 $(SWIFT) package --allow-writing-to-package-directory \
+	    benchmark thresholds update --path Benchmarks/Thresholds --no-progress

@@ -9,8 +9,9 @@
 //                                                   │
 //                                                   └──► CZstd, CChecksum (C)
 //
-// Micro-benchmarks that need ordo-one/benchmark live in the nested package
-// `Benchmarks/` so that this build stays lean.
+// The malloc-count micro-benchmarks in `Benchmarks/` (ordo-one/benchmark)
+// join the package only with STRATA_MALLOC_GATES=1 (see the end of this
+// file), so that this build stays lean.
 
 import PackageDescription
 
@@ -171,4 +172,32 @@ if Context.environment["STRATA_POSTGRES_ONLY"] == "1" {
     ]
     package.targets.removeAll { core.contains($0.name) }
     package.products.removeAll { core.contains($0.name) }
+}
+
+// `make perf-gate` and `make perf-thresholds`: with STRATA_MALLOC_GATES=1 the
+// malloc-count micro-benchmarks in Benchmarks/ (ordo-one/benchmark) are
+// targets of this package, so that they link the release build of the
+// libraries that the bench runner uses, where a package of their own
+// compiled a second copy (five minutes of CI on 2 cores). Without the
+// variable the package does not depend on ordo-one/benchmark.
+if Context.environment["STRATA_MALLOC_GATES"] == "1" {
+    package.dependencies.append(
+        .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"])
+    )
+    let benchmarks: [(name: String, library: Target.Dependency)] = [
+        ("CodecBenchmarks", "Strata"),
+        ("PersistentMapBenchmarks", "PersistentCollections"),
+        ("PersistentSortedBenchmarks", "PersistentCollections"),
+        ("PersistentVectorBenchmarks", "PersistentCollections"),
+    ]
+    for benchmark in benchmarks {
+        package.targets.append(
+            .executableTarget(
+                name: benchmark.name,
+                dependencies: [benchmark.library, .product(name: "Benchmark", package: "benchmark")],
+                path: "Benchmarks/\(benchmark.name)",
+                plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+            )
+        )
+    }
 }

@@ -11,16 +11,24 @@ export SWIFT_DETERMINISTIC_HASHING=1
 failed=0
 gate1=""
 
-# Gate 2's release build runs beside gate 1: malloc counts do not depend on
-# the machine's load, and each build alone leaves a core idle much of the
-# time (one compile job per module). Gate 2 measures after both are done.
+# One release build serves both gates: the runner and the `strata` command
+# first, then the malloc-count benchmarks (STRATA_MALLOC_GATES=1 adds them
+# to the package), which link the libraries just built instead of
+# compiling them again. One build at a time: they share .build, and the
+# machine's cores gain little from two compilers at once.
 buildlog=$(mktemp)
-(swift build -c release --product strata && swift build -c release --product bench) >"$buildlog" 2>&1 &
-builder=$!
+benchlog=$(mktemp)
+if ! (swift build -c release --product strata && swift build -c release --product bench) >"$buildlog" 2>&1; then
+    grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Write |^Linking' "$buildlog" | tail -n 40
+    echo "perf-gate: FAIL (the release build of strata and bench failed)"
+    rm -f "$buildlog" "$benchlog"
+    exit 1
+fi
+rm -f "$buildlog"
 
 echo "== perf gate 1/2: malloc-count thresholds (Benchmarks/Thresholds)"
 log=$(mktemp)
-(cd Benchmarks && swift package benchmark thresholds check --no-progress) >"$log" 2>&1
+STRATA_MALLOC_GATES=1 swift package benchmark thresholds check --path Benchmarks/Thresholds --no-progress >"$log" 2>&1
 status=$?
 grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Building|^Build |^Write |^Linking' "$log" | tail -n 60
 if grep -q "is EQUAL to the defined thresholds" "$log"; then
@@ -41,15 +49,9 @@ rm -f "$log"
 
 echo
 echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
-benchlog=$(mktemp)
-if ! wait "$builder"; then
-    grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Write |^Linking' "$buildlog" | tail -n 40
-    echo "gate 2: FAIL (the release build of strata and bench failed)"
-    failed=1
-elif ! swift run -c release --skip-build bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
+if ! swift run -c release --skip-build bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
     failed=1
 fi
-rm -f "$buildlog"
 
 if [ "$failed" -ne 0 ]; then
     # The names again at the very end, where a log's tail shows them.
