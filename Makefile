@@ -75,12 +75,14 @@ bench: deps
 
 # The DocC catalogs of Strata and PersistentCollections, into .build/docs.
 # Their code examples are the package's snippets (Snippets/), which every
-# build compiles; a broken link or symbol reference fails the build.
+# build compiles; a broken link or symbol reference fails the build. Built
+# without debug information, as `make test` builds the PostgreSQL suites, so
+# that the debug objects of Strata and PersistentCollections serve both.
 DOCS_DIR := $(CURDIR)/.build/docs
 docs: deps
 	@mkdir -p $(DOCS_DIR)
 	for target in Strata PersistentCollections; do \
-	    $(SWIFT) package --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
+	    $(SWIFT) package -debug-info-format none --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
 	        --target $$target --output-path $(DOCS_DIR)/$$target.doccarchive --warnings-as-errors || exit 1; \
 	done
 	@echo "documentation: $(DOCS_DIR)/Strata.doccarchive, $(DOCS_DIR)/PersistentCollections.doccarchive"
@@ -94,10 +96,10 @@ format:
 # Performance gates: malloc-count thresholds (ordo-one/benchmark) and
 # same-run ratio floors from the bench runner. No absolute wall-clock limits.
 perf-gate: deps
-	./perf/gate.sh
+	SWIFT=$(SWIFT) ./perf/gate.sh
 
 clean:
-	rm -rf .build .build-asan
+	rm -rf .build .build-asan Benchmarks/.build
 
 # Re-records the malloc-count thresholds after an intended change.
 perf-thresholds:

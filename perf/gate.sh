@@ -8,17 +8,20 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export SWIFT_DETERMINISTIC_HASHING=1
+# The malloc-count benchmarks are targets of the package only with this set
+# (Package.swift); set for every step, so that the manifest stays one.
+export STRATA_MALLOC_GATES=1
+SWIFT=${SWIFT:-swift}
 failed=0
 gate1=""
 
 # One release build serves both gates: the runner and the `strata` command
-# first, then the malloc-count benchmarks (STRATA_MALLOC_GATES=1 adds them
-# to the package), which link the libraries just built instead of
-# compiling them again. One build at a time: they share .build, and the
+# first, then the malloc-count benchmarks, which link the libraries just
+# built instead of compiling them again. One build at a time: they share .build, and the
 # machine's cores gain little from two compilers at once.
 buildlog=$(mktemp)
 benchlog=$(mktemp)
-if ! (swift build -c release --product strata && swift build -c release --product bench) >"$buildlog" 2>&1; then
+if ! ("$SWIFT" build -c release --product strata && "$SWIFT" build -c release --product bench) >"$buildlog" 2>&1; then
     grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Write |^Linking' "$buildlog" | tail -n 40
     echo "perf-gate: FAIL (the release build of strata and bench failed)"
     rm -f "$buildlog" "$benchlog"
@@ -28,7 +31,7 @@ rm -f "$buildlog"
 
 echo "== perf gate 1/2: malloc-count thresholds (Benchmarks/Thresholds)"
 log=$(mktemp)
-STRATA_MALLOC_GATES=1 swift package benchmark thresholds check --path Benchmarks/Thresholds --no-progress >"$log" 2>&1
+"$SWIFT" package benchmark thresholds check --path Benchmarks/Thresholds --no-progress >"$log" 2>&1
 status=$?
 grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Building|^Build |^Write |^Linking' "$log" | tail -n 60
 if grep -q "is EQUAL to the defined thresholds" "$log"; then
@@ -49,7 +52,7 @@ rm -f "$log"
 
 echo
 echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
-if ! swift run -c release --skip-build bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
+if ! "$SWIFT" run -c release --skip-build bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
     failed=1
 fi
 
