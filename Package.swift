@@ -178,8 +178,8 @@ if Context.environment["STRATA_POSTGRES_ONLY"] == "1" {
 // malloc-count micro-benchmarks in Benchmarks/ (ordo-one/benchmark) are
 // targets of this package, so that they link the release build of the
 // libraries that the bench runner uses, where a package of their own
-// compiled a second copy (five minutes of CI on 2 cores). Without the
-// variable the package does not depend on ordo-one/benchmark.
+// compiled a second copy. Without the variable the package does not depend
+// on ordo-one/benchmark.
 if Context.environment["STRATA_MALLOC_GATES"] == "1" {
     package.dependencies.append(
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"])

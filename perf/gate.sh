@@ -17,8 +17,8 @@ gate1=""
 
 # One release build serves both gates: the runner and the `strata` command
 # first, then the malloc-count benchmarks, which link the libraries just
-# built instead of compiling them again. One build at a time: they share .build, and the
-# machine's cores gain little from two compilers at once.
+# built instead of compiling them again. One build at a time (they share
+# .build).
 buildlog=$(mktemp)
 benchlog=$(mktemp)
 if ! ("$SWIFT" build -c release --product strata && "$SWIFT" build -c release --product bench) >"$buildlog" 2>&1; then
