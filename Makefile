@@ -48,11 +48,14 @@ build: deps
 # also when a test fails. The core's suites (collections, engine, store,
 # `strata`) run optimized under AddressSanitizer (`test-optimized`), which
 # catches what the debug build would and more; running them in both builds
-# doubled CI's time. That debug build carries no debug information: two
-# copies of BoringSSL and the swift-nio stack compile a tenth faster without.
+# doubled CI's time. That debug build carries no debug information
+# (DEBUG_FLAGS): two copies of BoringSSL and the swift-nio stack compile a
+# tenth faster without. `make docs` builds with the same flags, so that the
+# debug objects of Strata and PersistentCollections serve both.
+DEBUG_FLAGS := -debug-info-format none
 test: deps
-	STRATA_POSTGRES_ONLY=1 $(SWIFT) build --build-tests -debug-info-format none
-	STRATA_POSTGRES_ONLY=1 ./Tests/postgres/with-server.sh $(SWIFT) test --skip-build -debug-info-format none --filter StrataPostgresTests
+	STRATA_POSTGRES_ONLY=1 $(SWIFT) build --build-tests $(DEBUG_FLAGS)
+	STRATA_POSTGRES_ONLY=1 ./Tests/postgres/with-server.sh $(SWIFT) test --skip-build $(DEBUG_FLAGS) --filter StrataPostgresTests
 	$(MAKE) test-optimized
 
 # Every test again as the code ships: optimized, under AddressSanitizer. The
@@ -76,13 +79,12 @@ bench: deps
 # The DocC catalogs of Strata and PersistentCollections, into .build/docs.
 # Their code examples are the package's snippets (Snippets/), which every
 # build compiles; a broken link or symbol reference fails the build. Built
-# without debug information, as `make test` builds the PostgreSQL suites, so
-# that the debug objects of Strata and PersistentCollections serve both.
+# with `make test`'s DEBUG_FLAGS, whose debug objects it reuses.
 DOCS_DIR := $(CURDIR)/.build/docs
 docs: deps
 	@mkdir -p $(DOCS_DIR)
 	for target in Strata PersistentCollections; do \
-	    $(SWIFT) package -debug-info-format none --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
+	    $(SWIFT) package $(DEBUG_FLAGS) --allow-writing-to-directory $(DOCS_DIR) generate-documentation \
 	        --target $$target --output-path $(DOCS_DIR)/$$target.doccarchive --warnings-as-errors || exit 1; \
 	done
 	@echo "documentation: $(DOCS_DIR)/Strata.doccarchive, $(DOCS_DIR)/PersistentCollections.doccarchive"

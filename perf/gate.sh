@@ -20,11 +20,10 @@ gate1=""
 # built instead of compiling them again. One build at a time (they share
 # .build).
 buildlog=$(mktemp)
-benchlog=$(mktemp)
 if ! ("$SWIFT" build -c release --product strata && "$SWIFT" build -c release --product bench) >"$buildlog" 2>&1; then
     grep -vE '^\[[0-9]+/[0-9]+\]|^Compiling|^Write |^Linking' "$buildlog" | tail -n 40
     echo "perf-gate: FAIL (the release build of strata and bench failed)"
-    rm -f "$buildlog" "$benchlog"
+    rm -f "$buildlog"
     exit 1
 fi
 rm -f "$buildlog"
@@ -52,6 +51,7 @@ rm -f "$log"
 
 echo
 echo "== perf gate 2/2: same-run ratio floors (swift run -c release bench --quick --gate)"
+benchlog=$(mktemp)
 if ! "$SWIFT" run -c release --skip-build bench --quick --gate --json perf/results/gate.json 2>&1 | tee "$benchlog"; then
     failed=1
 fi
