@@ -225,7 +225,9 @@ enum _ValuePart {
 }
 
 extension Value: CustomStringConvertible {
-    /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`, `["a": 1]`.
+    /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`,
+    /// `["a": 1]`, a date as `2026-11-24T06:00:00.25Z`. Values that differ
+    /// print differently, dates included (see `describe(_:)`). O(size).
     public var description: String {
         switch self {
         case .null: return "null"
@@ -234,10 +236,41 @@ extension Value: CustomStringConvertible {
         case .double(let v): return String(v)
         case .string(let v): return String(reflecting: v)
         case .bytes(let v): return "<\(v.count) bytes>"
-        case .date(let v): return v.formatted(.iso8601)
+        case .date(let v): return Self.describe(v)
         case .reference(let v): return "@\(v)"
         case .list(let v): return v.description
         case .map(let v): return v.description
         }
+    }
+
+    /// ISO 8601 in UTC with the fraction digits that tell the date apart
+    /// from every other (`2001-01-01T00:00:10.5Z`); a date no four-digit
+    /// year can say, −0, or not a number as its seconds
+    /// (`Date(timeIntervalSinceReferenceDate: 1e+20)`). Two dates print
+    /// alike only when they are equal: a formatter clamps far dates to its
+    /// limits, turns NaN into a year and drops the fraction, so an edit
+    /// would print as "X → X".
+    static func describe(_ date: Date) -> String {
+        let seconds = date.timeIntervalSinceReferenceDate
+        let exact = "Date(timeIntervalSinceReferenceDate: \(seconds))"
+        // 1583-01-01 ..< 10000-01-01, in seconds since 2001; NaN fails.
+        guard seconds >= -13_190_860_800, seconds < 252_423_993_600, seconds != 0 || seconds.sign == .plus,
+            case let digits = String(seconds.magnitude), !digits.contains("e"),
+            let point = digits.firstIndex(of: ".")
+        else { return exact }
+        // The shortest digits that read back as this double: two doubles
+        // never share them.
+        var fraction = String(digits[digits.index(after: point)...])
+        let text = Date(timeIntervalSinceReferenceDate: seconds.rounded(.down)).formatted(.iso8601)
+        guard fraction != "0", text.hasSuffix("Z") else { return text }
+        if seconds < 0 {
+            // The text counts from the second below: 10^n minus the digits.
+            guard fraction.count <= 18, let value = UInt64(fraction) else { return exact }
+            var power: UInt64 = 1
+            for _ in 0..<fraction.count { power *= 10 }
+            let complement = String(power - value)
+            fraction = String(repeating: "0", count: fraction.count - complement.count) + complement
+        }
+        return text.dropLast() + "." + fraction + "Z"
     }
 }

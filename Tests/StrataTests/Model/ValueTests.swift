@@ -51,6 +51,46 @@ struct ValueTests {
         #expect(([1, 2] as Value).description == "[1, 2]")
         #expect(Value.reference(RecordReference(table: "songs", id: "a")).description == "@songs/\"a\"")
     }
+
+    @Test("a date prints as ISO 8601 with the digits that tell it apart, a far or odd one as its seconds")
+    func dateDescriptions() {
+        func text(_ seconds: Double) -> String { Value.date(Date(timeIntervalSinceReferenceDate: seconds)).description }
+        #expect(text(0) == "2001-01-01T00:00:00Z")
+        #expect(text(10.5) == "2001-01-01T00:00:10.5Z")
+        #expect(text(-0.25) == "2000-12-31T23:59:59.75Z")
+        #expect(text(-123.001) == "2000-12-31T23:57:56.999Z")
+        #expect(text(817_192_800.001) == "2026-11-24T06:00:00.001Z")
+        #expect(text(-0.0) == "Date(timeIntervalSinceReferenceDate: -0.0)")
+        #expect(text(.nan) == "Date(timeIntervalSinceReferenceDate: nan)")
+        #expect(text(.infinity) == "Date(timeIntervalSinceReferenceDate: inf)")
+        #expect(text(1e20) == "Date(timeIntervalSinceReferenceDate: 1e+20)")
+        #expect(text(-1e20) == "Date(timeIntervalSinceReferenceDate: -1e+20)")
+        #expect(text(0.00001) == "Date(timeIntervalSinceReferenceDate: 1e-05)")
+        // 1583-01-01 and the last second of 9999 print as dates, the
+        // seconds past them as numbers.
+        #expect(text(-13_190_860_800) == "1583-01-01T00:00:00Z")
+        #expect(text(252_423_993_599.5) == "9999-12-31T23:59:59.5Z")
+        #expect(text(252_423_993_600) == "Date(timeIntervalSinceReferenceDate: 252423993600.0)")
+        // Distinct dates never print alike: neighbouring doubles, and
+        // random ones across the range and beyond.
+        var random = SeededRandom(seed: 31)
+        var seen: [String: UInt64] = [:]
+        var samples: [Double] = [0, -0.0, .nan, -.nan, .infinity, -.infinity]
+        for _ in 0..<3_000 {
+            let seconds = (Double(random.int(below: 1 << 40)) - Double(1 << 39)) / Double(1 << random.int(below: 30))
+            samples += [seconds, seconds.nextUp, seconds.nextDown, seconds.rounded()]
+        }
+        for seconds in samples {
+            let printed = text(seconds)
+            if let other = seen[printed] {
+                #expect(
+                    other == seconds.bitPattern,
+                    "\(seconds) and \(Double(bitPattern: other)) both print \(printed)"
+                )
+            }
+            seen[printed] = seconds.bitPattern
+        }
+    }
 }
 
 extension Value {
