@@ -187,7 +187,7 @@ struct StoreDirectoryTests {
         try await reopened.close()
     }
 
-    @Test("a file, a directory of other files and an empty directory are not stores")
+    @Test("a file, a directory of other files, an empty directory and an empty path are not stores")
     func notAStore() async throws {
         let root = temporaryStorePath()
         defer { removeStore(root) }
@@ -198,7 +198,10 @@ struct StoreDirectoryTests {
         try Data("x".utf8).write(to: URL(fileURLWithPath: others + "/notes.txt"))
         let empty = root + "/empty"
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: true)
-        for (path, creating) in [(file, false), (file, true), (others, false), (others, true), (empty, false)] {
+        let cases = [
+            (file, false), (file, true), (others, false), (others, true), (empty, false), ("", false), ("", true),
+        ]
+        for (path, creating) in cases {
             var options = Self.opening
             options.createIfMissing = creating
             do {
