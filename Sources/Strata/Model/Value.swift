@@ -226,8 +226,8 @@ enum _ValuePart {
 
 extension Value: CustomStringConvertible {
     /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`,
-    /// `["a": 1]`, a date as `2026-11-24T06:00:00.25Z`. Values that differ
-    /// print differently, dates included (see `describe(_:)`). O(size).
+    /// `["a": 1]`, a date as `2026-11-24T06:00:00.25Z`. Two different dates
+    /// never print alike. O(size).
     public var description: String {
         switch self {
         case .null: return "null"
@@ -244,33 +244,34 @@ extension Value: CustomStringConvertible {
     }
 
     /// ISO 8601 in UTC with the fraction digits that tell the date apart
-    /// from every other (`2001-01-01T00:00:10.5Z`); a date no four-digit
-    /// year can say, −0, or not a number as its seconds
-    /// (`Date(timeIntervalSinceReferenceDate: 1e+20)`). Two dates print
-    /// alike only when they are equal: a formatter clamps far dates to its
-    /// limits, turns NaN into a year and drops the fraction, so an edit
-    /// would print as "X → X".
+    /// from every other (`2001-01-01T00:00:10.5Z`). As its seconds
+    /// (`Date(timeIntervalSinceReferenceDate: 1e+20)`): a date no
+    /// four-digit year can say, −0, NaN (with its payload), and one within
+    /// 0.0001 s of 2001 whose digits Swift writes with an exponent. A
+    /// formatter clamps far dates to its limits, turns NaN into a year and
+    /// drops the fraction, so an edit would print as "X → X".
     static func describe(_ date: Date) -> String {
         let seconds = date.timeIntervalSinceReferenceDate
-        let exact = "Date(timeIntervalSinceReferenceDate: \(seconds))"
+        let exact = "Date(timeIntervalSinceReferenceDate: \(seconds.debugDescription))"
         // 1583-01-01 ..< 10000-01-01, in seconds since 2001; NaN fails.
         guard seconds >= -13_190_860_800, seconds < 252_423_993_600, seconds != 0 || seconds.sign == .plus,
             case let digits = String(seconds.magnitude), !digits.contains("e"),
             let point = digits.firstIndex(of: ".")
         else { return exact }
         // The shortest digits that read back as this double: two doubles
-        // never share them.
-        var fraction = String(digits[digits.index(after: point)...])
+        // never share them. They never end in a zero, unless they are "0".
+        var fraction = Array(digits.utf8[digits.utf8.index(after: point)...])
         let text = Date(timeIntervalSinceReferenceDate: seconds.rounded(.down)).formatted(.iso8601)
-        guard fraction != "0", text.hasSuffix("Z") else { return text }
+        guard text.hasSuffix("Z") else { return exact }
+        if fraction == [UInt8(ascii: "0")] { return text }
         if seconds < 0 {
-            // The text counts from the second below: 10^n minus the digits.
-            guard fraction.count <= 18, let value = UInt64(fraction) else { return exact }
-            var power: UInt64 = 1
-            for _ in 0..<fraction.count { power *= 10 }
-            let complement = String(power - value)
-            fraction = String(repeating: "0", count: fraction.count - complement.count) + complement
+            // The text counts from the second below: 1 − 0.digits, digit by
+            // digit (10 − the last, which is not 0; 9 − each other).
+            for i in fraction.indices {
+                let nine = i == fraction.count - 1 ? UInt8(ascii: "9") + 1 : UInt8(ascii: "9")
+                fraction[i] = nine - fraction[i] + UInt8(ascii: "0")
+            }
         }
-        return text.dropLast() + "." + fraction + "Z"
+        return text.dropLast() + "." + String(decoding: fraction, as: UTF8.self) + "Z"
     }
 }

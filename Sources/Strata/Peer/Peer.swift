@@ -89,8 +89,11 @@ public actor Peer {
     /// ``saveCache()``. A copy that does not check (damage, another
     /// history, a history cut since) is ignored and replaced.
     /// O(cached value + transactions after it), or as ``open(_:)``.
-    /// - Throws: as ``open(_:)``.
+    /// - Throws: as ``open(_:)``; ``PeerError/invalidCacheDirectory(path:)``
+    ///   for an empty `directory`.
     public static func open(_ storage: any HistoryStorage, cache directory: String?) async throws -> Peer {
+        // An empty path is no directory: its files would go to the root.
+        if directory?.isEmpty == true { throw PeerError.invalidCacheDirectory(path: "") }
         let cache = directory.map { PeerCache(directory: $0) }
         var start = Database()
         var startID: UUID?

@@ -13,6 +13,9 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An append failed, and what the storage holds could not be read
     /// afterwards: the transaction (by its ID) may or may not be stored.
     case outcomeUnknown(id: UUID, t: Int64, reason: String)
+    /// The cache directory given to ``Peer/open(_:cache:)`` cannot be one
+    /// (an empty path).
+    case invalidCacheDirectory(path: String)
 
     /// One line: what happened and what to do.
     public var description: String {
@@ -26,6 +29,8 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .outcomeUnknown(id, t, reason):
             return "commit \(id) may or may not be stored as transaction \(t) (\(reason)): "
                 + "catch up and look for its ID before committing it again"
+        case let .invalidCacheDirectory(path):
+            return "\(path.isEmpty ? "an empty path" : path) cannot be a peer's cache directory: name a directory"
         }
     }
 }

@@ -34,10 +34,12 @@ extension Query {
     /// The range condition that selects what a Swift range of doubles or
     /// dates contains, not what lies between its bounds in `Value`'s order.
     /// The two differ on NaN (`Value` puts a NaN below −∞ or above +∞, by
-    /// its sign; Swift's ranges contain none) and on zero (`Value` orders
-    /// −0 below +0; Swift holds them equal).
+    /// its sign; Swift's double ranges contain none, and a query's date
+    /// ranges none either) and on zero (`Value` orders −0 below +0; Swift
+    /// holds them equal).
     consuming func swiftRange(_ path: FieldPath, _ lower: Value?, _ upper: Value?, upperInclusive: Bool) -> Query {
-        guard let (_, make) = Self.floating(lower ?? upper!) else {
+        // Both bounds of one floating kind (an adopter's may differ).
+        guard let (_, make) = Self.floating(lower ?? upper!), Self.sameKind(lower ?? upper!, upper ?? lower!) else {
             if let lower, let upper { return between(path, lower, upper, upperInclusive: upperInclusive) }
             return ranged(
                 path,
@@ -55,6 +57,13 @@ extension Query {
             make(high == 0 ? (inclusive ? 0.0 : -0.0) : high),
             upperInclusive: inclusive
         )
+    }
+
+    static func sameKind(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.double, .double), (.date, .date): true
+        default: false
+        }
     }
 
     /// A double or a date as its number, and the way back.

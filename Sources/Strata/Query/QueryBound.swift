@@ -6,7 +6,9 @@ import Foundation
 /// A range of them selects what the Swift range contains, of the kind its
 /// bounds make: `where("price", in: 1.5...10)` is the doubles from 1.5
 /// through 10.0, `where("n", in: low..<high)` takes `Int` variables as they
-/// are. A range of `Value`s must not mix kinds — every int sorts below
+/// are. One exception: no range selects a NaN, where Swift's date ranges
+/// contain dates of NaN seconds (`Date` takes `<=` from `Comparable`). A
+/// range of `Value`s must not mix kinds — every int sorts below
 /// every double in ``Value``'s order, so `Value.double(1.5)...Value.int(10)`
 /// traps in `ClosedRange` — and ints and doubles stay different kinds
 /// here too: a range of doubles does not match a field holding `.int(5)`.

@@ -22,7 +22,7 @@ extension Store {
     ///
     /// - Throws: ``StoreError/noStore(path:)`` when the directory does not
     ///   exist (and `createIfMissing` is off); ``StoreError/notAStore(path:reason:)``
-    ///   for a file or a directory of other files; ``StoreError/locked(path:)``
+    ///   for a file, a directory of other files or an empty path; ``StoreError/locked(path:)``
     ///   when another process (or another open in this one) has it;
     ///   ``StoreError/corruptLog(segment:offset:reason:)`` for damage before
     ///   the log's last record in what open reads (the log from the newest

@@ -16,8 +16,8 @@ package enum StoreDirectory {
     /// - Returns: whether the store is new (the directory is created, or is empty).
     /// - Throws: ``StoreError/noStore(path:)``, ``StoreError/notAStore(path:reason:)``.
     static func check(_ path: String, fileSystem: any FileSystem, create: Bool) throws -> Bool {
-        // Not the current directory: an app that passes an unset path
-        // must hear so, not find a store created wherever it runs.
+        // An app that passes an unset path must hear so: the store's
+        // files would otherwise go to the file system's root.
         guard !path.isEmpty else { throw StoreError.notAStore(path: path, reason: "the path is empty") }
         guard fileSystem.exists(path) else {
             if create { return true }

@@ -37,8 +37,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// No store at `path`: the directory does not exist. Set
     /// ``StoreOptions/createIfMissing`` to create one.
     case noStore(path: String)
-    /// `path` exists but is not a Strata store (not a directory, or a
-    /// directory holding other files and no manifest).
+    /// `path` is not a Strata store: not a directory, a directory holding
+    /// other files and no manifest, an empty directory (unless
+    /// ``StoreOptions/createIfMissing``), or an empty path.
     case notAStore(path: String, reason: String)
     /// The store's manifest is damaged. Open with
     /// `StoreOptions.recovery = .truncateAtDamage` to rebuild it from the log.
@@ -75,7 +76,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
             return "cannot revert transaction \(transaction): \(conflict)"
         case .noStore(let path):
             return "no store at \(path) (the directory does not exist; set createIfMissing to create one)"
-        case let .notAStore(path, reason): return "\(path) is not a Strata store: \(reason)"
+        case let .notAStore(path, reason): return "\(path.isEmpty ? "\"\"" : path) is not a Strata store: \(reason)"
         case let .corruptManifest(file, reason): return "manifest \(file) is damaged: \(reason)"
         case let .missingHistory(reached, expected, reason):
             let reach = expected > reached ? " but the history reached at least t \(expected)" : ""

@@ -38,11 +38,16 @@ enum Text {
     }
 
     /// A value as the text output shows it: its description, but a date
-    /// to the millisecond as JSON writes it (`Value.description` shows
-    /// whole seconds, so an edit of a date's milliseconds would read as no
-    /// change).
+    /// that JSON's millisecond text says exactly as JSON writes it. A
+    /// finer date keeps its description's digits, so that an edit under a
+    /// millisecond does not read as no change.
     static func value(_ value: Value) -> String {
-        if case .date(let date) = value, let text = JSONDates.iso8601(date) { return text }
+        if case .date(let date) = value, let text = JSONDates.iso8601(date),
+            JSONDates.parse(text)?.timeIntervalSinceReferenceDate.bitPattern
+                == date.timeIntervalSinceReferenceDate.bitPattern
+        {
+            return text
+        }
         return value.description
     }
 

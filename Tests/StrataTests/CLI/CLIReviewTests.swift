@@ -47,6 +47,42 @@ struct CLIReviewTests {
         try await writer.close()
         let shown = try await StrataRunner.run(["show", path, "\(t)"])
         #expect(shown.output.contains("2026-11-24T06:00:00.123Z → 2026-11-24T06:00:00.500Z"), "\(shown)")
+        // Under a millisecond, in a list, and past the year 9999: every
+        // edit reads as one.
+        let editor = try await Store.open(at: path, options: StoreOptions())
+        try await editor.transact {
+            try $0.update(
+                3,
+                in: "t",
+                [
+                    .set("d", .date(Date(timeIntervalSinceReferenceDate: 817_192_800.5004))),
+                    .set("l", .list([.date(Date(timeIntervalSinceReferenceDate: 10.5))])),
+                    .set("far", .date(Date(timeIntervalSinceReferenceDate: 1e20))),
+                ]
+            )
+        }
+        try await editor.transact {
+            try $0.update(
+                3,
+                in: "t",
+                [
+                    .set("l", .list([.date(Date(timeIntervalSinceReferenceDate: 10))])),
+                    .set("far", .date(Date(timeIntervalSinceReferenceDate: .infinity))),
+                ]
+            )
+        }
+        let last = editor.current.basis
+        try await editor.close()
+        let fine = try await StrataRunner.run(["show", path, "\(last - 1)"])
+        #expect(fine.output.contains("2026-11-24T06:00:00.500Z → 2026-11-24T06:00:00.5004Z"), "\(fine)")
+        let nested = try await StrataRunner.run(["show", path, "\(last)"])
+        #expect(nested.output.contains("[2001-01-01T00:00:10.5Z] → [2001-01-01T00:00:10Z]"), "\(nested)")
+        #expect(
+            nested.output.contains(
+                "Date(timeIntervalSinceReferenceDate: 1e+20) → Date(timeIntervalSinceReferenceDate: inf)"
+            ),
+            "\(nested)"
+        )
     }
 
     @Test("log --since and --until take ISO 8601, the time log prints, or a day, and refuse anything else")

@@ -149,6 +149,22 @@ struct QueryBoundTests {
         static func < (a: Descending, b: Descending) -> Bool { a.n > b.n }
     }
 
+    /// A bound whose values are of two kinds: doubles below 10, ints above.
+    struct Mixed: QueryBound {
+        var x: Double
+        var queryValue: Value { x < 10 ? .double(x) : .int(Int64(x)) }
+        static func < (a: Mixed, b: Mixed) -> Bool { a.x < b.x }
+    }
+
+    @Test("an adopter's bounds of two kinds select what lies between them in Value's order")
+    func mixedKinds() throws {
+        let (database, model) = try Self.prices(count: 1_000, seed: 10)
+        let found = try database.query("items").where("price", in: Mixed(x: 1.5)...Mixed(x: 12)).ids().sorted()
+        let expected = model.filter { _, value in !(value < .double(1.5)) && !(Value.int(12) < value) }.keys.sorted()
+        #expect(found == expected)
+        #expect(try database.query("items").where("price", in: Mixed(x: 12)...Mixed(x: 13)).count() > 0)
+    }
+
     @Test("bounds the adopter orders one way and Value the other select nothing, in a query and in an observation")
     func invertedBounds() async throws {
         let (database, _) = try Self.prices(count: 500, seed: 9)

@@ -53,7 +53,7 @@ struct ValueTests {
     }
 
     @Test("a date prints as ISO 8601 with the digits that tell it apart, a far or odd one as its seconds")
-    func dateDescriptions() {
+    func dateDescriptions() throws {
         func text(_ seconds: Double) -> String { Value.date(Date(timeIntervalSinceReferenceDate: seconds)).description }
         #expect(text(0) == "2001-01-01T00:00:00Z")
         #expect(text(10.5) == "2001-01-01T00:00:10.5Z")
@@ -66,6 +66,12 @@ struct ValueTests {
         #expect(text(1e20) == "Date(timeIntervalSinceReferenceDate: 1e+20)")
         #expect(text(-1e20) == "Date(timeIntervalSinceReferenceDate: -1e+20)")
         #expect(text(0.00001) == "Date(timeIntervalSinceReferenceDate: 1e-05)")
+        // Nineteen digits after the point, counted down from the second below.
+        let small = text(-0.0012345678901234567)
+        #expect(small.hasPrefix("2000-12-31T23:59:59.99876543210987654") && small.hasSuffix("Z"), "\(small)")
+        #expect(
+            text(Double(bitPattern: Double.nan.bitPattern | 5)).hasPrefix("Date(timeIntervalSinceReferenceDate: nan(0x")
+        )
         // 1583-01-01 and the last second of 9999 print as dates, the
         // seconds past them as numbers.
         #expect(text(-13_190_860_800) == "1583-01-01T00:00:00Z")
@@ -80,8 +86,23 @@ struct ValueTests {
             let seconds = (Double(random.int(below: 1 << 40)) - Double(1 << 39)) / Double(1 << random.int(below: 30))
             samples += [seconds, seconds.nextUp, seconds.nextDown, seconds.rounded()]
         }
+        let whole = ISO8601DateFormatter()
         for seconds in samples {
             let printed = text(seconds)
+            // The second printed is the one the date lies in, and the
+            // digits after it are the date's distance from it.
+            if printed.hasSuffix("Z"), let dot = printed.firstIndex(of: ".") ?? printed.lastIndex(of: "Z") {
+                let second = try #require(whole.date(from: String(printed[..<dot]) + "Z"))
+                    .timeIntervalSinceReferenceDate
+                // ".5", or "" for a whole second.
+                let digits = String(printed[dot..<printed.index(before: printed.endIndex)])
+                let fraction = digits.isEmpty ? 0 : try #require(Double("0" + digits))
+                #expect(second <= seconds && seconds < second + 1, "\(seconds) prints \(printed)")
+                #expect(
+                    abs(second + fraction - seconds) <= 2 * Swift.max(abs(second), 1).ulp,
+                    "\(seconds) prints \(printed)"
+                )
+            }
             if let other = seen[printed] {
                 #expect(
                     other == seconds.bitPattern,

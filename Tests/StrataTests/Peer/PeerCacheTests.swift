@@ -26,6 +26,15 @@ struct PeerCacheTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".strata") }
     }
 
+    @Test("an empty cache path is refused, naming the mistake")
+    func emptyCachePath() async throws {
+        let storage = MemoryHistoryStorage()
+        await #expect(throws: PeerError.invalidCacheDirectory(path: "")) { _ = try await Peer.open(storage, cache: "") }
+        #expect("\(PeerError.invalidCacheDirectory(path: ""))".hasPrefix("an empty path cannot be"))
+        let peer = try await Peer.open(storage, cache: nil)
+        await peer.close()
+    }
+
     @Test("a restarting peer starts from its cache and reads only the tail, over eight restarts")
     func restarts() async throws {
         let storage = MemoryHistoryStorage()

@@ -211,6 +211,27 @@ struct StoreDirectoryTests {
                 #expect(reported == path && !reason.isEmpty)
             }
         }
+        // Read-only, and the log reader: an empty path is refused the same way.
+        let readOnly = {
+            var options = Self.opening
+            options.readOnly = true
+            return options
+        }()
+        let opens: [@Sendable () async throws -> Void] = [
+            { _ = try await Store.open(at: "", options: readOnly) }, { _ = try await StoreLog.open(at: "") },
+        ]
+        for open in opens {
+            do {
+                try await open()
+                Issue.record("an empty path opened")
+            } catch StoreError.notAStore(let reported, let reason) {
+                #expect(reported.isEmpty && reason == "the path is empty")
+                #expect(
+                    "\(StoreError.notAStore(path: reported, reason: reason))"
+                        == #""" is not a Strata store: the path is empty"#
+                )
+            }
+        }
         #expect(try FileManager.default.contentsOfDirectory(atPath: others) == ["notes.txt"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: empty).isEmpty)
         var creating = Self.opening
