@@ -41,7 +41,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // 1,000 updates, each keeping the previous version: one exact-size copy
-    // per node on the path (about 4 at 100k entries), nothing else.
+    // per node on the path (5 at 100k entries: 16-slot nodes), nothing else.
     Benchmark(
         "map_update_kept_1k_in_100k",
         configuration: .init(thresholds: [.mallocCountTotal: .init(absolute: [.p90: 200])])

@@ -1,6 +1,6 @@
 extension PersistentMap {
     /// The values for `keys`, in their order; nil where a key is absent.
-    /// O(k log32 n) for k keys, like k lookups.
+    /// O(k log16 n) for k keys, like k lookups.
     ///
     /// The lookups descend together, one trie level at a time, so that the
     /// memory reads of different keys overlap: on a map larger than the

@@ -30,21 +30,21 @@ extension PersistentMap {
         /// The number of entries so far. O(1).
         @inlinable public var count: Int { _map.count }
 
-        /// Sets `value` for `key`, returning the replaced value. O(log32 n).
+        /// Sets `value` for `key`, returning the replaced value. O(log16 n).
         @inlinable
         @discardableResult
         public mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
             _map.updateValue(value, forKey: key)
         }
 
-        /// Removes `key`, returning its value. O(log32 n).
+        /// Removes `key`, returning its value. O(log16 n).
         @inlinable
         @discardableResult
         public mutating func removeValue(forKey key: Key) -> Value? {
             _map.removeValue(forKey: key)
         }
 
-        /// Reads or writes the value for `key`. O(log32 n).
+        /// Reads or writes the value for `key`. O(log16 n).
         @inlinable
         public subscript(key: Key) -> Value? {
             get { _map[key] }
@@ -62,7 +62,7 @@ extension PersistentMap {
 extension _MapNode {
     /// Builds a canonical trie from entries with distinct keys, allocating
     /// each node once at its exact size: at each level a counting sort on
-    /// the 5 hash bits of that level groups the entries into slots.
+    /// the 4 hash bits of that level groups the entries into slots.
     ///
     /// The items are *moved* from `items` into the nodes, never copied: a
     /// copy would retain each key and value in hash order, which at a
@@ -135,7 +135,7 @@ extension _MapNode {
         }
         // The bounds live on the stack: a node built here is otherwise one
         // allocation.
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 33) { bounds in
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: slotCount + 1) { bounds in
             sortBySlot(order, scratch, range: range, shift: shift, bounds: bounds)
             return node(
                 moving: items,
@@ -151,7 +151,7 @@ extension _MapNode {
 
     /// Sorts `order[range]` by each entry's slot at `shift`, a stable
     /// counting sort through `scratch[range]`, and initializes `bounds`
-    /// (33 elements) with where each slot starts, relative to the range,
+    /// (`slotCount + 1` elements) with where each slot starts, relative to the range,
     /// and where the last ends. Allocates nothing.
     @inlinable
     static func sortBySlot(
@@ -167,18 +167,18 @@ extension _MapNode {
         var isSorted = true
         var previous = 0
         for position in range {
-            let slot = Int((order[position].hash &>> UInt64(shift)) & 31)
+            let slot = _slotIndex(order[position].hash, shift)
             bounds[slot + 1] += 1
             isSorted = isSorted && slot >= previous
             previous = slot
         }
-        for slot in 0..<32 { bounds[slot + 1] += bounds[slot] }
+        for slot in 0..<slotCount { bounds[slot + 1] += bounds[slot] }
         guard !isSorted else { return }
-        withUnsafeTemporaryAllocation(of: Int.self, capacity: 32) { cursor in
-            _ = cursor.initialize(fromContentsOf: bounds[0..<32])
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: slotCount) { cursor in
+            _ = cursor.initialize(fromContentsOf: bounds[0..<slotCount])
             for position in range {
                 let entry = order[position]
-                let slot = Int((entry.hash &>> UInt64(shift)) & 31)
+                let slot = _slotIndex(entry.hash, shift)
                 scratch[range.lowerBound + cursor[slot]] = entry
                 cursor[slot] += 1
             }
@@ -187,7 +187,7 @@ extension _MapNode {
     }
 
     /// Builds the node of `order[range]`, whose entries are sorted by their
-    /// slot at `shift` and whose slot `s` starts at `slotStarts[s]` (33
+    /// slot at `shift` and whose slot `s` starts at `slotStarts[s]` (`slotCount + 1`
     /// bounds, relative to the range), moving its items in and building
     /// its children.
     @inlinable
@@ -202,7 +202,7 @@ extension _MapNode {
     ) -> _MapNode? {
         var dataMap: UInt32 = 0
         var nodeMap: UInt32 = 0
-        for slot in 0..<32 {
+        for slot in 0..<slotCount {
             let size = counts[slot + 1] - counts[slot]
             if size == 1 { dataMap |= 1 << UInt32(slot) } else if size > 1 { nodeMap |= 1 << UInt32(slot) }
         }
@@ -213,7 +213,7 @@ extension _MapNode {
         let isComplete = withExtendedLifetime(node) { () -> Bool in
             var itemCount = 0
             var childCount = 0
-            for slot in 0..<32 {
+            for slot in 0..<slotCount {
                 let start = range.lowerBound + counts[slot]
                 let end = range.lowerBound + counts[slot + 1]
                 if end - start == 1 {
@@ -260,7 +260,7 @@ struct _MapBuildEntry {
 extension PersistentMap {
     /// Creates a map from distinct keys and their values, building every
     /// node at its final size in one pass (faster than inserting one by
-    /// one). O(n log32 n).
+    /// one). O(n log16 n).
     ///
     /// - Precondition: the keys are distinct.
     @inlinable
@@ -274,7 +274,7 @@ extension PersistentMap {
     /// Creates a map from distinct keys and their values given as labeled
     /// pairs (another map's or a `Dictionary`'s elements), without the
     /// dynamic cast per element that converting them to unlabeled pairs
-    /// costs. O(n log32 n).
+    /// costs. O(n log16 n).
     ///
     /// - Precondition: the keys are distinct.
     @inlinable
@@ -284,7 +284,7 @@ extension PersistentMap {
 
     /// Creates a map from keys and their values like
     /// `init(uniqueKeysWithValues:)`, or returns nil when a key repeats
-    /// (for input that is not trusted, such as a decoded file). O(n log32 n).
+    /// (for input that is not trusted, such as a decoded file). O(n log16 n).
     @inlinable
     public init?(checkingUniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
         // The items live in memory of their own, from which the build moves
@@ -314,7 +314,7 @@ extension PersistentMap {
     }
 
     /// Creates a map from entries that may repeat a key, combining the
-    /// values of a repeated key with `combine(old, new)`. O(n log32 n).
+    /// values of a repeated key with `combine(old, new)`. O(n log16 n).
     @inlinable
     public init<S: Sequence>(
         _ entries: S,

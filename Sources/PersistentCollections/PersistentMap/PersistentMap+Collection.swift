@@ -3,11 +3,11 @@ extension PersistentMap: Collection {
     /// and the item's slot in that node.
     ///
     /// An index is valid for the map value it came from until that map is
-    /// mutated. Moving between indices re-walks the path: O(log32 n).
+    /// mutated. Moving between indices re-walks the path: O(log16 n).
     @frozen
     public struct Index: Comparable, Hashable, Sendable {
-        /// Child ranks from the root, the first at the top 5 bits. At most
-        /// 13 steps (hash bits run out after that).
+        /// Child ranks from the root, 4 bits each, the first at the top. At
+        /// most 16 steps (hash bits run out after that).
         @usableFromInline var _path: UInt128
         /// Steps in `_path`; `UInt8.max` for the end index.
         @usableFromInline var _depth: UInt8
@@ -24,12 +24,12 @@ extension PersistentMap: Collection {
 
         @inlinable
         static func _step(_ rank: Int, at depth: Int) -> UInt128 {
-            UInt128(rank) << UInt128(123 - 5 * depth)
+            UInt128(rank) << UInt128(128 - _mapSlotBits * (depth + 1))
         }
 
         @inlinable
         func _rank(at depth: Int) -> Int {
-            Int(truncatingIfNeeded: (_path >> UInt128(123 - 5 * depth)) & 31)
+            Int(truncatingIfNeeded: (_path >> UInt128(128 - _mapSlotBits * (depth + 1))) & UInt128(_Node.slotCount - 1))
         }
 
         /// Orders indices as iteration visits them: a node's items before
@@ -40,7 +40,7 @@ extension PersistentMap: Collection {
             if rhs._depth == .max { return true }
             let common = Int(Swift.min(lhs._depth, rhs._depth))
             if common > 0 {
-                let mask = ~UInt128(0) << UInt128(128 - 5 * common)
+                let mask = ~UInt128(0) << UInt128(128 - _mapSlotBits * common)
                 let a = lhs._path & mask
                 let b = rhs._path & mask
                 if a != b { return a < b }
@@ -50,7 +50,7 @@ extension PersistentMap: Collection {
         }
     }
 
-    /// The position of the first entry in iteration order. O(log32 n).
+    /// The position of the first entry in iteration order. O(log16 n).
     @inlinable
     public var startIndex: Index {
         guard let root = _root else { return .end }
@@ -61,14 +61,14 @@ extension PersistentMap: Collection {
     @inlinable
     public var endIndex: Index { .end }
 
-    /// The entry at `position`. O(log32 n).
+    /// The entry at `position`. O(log16 n).
     @inlinable
     public subscript(position: Index) -> Element {
         let item = _itemPointer(at: position)
         return (item.pointee.key, item.pointee.value)
     }
 
-    /// The position after `i` in iteration order. O(log32 n).
+    /// The position after `i` in iteration order. O(log16 n).
     @inlinable
     public func index(after i: Index) -> Index {
         precondition(i._depth != .max, "cannot advance past endIndex")
@@ -104,7 +104,7 @@ extension PersistentMap: Collection {
 
     @inlinable
     static func _prefixMask(_ depth: Int) -> UInt128 {
-        depth == 0 ? 0 : ~UInt128(0) << UInt128(128 - 5 * depth)
+        depth == 0 ? 0 : ~UInt128(0) << UInt128(128 - _mapSlotBits * depth)
     }
 
     /// The first item in pre-order within `node`, whose path is `path`.
@@ -134,7 +134,7 @@ extension PersistentMap: Collection {
         return node._items + Int(position._item)
     }
 
-    /// The position of `key`, or nil. O(log32 n).
+    /// The position of `key`, or nil. O(log16 n).
     @inlinable
     public func index(forKey key: Key) -> Index? {
         guard var node = _root else { return nil }

@@ -16,7 +16,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
     /// and value on the way in, and no release when the parts are freed.
     ///
     /// - Returns: nil when a key repeats, within a part or across parts.
-    /// - Complexity: O(n log32 n) work, where n is the total count.
+    /// - Complexity: O(n log16 n) work, where n is the total count.
     @inlinable
     public init?(checkingUniqueKeysWithValuesOf parts: consuming [[(Key, Value)]]) {
         // A local copy the tasks can pop from (the parameter is consumed here).
@@ -35,7 +35,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         }
         // The entries are moved in joined, then sorted into the trie's
         // order by their first four levels (an LSD radix sort of two
-        // passes over 10-bit digits: levels 2-3, then levels 0-1), so that
+        // passes over 8-bit digits: levels 2-3, then levels 0-1), so that
         // the build reads them in order. Gathered in a random order
         // instead, each item was a cache miss (32 MB for a million
         // `RecordID`s and records).
@@ -200,15 +200,15 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
     @inlinable static var _concurrentBuildMinimum: Int { 4_096 }
 
     /// The values of a digit of the concurrent build's radix sort.
-    @inlinable static var _digits: Int { 1_024 }
+    @inlinable static var _digits: Int { 1 << (2 * _mapSlotBits) }
 
     /// The digit of a hash at `level` (0 or 2): its slots at that level
     /// and the next, the first in the high bits, so that digits sort as
     /// the trie orders the entries.
     @inlinable
     static func _digit(_ hash: UInt64, level: Int) -> Int {
-        let shift = UInt64(level * 5)
-        return Int((hash >> shift & 31) << 5 | (hash >> (shift + 5)) & 31)
+        let shift = level * _mapSlotBits
+        return _slotIndex(hash, shift) << _mapSlotBits | _slotIndex(hash, shift + _mapSlotBits)
     }
 }
 
@@ -236,15 +236,15 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         scratch: UnsafeMutableBufferPointer<_MapBuildEntry>
     ) -> _MapNode? {
         let count = order.count
-        var bounds = [Int](repeating: 0, count: 33)
+        var bounds = [Int](repeating: 0, count: slotCount + 1)
         bounds.withUnsafeMutableBufferPointer { bounds in
             sortBySlot(order, scratch, range: 0..<count, shift: 0, bounds: bounds)
         }
 
         let slots = bounds
-        let subtrieSlots = (0..<32).filter { slots[$0 + 1] - slots[$0] > 1 }
-        var children = [_MapNode?](repeating: nil, count: 32)
-        var unmoved = (0..<32).map { slots[$0 + 1] }
+        let subtrieSlots = (0..<slotCount).filter { slots[$0 + 1] - slots[$0] > 1 }
+        var children = [_MapNode?](repeating: nil, count: slotCount)
+        var unmoved = (0..<slotCount).map { slots[$0 + 1] }
         children.withUnsafeMutableBufferPointer { children in
             unmoved.withUnsafeMutableBufferPointer { unmoved in
                 // Each task writes only its slot of `children` and
@@ -266,7 +266,7 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         }
 
         guard subtrieSlots.allSatisfy({ children[$0] != nil }) else {
-            for slot in 0..<32 {
+            for slot in 0..<slotCount {
                 let range = bounds[slot]..<bounds[slot + 1]
                 let from = range.count == 1 ? range.lowerBound : unmoved[slot]
                 for position in from..<range.upperBound { (items + order[position].index).deinitialize(count: 1) }
@@ -275,7 +275,7 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         }
         var dataMap: UInt32 = 0
         var nodeMap: UInt32 = 0
-        for slot in 0..<32 {
+        for slot in 0..<slotCount {
             let size = bounds[slot + 1] - bounds[slot]
             if size == 1 { dataMap |= 1 << UInt32(slot) } else if size > 1 { nodeMap |= 1 << UInt32(slot) }
         }
@@ -283,7 +283,7 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         withExtendedLifetime(node) {
             var itemCount = 0
             var childCount = 0
-            for slot in 0..<32 {
+            for slot in 0..<slotCount {
                 if dataMap & (1 << UInt32(slot)) != 0 {
                     (node._items + itemCount).moveInitialize(from: items + order[bounds[slot]].index, count: 1)
                     itemCount += 1

@@ -32,10 +32,10 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
     ///   iteration order, for which `body` threw. The map is then valid but
     ///   holds an unspecified part of the changes (a caller that needs the
     ///   map as it was keeps a copy, as for any failed batch).
-    /// - Complexity: O(k log32 n) work for k changes, spread over the
+    /// - Complexity: O(k log16 n) work for k changes, spread over the
     ///   tasks, except for the entries under root slots that hold no
     ///   subtrie (in a map of a few entries, most of them), which the
-    ///   calling thread changes; plus O(32) there.
+    ///   calling thread changes; plus O(16) there.
     @inlinable
     public mutating func update<Change: Sendable, Result: Sendable>(
         with changes: PersistentMap<Key, Change>,

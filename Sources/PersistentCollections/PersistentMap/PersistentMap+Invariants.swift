@@ -42,6 +42,7 @@ extension _MapNode {
             return itemCount
         }
         precondition(shift < Self.maximumShift, "regular node below the last hash level")
+        precondition((dataMap | nodeMap) >> UInt32(Self.slotCount) == 0, "a bitmap names a slot past the node's last")
         precondition(dataMap & nodeMap == 0, "a slot holds both an item and a child")
         precondition(itemCount <= itemCapacity, "items over capacity")
         precondition(childCount <= childCapacity, "children over capacity")

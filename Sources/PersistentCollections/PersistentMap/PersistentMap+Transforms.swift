@@ -1,6 +1,6 @@
 extension PersistentMap {
     /// Merges `other` into this map, resolving keys present in both with
-    /// `combine(current, new)`. O(m log32 n) for m new entries.
+    /// `combine(current, new)`. O(m log16 n) for m new entries.
     @inlinable
     public mutating func merge<S: Sequence>(
         _ other: S,
@@ -15,7 +15,7 @@ extension PersistentMap {
         }
     }
 
-    /// Merges the entries of another map. O(m log32 n).
+    /// Merges the entries of another map. O(m log16 n).
     @inlinable
     public mutating func merge(
         _ other: PersistentMap,
@@ -28,7 +28,7 @@ extension PersistentMap {
         try merge(other.lazy.map { ($0.key, $0.value) }, uniquingKeysWith: combine)
     }
 
-    /// This map with `other`'s entries merged in. O(m log32 n).
+    /// This map with `other`'s entries merged in. O(m log16 n).
     @inlinable
     public func merging<S: Sequence>(
         _ other: S,
@@ -39,7 +39,7 @@ extension PersistentMap {
         return result
     }
 
-    /// This map with another map's entries merged in. O(m log32 n).
+    /// This map with another map's entries merged in. O(m log16 n).
     @inlinable
     public func merging(
         _ other: PersistentMap,
@@ -52,7 +52,7 @@ extension PersistentMap {
 
     /// The entries that satisfy `isIncluded`. Removed keys are taken out of a
     /// copy, so when few are removed most of the trie stays shared.
-    /// O(n + k log32 n) for k removed entries.
+    /// O(n + k log16 n) for k removed entries.
     @inlinable
     public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> PersistentMap {
         var removed: [Key] = []
@@ -79,7 +79,7 @@ extension PersistentMap {
         return PersistentMap<Key, T>(_root: try root.mapValues(transform), count: _count)
     }
 
-    /// The keys whose transformed value is not nil, with those values. O(n log32 n).
+    /// The keys whose transformed value is not nil, with those values. O(n log16 n).
     @inlinable
     public func compactMapValues<T>(_ transform: (Value) throws -> T?) rethrows -> PersistentMap<Key, T> {
         var builder = PersistentMap<Key, T>.Builder()

@@ -33,15 +33,15 @@ extension PersistentMap {
         @inlinable public var count: Int { _base.count }
         /// Whether there are no keys. O(1).
         @inlinable public var isEmpty: Bool { _base.isEmpty }
-        /// The first position. O(log32 n).
+        /// The first position. O(log16 n).
         @inlinable public var startIndex: Index { _base.startIndex }
         /// The past-the-end position. O(1).
         @inlinable public var endIndex: Index { _base.endIndex }
-        /// The position after `i`. O(log32 n).
+        /// The position after `i`. O(log16 n).
         @inlinable public func index(after i: Index) -> Index { _base.index(after: i) }
-        /// The key at `position`. O(log32 n).
+        /// The key at `position`. O(log16 n).
         @inlinable public subscript(position: Index) -> Key { _base._itemPointer(at: position).pointee.key }
-        /// Whether `key` is in the map. O(log32 n), not O(n).
+        /// Whether `key` is in the map. O(log16 n), not O(n).
         @inlinable public func contains(_ key: Key) -> Bool { _base.contains(key) }
 
         /// Calls `body` on each key, in the map's order, without reading
@@ -87,13 +87,13 @@ extension PersistentMap {
         @inlinable public var count: Int { _base.count }
         /// Whether there are no values. O(1).
         @inlinable public var isEmpty: Bool { _base.isEmpty }
-        /// The first position. O(log32 n).
+        /// The first position. O(log16 n).
         @inlinable public var startIndex: Index { _base.startIndex }
         /// The past-the-end position. O(1).
         @inlinable public var endIndex: Index { _base.endIndex }
-        /// The position after `i`. O(log32 n).
+        /// The position after `i`. O(log16 n).
         @inlinable public func index(after i: Index) -> Index { _base.index(after: i) }
-        /// The value at `position`. O(log32 n).
+        /// The value at `position`. O(log16 n).
         @inlinable public subscript(position: Index) -> Value { _base._itemPointer(at: position).pointee.value }
     }
 

@@ -3,7 +3,7 @@
 /// trie (CHAMP).
 ///
 /// Copying a `PersistentMap` is O(1). Mutating a copy copies only the
-/// O(log32 n) nodes on the path to the change, so a thousand versions of a
+/// O(log16 n) nodes on the path to the change, so a thousand versions of a
 /// million-entry map that differ by one key each cost a few hundred KB, not
 /// a thousand full copies. A map that is not shared is mutated in place.
 ///
@@ -17,10 +17,10 @@
 /// proportional to what differs.
 ///
 /// A key of a fixed-width integer type (`Int`, `UInt64`, `Int32`, …) is its
-/// own hash: distinct keys never collide, no path is deeper than 13 levels,
-/// and dense keys such as row IDs fill the trie's nodes (at 1M sequential
-/// keys, every key is 4 levels down). Keys that share their low bits (all
-/// multiples of 32, say) share the top nodes of their paths instead: their
+/// own hash: distinct keys never collide, no path is deeper than 16 levels,
+/// and dense keys such as row IDs fill the trie's 16-slot nodes (at 1M
+/// sequential keys, every key is 5 levels down). Keys that share their low
+/// bits (all multiples of 16, say) share the top nodes of their paths instead: their
 /// paths are longer, and ``parts(maximumCount:)`` and the concurrent build
 /// find fewer subtries to split at. Other keys hash with `Key.hashValue`
 /// (the standard library's seeded hasher). Iteration follows hash order:
@@ -58,13 +58,13 @@ extension PersistentMap: @unchecked Sendable where Key: Sendable, Value: Sendabl
 // MARK: Reading
 
 extension PersistentMap {
-    /// The value for `key`, or nil. O(log32 n) expected.
+    /// The value for `key`, or nil. O(log16 n) expected.
     @inlinable
     public func value(forKey key: Key) -> Value? {
         _root?.find(key, _hash(key))
     }
 
-    /// Whether `key` has a value. O(log32 n) expected.
+    /// Whether `key` has a value. O(log16 n) expected.
     @inlinable
     public func contains(_ key: Key) -> Bool {
         _root?.contains(key, _hash(key), shift: 0) ?? false
@@ -75,7 +75,7 @@ extension PersistentMap {
 
 extension PersistentMap {
     /// Sets the value for `key`, returning the value it replaced, or nil if
-    /// the key was new. O(log32 n): in place when this map is the only owner
+    /// the key was new. O(log16 n): in place when this map is the only owner
     /// of the path, else copying the shared nodes on it.
     @inlinable
     @discardableResult
@@ -92,7 +92,7 @@ extension PersistentMap {
     }
 
     /// Removes `key` and returns its value, or nil if it was absent (then
-    /// nothing is copied). O(log32 n).
+    /// nothing is copied). O(log16 n).
     @inlinable
     @discardableResult
     public mutating func removeValue(forKey key: Key) -> Value? {
@@ -121,7 +121,7 @@ extension PersistentMap {
 
     /// Accesses the value for `key`; nil means absent. Setting nil removes
     /// the key. Mutating through this subscript (`map[k]?.append(x)`)
-    /// works on the stored value in place. O(log32 n).
+    /// works on the stored value in place. O(log16 n).
     @inlinable
     public subscript(key: Key) -> Value? {
         get { value(forKey: key) }
@@ -157,7 +157,7 @@ extension PersistentMap {
 
     /// Accesses the value for `key`, using `defaultValue` when it is absent;
     /// mutating inserts the key first, then changes its value in place.
-    /// O(log32 n).
+    /// O(log16 n).
     @inlinable
     public subscript(key: Key, default defaultValue: @autoclosure () -> Value) -> Value {
         get { value(forKey: key) ?? defaultValue() }

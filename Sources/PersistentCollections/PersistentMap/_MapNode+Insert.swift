@@ -70,7 +70,7 @@ extension _MapNode {
     /// inserts reallocates a node O(log) times, not once per insert.
     @inlinable
     static func grownCapacity(_ needed: Int) -> Int {
-        needed <= 2 ? needed : min(needed + (needed >> 1), 32)
+        needed <= 2 ? needed : min(needed + (needed >> 1), slotCount)
     }
 
     /// This node with `item` added at the slot `bit`.

@@ -1,5 +1,5 @@
 extension _MapNode {
-    /// The value for `key`, descending one level per 5 hash bits. O(log32 n).
+    /// The value for `key`, descending one level per 4 hash bits. O(log16 n).
     ///
     /// Walks with unretained references: the caller holds the root, which
     /// keeps every node below it alive, so no retain/release per level.

@@ -1,10 +1,10 @@
 /// The fixed part of every trie node.
 @usableFromInline
 struct _MapNodeHeader {
-    /// Which of the 32 hash slots hold an item inline. In a collision node:
+    /// Which of the 16 hash slots hold an item inline. In a collision node:
     /// the number of items instead.
     @usableFromInline var dataMap: UInt32
-    /// Which of the 32 hash slots hold a child node.
+    /// Which of the 16 hash slots hold a child node.
     @usableFromInline var nodeMap: UInt32
     /// How many items fit before the node must be reallocated.
     @usableFromInline var itemCapacity: UInt32
@@ -96,7 +96,10 @@ final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNo
 
 extension _MapNode {
     /// Bits of hash consumed per level.
-    @inlinable static var bitsPerLevel: Int { 5 }
+    @inlinable static var bitsPerLevel: Int { _mapSlotBits }
+
+    /// Slots per node: its possible items and children.
+    @inlinable static var slotCount: Int { 1 << _mapSlotBits }
 
     /// The first shift at which no hash bits remain: nodes there are collision nodes.
     @inlinable static var maximumShift: Int { 64 }
@@ -229,9 +232,27 @@ extension _MapNode {
 
 // MARK: Hash slots
 
+// Nodes have 16 slots, not the 32 of most CHAMP and HAMT tries. A change
+// to a shared map copies every node on its path, and each copy retains
+// every child it shares: at 1M keys, 16-way paths are one level longer but
+// copy and retain half as much per level (four inner nodes of 160 bytes
+// and a leaf of at most 16 items, against three of 288 bytes and a leaf of
+// up to 32), which is what a kept version costs in time and in memory. A
+// lookup pays the extra level in the top of the trie, which stays cached.
+
+/// Hash bits consumed per trie level.
+@inlinable @inline(__always)
+var _mapSlotBits: Int { 4 }
+
+/// The slot of `hash` at `shift`, 0..<16.
+@inlinable @inline(__always)
+func _slotIndex(_ hash: UInt64, _ shift: Int) -> Int {
+    Int(truncatingIfNeeded: (hash &>> UInt64(truncatingIfNeeded: shift)) & (UInt64(1) &<< UInt64(_mapSlotBits) &- 1))
+}
+
 @inlinable @inline(__always)
 func _slotBit(_ hash: UInt64, _ shift: Int) -> UInt32 {
-    UInt32(1) &<< UInt32(truncatingIfNeeded: (hash &>> UInt64(shift)) & 31)
+    UInt32(1) &<< UInt32(truncatingIfNeeded: _slotIndex(hash, shift))
 }
 
 @inlinable @inline(__always)
@@ -242,10 +263,10 @@ func _rank(_ map: UInt32, _ bit: UInt32) -> Int {
 // Keys of a fixed-width integer type are their own hash (sign- or
 // zero-extended to 64 bits), as in immer and Rust's `im`: distinct keys
 // then never share a full hash, so no collision node ever forms and the
-// deepest path is 13 levels whatever the keys; and keys that are dense or
+// deepest path is 16 levels whatever the keys; and keys that are dense or
 // in an arithmetic progression with odd step (row IDs, counters, times
 // in a fixed unit) fill the trie's slots level by level, with no sparse
-// nodes: at 1M such keys every key sits 4 levels down, in a trie of
+// nodes: at 1M such keys every key sits 5 levels down, in a trie of
 // about half the bytes of a hashed one. Keys sharing low bits (multiples
 // of 2^k) share the top nodes of their paths, which stay in cache. Other
 // keys use the standard library's seeded hasher.

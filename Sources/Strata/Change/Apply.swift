@@ -63,7 +63,7 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
 /// transaction's `t`. Checks that each change finds what it replaced.
 ///
 /// Within a table, the first change copies the shared path; later changes
-/// mutate the now uniquely owned nodes in place. O(changes · log32 n).
+/// mutate the now uniquely owned nodes in place. O(changes · log16 n).
 ///
 /// - Throws: ``ApplyError`` naming the first table and record that does not
 ///   match; nothing is applied then.
@@ -78,7 +78,7 @@ public func apply(_ database: Database, _ transaction: Transaction) throws -> Da
 extension Database {
     /// Applies `transaction` in place: what `apply(_:_:)` returns, without
     /// copying the paths this value owns alone (a replay that holds its
-    /// value nowhere else changes it node by node). O(changes · log32 n).
+    /// value nowhere else changes it node by node). O(changes · log16 n).
     ///
     /// `noting` is called with each record's update (the record before
     /// and after): as each change is applied to a table without indexes
@@ -224,7 +224,7 @@ extension Table {
     static let concurrentApplyMinimum = 1_024
 
     /// Applies a table's changes on every core; returns each record's
-    /// update, in the changes' order. O(k log32 n) work for k changes.
+    /// update, in the changes' order. O(k log16 n) work for k changes.
     /// - Throws: the ``ApplyError`` of the first change, in that order,
     ///   that does not apply; the records are then partly changed.
     mutating func apply(_ changes: PersistentMap<RecordID, Change>, tableName: Key) throws -> [RecordUpdate] {

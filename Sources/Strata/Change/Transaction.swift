@@ -124,6 +124,6 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     /// Whether it changes nothing: no record and no index declaration.
     public var isEmpty: Bool { changes.isEmpty && indexChanges.isEmpty }
 
-    /// The change of record `id` in `table`, if any. O(log32 n).
+    /// The change of record `id` in `table`, if any. O(log16 n).
     public func change(of id: RecordID, in table: Key) -> Change? { changes[table]?[id] }
 }

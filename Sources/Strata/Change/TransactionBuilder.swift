@@ -34,7 +34,7 @@ public struct TransactionBuilder: Sendable {
         self.changes = PersistentMap()
     }
 
-    /// Inserts a new record. O(log32 n).
+    /// Inserts a new record. O(log16 n).
     ///
     /// - Throws: ``ApplyError/recordExists(table:id:)`` when `id` exists.
     public mutating func insert(_ record: Record, id: RecordID, into table: Key) throws {
@@ -42,7 +42,7 @@ public struct TransactionBuilder: Sendable {
         try add(.insert(record), id: id, table: table)
     }
 
-    /// Inserts the record, or replaces the existing one with `id`. O(log32 n + fields).
+    /// Inserts the record, or replaces the existing one with `id`. O(log16 n + fields).
     public mutating func upsert(_ record: Record, id: RecordID, into table: Key) throws {
         try record.checkNesting(table: table, id: id)
         if let existing = database.record(id, in: table) {
@@ -56,7 +56,7 @@ public struct TransactionBuilder: Sendable {
     /// ``database`` in one step (one pass over the table's trie for the
     /// whole batch, where one ``upsert(_:id:into:)`` a record copies a path
     /// each): what an import uses. A record given twice ends as the last
-    /// one given. O(k log32 n + fields) for k records; on an error (an
+    /// one given. O(k log16 n + fields) for k records; on an error (an
     /// index's uniqueness, a value nested too deep) nothing of the batch
     /// is applied.
     public mutating func upsert(contentsOf records: some Sequence<(id: RecordID, record: Record)>, into table: Key)
@@ -93,7 +93,7 @@ public struct TransactionBuilder: Sendable {
         database = next
     }
 
-    /// Applies `patch` to record `id`. O(log32 n + edits).
+    /// Applies `patch` to record `id`. O(log16 n + edits).
     ///
     /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
     ///   no such record; `FieldPathError` when a set goes through a non-map.
@@ -108,7 +108,7 @@ public struct TransactionBuilder: Sendable {
         }
     }
 
-    /// Deletes record `id`. O(log32 n).
+    /// Deletes record `id`. O(log16 n).
     ///
     /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is
     ///   no such record.

@@ -53,13 +53,13 @@ public struct Database: Hashable, Sendable {
         self._basis = basis
     }
 
-    /// The table `name`; an empty table when there is none. O(log32 t).
+    /// The table `name`; an empty table when there is none. O(log16 t).
     public subscript(table name: Key) -> Table {
         _reads?.noteTable(name)
         return _tables[name] ?? Table()
     }
 
-    /// The record `id` of table `table`, or nil. O(log32 n).
+    /// The record `id` of table `table`, or nil. O(log16 n).
     public func record(_ id: RecordID, in table: Key) -> Record? {
         _reads?.noteRecord(id, in: table)
         return _tables[table]?[id]

@@ -119,7 +119,7 @@ public struct Record: Sendable {
     }
 
     /// The value at a path: the field `path[0]`, then keys of nested maps.
-    /// Nil where the path does not lead to a value. O(k + depth · log32 n).
+    /// Nil where the path does not lead to a value. O(k + depth · log16 n).
     public subscript(path path: FieldPath) -> Value? {
         guard let field = self[path.field] else { return nil }
         return field[path: path.keys]

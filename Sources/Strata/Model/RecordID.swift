@@ -76,7 +76,7 @@ public struct RecordID: Hashable, Sendable, Comparable {
     /// `PersistentMap` files its keys by `hashValue`, so a table's trie
     /// costs a few multiplies per integer ID instead of a SipHash, and
     /// no two integer IDs ever share a hash (no collision node, no path
-    /// deeper than 13 levels). The mix, not the integer itself, keeps
+    /// deeper than 16 levels). The mix, not the integer itself, keeps
     /// IDs given out in sequence or in steps scattered, so a change copies
     /// small leaves rather than full ones and the root's subtries (built
     /// on every core at open) stay even; the key, drawn like the

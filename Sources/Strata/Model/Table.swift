@@ -31,10 +31,10 @@ public struct Table: Sendable {
     /// declared index.
     var isVacant: Bool { records.isEmpty && indexes.isEmpty }
 
-    /// The record with `id`, or nil. O(log32 n).
+    /// The record with `id`, or nil. O(log16 n).
     public subscript(id: RecordID) -> Record? { records[id] }
 
-    /// Whether a record with `id` exists. O(log32 n).
+    /// Whether a record with `id` exists. O(log16 n).
     public func contains(_ id: RecordID) -> Bool { records.contains(id) }
 
     /// The IDs of every record, in the map's iteration order.

@@ -123,7 +123,7 @@ extension Value {
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
     /// The value at a nested path of map keys, or nil where the path leaves
-    /// the maps. An empty path is the value itself. O(depth · log32 n).
+    /// the maps. An empty path is the value itself. O(depth · log16 n).
     public subscript(path path: some Collection<Key>) -> Value? {
         var current = self
         for key in path {

@@ -233,7 +233,7 @@ public actor Store {
     }
 
     /// The value `transaction` would produce on ``current``, without
-    /// committing it. O(changes · log32 n).
+    /// committing it. O(changes · log16 n).
     public nonisolated func with(_ transaction: Transaction) throws -> Database {
         let base = current
         return try apply(base, transaction.numbered(onto: base))

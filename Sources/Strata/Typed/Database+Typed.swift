@@ -8,7 +8,7 @@ extension StoredRecord {
 
 extension Database {
     /// The record of type `R` with `id`, decoded; nil when there is none.
-    /// O(log32 n + the record's size).
+    /// O(log16 n + the record's size).
     ///
     ///     let song = try store.current.record(Song.self, id: 7)
     ///
@@ -31,10 +31,11 @@ extension Database {
         guard workers > 1, table.count >= Self.parallelDecodeMinimum else {
             return try Self.decode(type, table.records)
         }
-        // The table cut into runs of its order, 16 per core (with fewer,
-        // a core finishing early waited up to one part's time for the
-        // other): each decodes with its own context, straight into its
-        // slots of the result.
+        // The table cut into runs of its order, up to 16 per core (with
+        // fewer, a core finishing early waited up to one part's time for
+        // the other; a part holds at least one of the root's 16 subtries):
+        // each decodes with its own context, straight into its slots of
+        // the result.
         let decoder = R.decoder
         return try table.records.concurrentMap(maximumParts: workers * 16) { part, yield in
             let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
@@ -104,7 +105,7 @@ extension Query {
 }
 
 extension TransactionBuilder {
-    /// Inserts `record` into its table. O(log32 n + its size).
+    /// Inserts `record` into its table. O(log16 n + its size).
     /// - Throws: ``ApplyError/recordExists(table:id:)`` when its ID is
     ///   taken; `EncodingError` when it does not encode.
     public mutating func insert<R: StoredRecord>(_ record: R) throws {
@@ -115,13 +116,13 @@ extension TransactionBuilder {
     /// only the fields that differ (a field-level update: history, diffs
     /// and reverts show what changed). Fields the type does not have
     /// (an older version's, a renamed field's old name) are removed: the
-    /// record takes the type's current shape. O(log32 n + its size).
+    /// record takes the type's current shape. O(log16 n + its size).
     /// - Throws: `EncodingError` when it does not encode.
     public mutating func save<R: StoredRecord>(_ record: R) throws {
         try upsert(try Self.encoded(record), id: record.recordID, into: R.table)
     }
 
-    /// Deletes the record of type `R` with `id`. O(log32 n).
+    /// Deletes the record of type `R` with `id`. O(log16 n).
     /// - Throws: ``ApplyError/recordMissing(table:id:change:)`` when there is none.
     public mutating func delete<R: StoredRecord>(_ type: R.Type, id: R.ID) throws {
         try delete(id.recordID, from: R.table)

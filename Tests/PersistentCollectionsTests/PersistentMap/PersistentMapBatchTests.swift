@@ -6,7 +6,7 @@ struct PersistentMapBatchTests {
     @Test(
         "values(forKeys:) answers as one lookup per key: absent, repeated and colliding keys, in the keys' order",
         arguments: KeyShape.allCases,
-        [0, 1, 2, 33, 1_000, 40_000]
+        [0, 1, 2, 16, 17, 33, 1_000, 40_000]
     )
     func batchMatchesSingleLookups(shape: KeyShape, count: Int) {
         let count = shape == .distinct ? count : min(count, 1_000)

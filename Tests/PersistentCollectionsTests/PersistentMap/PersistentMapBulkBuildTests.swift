@@ -59,7 +59,7 @@ struct PersistentMapBulkBuildTests {
     @Test(
         "a repeated key returns nil and frees every key and value placed so far",
         arguments: KeyShape.allCases,
-        [2, 3, 33, 1_000]
+        [2, 3, 15, 16, 17, 33, 1_000]
     )
     func repeatedKey(shape: KeyShape, count: Int) {
         let life = LiveCount()
@@ -95,7 +95,11 @@ struct PersistentMapBulkBuildTests {
         #expect(life.live == 0)
     }
 
-    @Test("distinct keys build a map holding each key and value once", arguments: KeyShape.allCases, [1, 2, 33, 1_000])
+    @Test(
+        "distinct keys build a map holding each key and value once",
+        arguments: KeyShape.allCases,
+        [1, 2, 16, 17, 33, 1_000]
+    )
     func distinctKeys(shape: KeyShape, count: Int) {
         let life = LiveCount()
         do {

@@ -41,7 +41,7 @@ struct PersistentMapIntegerKeyTests {
     static func check<K: FixedWidthInteger>(_ map: PersistentMap<K, Int>, _ model: [K: Int], _ context: String) {
         map._invariantCheck()
         #expect(map.count == model.count, "count, \(context)")
-        #expect(map._maximumDepth <= 13, "depth \(map._maximumDepth), \(context)")
+        #expect(map._maximumDepth <= 16, "depth \(map._maximumDepth), \(context)")
         var seen = 0
         for (key, value) in map {
             seen += 1
@@ -95,20 +95,24 @@ struct PersistentMapIntegerKeyTests {
 
     @Test("dense keys fill the trie level by level")
     func denseKeysFillTheTrie() {
-        let twoLevels = PersistentMap(uniqueKeysWithValues: (0..<1_024).map { ($0, $0) })
+        let twoLevels = PersistentMap(uniqueKeysWithValues: (0..<256).map { ($0, $0) })
         #expect(twoLevels._maximumDepth == 2)
-        let threeLevels = PersistentMap(uniqueKeysWithValues: (0..<32_768).map { ($0 &* 7_919 &+ 13, $0) })
-        #expect(threeLevels._maximumDepth == 3)
-        threeLevels._invariantCheck()
+        let fourLevels = PersistentMap(uniqueKeysWithValues: (0..<65_536).map { ($0 &* 7_919 &+ 13, $0) })
+        #expect(fourLevels._maximumDepth == 4)
+        fourLevels._invariantCheck()
+        // One key more shares its low 16 bits with a key already there.
+        var fiveLevels = fourLevels
+        fiveLevels[-1] = 0
+        #expect(fiveLevels._maximumDepth == 5)
         // The same keys as strings are hashed: their trie is deeper.
-        let hashed = PersistentMap(uniqueKeysWithValues: (0..<32_768).map { (String($0 &* 7_919 &+ 13), $0) })
-        #expect(hashed._maximumDepth > 3)
+        let hashed = PersistentMap(uniqueKeysWithValues: (0..<65_536).map { (String($0 &* 7_919 &+ 13), $0) })
+        #expect(hashed._maximumDepth > 4)
     }
 
     @Test("keys equal in their low 60 bits make a path through every level")
     func deepestPath() {
         let map = PersistentMap(uniqueKeysWithValues: [(0, 0), (Int(bitPattern: UInt(1) << 63), 1)])
-        #expect(map._maximumDepth == 13)
+        #expect(map._maximumDepth == 16)
         map._invariantCheck()
         var removed = map
         removed[0] = nil
