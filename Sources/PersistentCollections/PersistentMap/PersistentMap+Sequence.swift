@@ -24,7 +24,7 @@ extension PersistentMap: Sequence {
                 _itemCount = root.itemCount
                 let children = root.childCount
                 if children > 0 {
-                    _prefetchObjects(UnsafeRawPointer(root._children), count: children)
+                    root._prefetchChildren()
                     _stack.reserveCapacity(8)
                     _stack.append((Unmanaged.passUnretained(root), 0, children))
                 }
@@ -66,7 +66,7 @@ extension PersistentMap: Sequence {
                 if children > 0 {
                     // The children are visited next: their first lines
                     // are read now, together, rather than one miss each.
-                    child._withUnsafeGuaranteedRef { _prefetchObjects(UnsafeRawPointer($0._children), count: children) }
+                    child._withUnsafeGuaranteedRef { $0._prefetchChildren() }
                     _stack.append((child, 0, children))
                 }
                 if count > 0 {
