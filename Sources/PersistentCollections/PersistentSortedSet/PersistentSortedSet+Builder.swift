@@ -1,8 +1,9 @@
 extension PersistentSortedSet {
     /// Builds a set from elements handed over one at a time in strictly
     /// ascending order, for input that is not a sequence to iterate (a
-    /// decoder that may stop at damage): leaves are filled to capacity as
-    /// the elements come, and ``build()`` adds the levels above.
+    /// decoder that may stop at damage): leaves are filled to one under
+    /// their maximum as the elements come (room for an insert), and
+    /// ``build()`` adds the levels above.
     ///
     ///     var builder = PersistentSortedSet<Int>.Builder()
     ///     for id in sortedIDs { builder.append(id) }
@@ -15,7 +16,7 @@ extension PersistentSortedSet {
     /// that leaf with the original, or with the set one of them built.
     @frozen
     public struct Builder: ~Copyable {
-        /// The sealed leaves, each full, and their first elements.
+        /// The sealed leaves, each filled to `_Leaf.filled`, and their first elements.
         @usableFromInline var _level: [_SortedChild]
         @usableFromInline var _firsts: [Element]
         /// The leaf being filled; not in `_level` yet.
@@ -34,7 +35,7 @@ extension PersistentSortedSet {
         ///   before (checked in debug builds).
         @inlinable
         public mutating func append(_ element: Element) {
-            if let leaf = _leaf, leaf.width < _Leaf.maximum {
+            if let leaf = _leaf, leaf.width < _Leaf.filled {
                 assert(leaf[leaf.width - 1] < element, "elements are not strictly ascending")
                 leaf.withUnsafeMutablePointers { header, storage in
                     (storage + header.pointee.width).initialize(to: element)

@@ -1,9 +1,11 @@
-// Bulk building fills leaves to capacity from sorted input and builds the
-// levels above bottom-up: O(n), one allocation per node.
+// Bulk building fills leaves from sorted input to one under their maximum
+// (room for a first insert, which would otherwise split the leaf) and
+// builds the levels above bottom-up: O(n), one allocation per node.
 
 extension PersistentSortedSet {
     /// A set of `elements`, which must be strictly ascending. O(n): leaves
-    /// are filled to capacity and the levels above built bottom-up.
+    /// are filled to one under their maximum (room for an insert) and the
+    /// levels above built bottom-up.
     /// - Precondition: strictly ascending (checked in debug builds).
     @inlinable
     public init(sortedElements elements: some Sequence<Element>) {
@@ -19,7 +21,7 @@ extension PersistentSortedSet {
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
             leaf.withUnsafeMutablePointers { header, storage in
                 var width = 0
-                while width < _Leaf.maximum, let element = pending {
+                while width < _Leaf.filled, let element = pending {
                     assert(
                         width == 0 ? previous.map { $0[$0.width - 1] < element } ?? true : storage[width - 1] < element,
                         "elements are not strictly ascending"
@@ -157,8 +159,10 @@ extension PersistentSortedSet {
     }
 
     /// Moves entries from the second-to-last node into an underfull last
-    /// one (nodes at `height`, all but the last full), so that every node
-    /// but a lone root holds its minimum.
+    /// one (nodes at `height`: leaves built at `_SortedLeaf.filled`, one
+    /// under the maximum, internal nodes full), so that every node but a
+    /// lone root holds its minimum: the two hold at least the maximum, so
+    /// each half holds at least half of it.
     @inlinable
     static func _balanceLast(_ level: inout [_SortedChild], _ firsts: inout [Element], height: Int) {
         guard level.count > 1 else { return }

@@ -73,7 +73,8 @@ extension RebuildScenario {
     /// What retained past values cost in memory.
     struct RetainedMemory {
         /// jemalloc bytes held by the last 1,000 values as they were
-        /// published (each the one before with one transaction applied).
+        /// published (each the one before with one transaction applied),
+        /// beside the current value, measured once the store is closed.
         var recentBytes = 0
         /// jemalloc bytes added by holding `count` values evenly spread over
         /// the history, each rebuilt by `database(asOf:)`.

@@ -85,7 +85,8 @@ struct PersistentSortedSetConcatenationTests {
     @Test("a builder fed ascending elements makes the set a bulk build makes, at every size around node boundaries")
     func builderEqualsBulkBuild() {
         for count in [
-            0, 1, 2, 14, 15, 16, 30, 31, 32, 33, 46, 47, 62, 63, 64, 496, 497, 511, 512, 7_937, 7_938, 20_000,
+            0, 1, 2, 14, 15, 16, 26, 27, 28, 29, 30, 31, 32, 33, 41, 42, 46, 47, 54, 55, 62, 63, 64, 432, 433, 496,
+            497, 511, 512, 6_912, 6_913, 7_937, 7_938, 20_000,
         ] {
             var builder = PersistentSortedSet<Int>.Builder()
             for element in 0..<count { builder.append(element * 3) }

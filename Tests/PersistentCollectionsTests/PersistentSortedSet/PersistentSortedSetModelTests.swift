@@ -95,9 +95,12 @@ struct PersistentSortedSetModelTests {
 
     @Test("sizes around node boundaries: bulk build equals insertion one by one")
     func boundarySizes() {
-        // Leaves hold 28 Ints (a 256-byte allocation), internal nodes 16 children.
-        let sizes = [0, 1, 2, 27, 28, 29, 31, 32, 33, 56, 57, 63, 64, 65, 127, 128, 129, 448, 449, 450, 2_047, 2_048]
-        for size in sizes + [2_049, 4_095, 4_096, 4_097, 7_168, 7_169, 131_073] {
+        // Leaves hold 28 Ints at most (a 256-byte allocation) and are built
+        // with 27; internal nodes 16 children.
+        let small: [Int] = [0, 1, 2, 26, 27, 28, 29, 31, 32, 33, 40, 41, 42, 53, 54, 55, 56, 57, 63, 64, 65]
+        let middle: [Int] = [127, 128, 129, 432, 433, 447, 448, 449, 450, 2_047, 2_048, 2_049, 4_095, 4_096]
+        let large: [Int] = [4_097, 6_912, 6_913, 6_927, 7_168, 7_169, 110_592, 110_593, 131_073]
+        for size in small + middle + large {
             let elements = (0..<size).map { $0 * 3 }
             let built = PersistentSortedSet(sortedElements: elements)
             built._invariantCheck()
@@ -117,6 +120,28 @@ struct PersistentSortedSetModelTests {
                 return true
             }
             #expect(chunks == elements)
+        }
+    }
+
+    @Test("every size up to 28 leaves, bulk built or appended: each node at least its minimum, every insert then kept")
+    func everySmallSize() {
+        for size in 0...750 {
+            let elements = (0..<size).map { $0 * 2 }
+            let built = PersistentSortedSet(sortedElements: elements)
+            var builder = PersistentSortedSet<Int>.Builder()
+            for element in elements { builder.append(element) }
+            let appended = builder.build()
+            built._invariantCheck()
+            appended._invariantCheck()
+            #expect(built == appended && Array(built) == elements, "size \(size)")
+            // Inserts into the room left in each leaf, and past it.
+            let step = Swift.max(1, size / 10)
+            let odds: [Int] = Array(stride(from: 0, to: size, by: step)).map { 2 * $0 + 1 }
+            var grown = built
+            for odd in odds { grown.insert(odd) }
+            grown._invariantCheck()
+            #expect(built.count == size && Array(built) == elements, "size \(size): the built set unchanged")
+            #expect(Array(grown) == (elements + odds).sorted(), "size \(size)")
         }
     }
 
@@ -290,8 +315,9 @@ extension Array where Element: Comparable {
 struct PersistentSortedSetSortedInputTests {
     @Test("init(sortedElements:) and the builder trap on disorder or a repeat at any position")
     func trapsAnywhere() async {
-        // Positions around the first leaf's end (its size is 28 for Int).
-        for position in [1, 2, 27, 28, 29, 30, 55, 56] {
+        // Positions around the first leaf's end: built with 27 Ints, at
+        // most 28.
+        for position in [1, 2, 26, 27, 28, 29, 30, 53, 54, 55, 56] {
             var ascending = Array(0..<60)
             ascending.swapAt(position - 1, position)
             var repeated = Array(0..<60)
