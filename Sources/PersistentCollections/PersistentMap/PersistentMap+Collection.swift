@@ -64,8 +64,8 @@ extension PersistentMap: Collection {
     /// The entry at `position`. O(log16 n).
     @inlinable
     public subscript(position: Index) -> Element {
-        let item = _itemPointer(at: position)
-        return (item.pointee.key, item.pointee.value)
+        let (node, slot) = _node(at: position)
+        return (node.key(at: slot), node.value(at: slot))
     }
 
     /// The position after `i` in iteration order. O(log16 n).
@@ -79,7 +79,7 @@ extension PersistentMap: Collection {
             let node = nodes[level]
             let rank = i._rank(at: level)
             precondition(rank < node.childCount, "invalid index for this map")
-            nodes.append(node._children[rank])
+            nodes.append(node.child(rank))
         }
         let target = nodes[Int(i._depth)]
         precondition(Int(i._item) < target.itemCount, "invalid index for this map")
@@ -94,7 +94,7 @@ extension PersistentMap: Collection {
             let node = nodes[depth]
             if nextRank < node.childCount {
                 let path = (i._path & Self._prefixMask(depth)) | Index._step(nextRank, at: depth)
-                return Self._firstIndex(in: node._children[nextRank], path: path, depth: depth + 1)
+                return Self._firstIndex(in: node.child(nextRank), path: path, depth: depth + 1)
             }
             if depth == 0 { return .end }
             nextRank = i._rank(at: depth - 1) + 1
@@ -115,23 +115,38 @@ extension PersistentMap: Collection {
         var depth = depth
         while node.itemCount == 0 {
             path |= Index._step(0, at: depth)
-            node = node._children[0]
+            node = node.child(0)
             depth += 1
         }
         return Index(_path: path, depth: UInt8(depth), item: 0)
     }
 
+    /// The node holding the entry at `position` and its slot there.
     @inlinable
-    func _itemPointer(at position: Index) -> UnsafeMutablePointer<_MapItem<Key, Value>> {
+    func _node(at position: Index) -> (node: _Node, slot: Int) {
         precondition(position._depth != .max, "cannot subscript endIndex")
         guard var node = _root else { preconditionFailure("index out of bounds") }
         for level in 0..<Int(position._depth) {
             let rank = position._rank(at: level)
             precondition(rank < node.childCount, "invalid index for this map")
-            node = node._children[rank]
+            node = node.child(rank)
         }
         precondition(Int(position._item) < node.itemCount, "invalid index for this map")
-        return node._items + Int(position._item)
+        return (node, Int(position._item))
+    }
+
+    /// The key at `position`. O(log16 n).
+    @inlinable
+    func _key(at position: Index) -> Key {
+        let (node, slot) = _node(at: position)
+        return node.key(at: slot)
+    }
+
+    /// The value at `position`. O(log16 n).
+    @inlinable
+    func _value(at position: Index) -> Value {
+        let (node, slot) = _node(at: position)
+        return node.value(at: slot)
     }
 
     /// The position of `key`, or nil. O(log16 n).
@@ -143,7 +158,7 @@ extension PersistentMap: Collection {
         var depth = 0
         while true {
             if node.isCollision {
-                for i in 0..<node.itemCount where node._items[i].key == key {
+                for i in 0..<node.itemCount where node.key(at: i) == key {
                     return Index(_path: path, depth: UInt8(depth), item: UInt32(i))
                 }
                 return nil
@@ -151,13 +166,13 @@ extension PersistentMap: Collection {
             let bit = _slotBit(hash, depth * _Node.bitsPerLevel)
             if node.dataMap & bit != 0 {
                 let slot = _rank(node.dataMap, bit)
-                guard node._items[slot].key == key else { return nil }
+                guard node.key(at: slot) == key else { return nil }
                 return Index(_path: path, depth: UInt8(depth), item: UInt32(slot))
             }
             guard node.nodeMap & bit != 0 else { return nil }
             let rank = _rank(node.nodeMap, bit)
             path |= Index._step(rank, at: depth)
-            node = node._children[rank]
+            node = node.child(rank)
             depth += 1
         }
     }

@@ -25,10 +25,8 @@ extension PersistentMap {
         @inlinable
         public func forEach(_ body: (Element) throws -> Void) rethrows {
             guard let root = _root else { return }
-            let items = root._items
-            for i in _rootItems { try body((items[i].key, items[i].value)) }
-            let children = root._children
-            for i in _children { try children[i].forEachItem { try body(($0.key, $0.value)) } }
+            try root.forEachItem(inSlots: _rootItems) { try body(($0.key, $0.value)) }
+            try root.forEachItem(inChildren: _children) { try body(($0.key, $0.value)) }
         }
     }
 
@@ -62,9 +60,8 @@ extension PersistentMap {
         var partCount = root.itemCount
         var reached = root.itemCount
         var rootItems = 0..<root.itemCount
-        let children = root._children
         for i in 0..<childCount {
-            let size = children[i]._entryCount()
+            let size = root.child(i)._entryCount()
             reached += size
             partCount += size
             let isLast = i == childCount - 1
@@ -80,14 +77,3 @@ extension PersistentMap {
 }
 
 extension PersistentMap.Part: @unchecked Sendable where Key: Sendable, Value: Sendable {}
-
-extension _MapNode {
-    /// The number of entries in the subtree. O(the number of its nodes).
-    @usableFromInline
-    func _entryCount() -> Int {
-        var total = itemCount
-        let children = _children
-        for i in 0..<childCount { total += children[i]._entryCount() }
-        return total
-    }
-}

@@ -40,7 +40,7 @@ extension PersistentMap {
         /// The position after `i`. O(log16 n).
         @inlinable public func index(after i: Index) -> Index { _base.index(after: i) }
         /// The key at `position`. O(log16 n).
-        @inlinable public subscript(position: Index) -> Key { _base._itemPointer(at: position).pointee.key }
+        @inlinable public subscript(position: Index) -> Key { _base._key(at: position) }
         /// Whether `key` is in the map. O(log16 n), not O(n).
         @inlinable public func contains(_ key: Key) -> Bool { _base.contains(key) }
 
@@ -94,7 +94,7 @@ extension PersistentMap {
         /// The position after `i`. O(log16 n).
         @inlinable public func index(after i: Index) -> Index { _base.index(after: i) }
         /// The value at `position`. O(log16 n).
-        @inlinable public subscript(position: Index) -> Value { _base._itemPointer(at: position).pointee.value }
+        @inlinable public subscript(position: Index) -> Value { _base._value(at: position) }
     }
 
     /// The keys, as a collection sharing this map's storage. O(1).

@@ -167,8 +167,8 @@ extension PersistentMap {
             if _root == nil || !_root!.contains(key, hash, shift: 0) {
                 updateValue(defaultValue(), forKey: key)
             }
-            let pointer = _Node.uniqueValuePointerOfPresentKey(&_root!, key, hash, 0)
-            yield &pointer.pointee
+            let slot = _Node.uniqueValueSlotOfPresentKey(&_root!, key, hash)
+            yield &slot.value
         }
     }
 }

@@ -106,3 +106,31 @@ extension _MapNode {
             .assumingMemoryBound(to: Value.self)
     }
 }
+
+/// A value inside a node the caller has made unique, which a `_modify`
+/// accessor yields in place: valid until the trie changes again.
+@usableFromInline
+@frozen
+struct _MapValueSlot<Value> {
+    @usableFromInline let _pointer: UnsafeMutablePointer<Value>
+
+    @inlinable
+    init(_ pointer: UnsafeMutablePointer<Value>) { self._pointer = pointer }
+
+    /// The value, read and written in place.
+    @inlinable
+    var value: Value {
+        unsafeAddress { UnsafePointer(_pointer) }
+        nonmutating unsafeMutableAddress { _pointer }
+    }
+}
+
+extension _MapNode {
+    /// The slot of `key`'s value (which must be present) under `slot`,
+    /// copying every shared node on its path first.
+    @inlinable
+    static func uniqueValueSlotOfPresentKey(_ slot: inout _MapNode, _ key: Key, _ hash: UInt64) -> _MapValueSlot<Value>
+    {
+        _MapValueSlot(uniqueValuePointerOfPresentKey(&slot, key, hash, 0))
+    }
+}

@@ -232,6 +232,15 @@ extension _MapNode {
         return h.isCollision ? Int(h.dataMap) : h.dataMap.nonzeroBitCount
     }
 
+    /// The child of rank `rank`, retained. O(1).
+    @inlinable func child(_ rank: Int) -> _MapNode { _children[rank] }
+
+    /// The key of the item in `slot`. O(1).
+    @inlinable func key(at slot: Int) -> Key { _items[slot].key }
+
+    /// The value of the item in `slot`. O(1).
+    @inlinable func value(at slot: Int) -> Value { _items[slot].value }
+
     @inlinable var childCount: Int { _header.pointee.nodeMap.nonzeroBitCount }
     @inlinable var itemCapacity: Int { Int(_header.pointee.itemCapacity) }
     @inlinable var childCapacity: Int { Int(_header.pointee.childCapacity) }

@@ -37,19 +37,13 @@ extension PersistentSortedSet {
         public mutating func append(_ element: Element) {
             if let leaf = _leaf, leaf.width < _Leaf.filled {
                 assert(leaf[leaf.width - 1] < element, "elements are not strictly ascending")
-                leaf.withUnsafeMutablePointers { header, storage in
-                    (storage + header.pointee.width).initialize(to: element)
-                    header.pointee.width += 1
-                }
+                leaf.append(element)
                 return
             }
             assert(_leaf.map { $0[$0.width - 1] < element } ?? true, "elements are not strictly ascending")
             _seal()
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
-            leaf.withUnsafeMutablePointers { header, storage in
-                storage.initialize(to: element)
-                header.pointee.width = 1
-            }
+            leaf.append(element)
             _leaf = leaf
         }
 

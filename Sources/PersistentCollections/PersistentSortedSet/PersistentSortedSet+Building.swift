@@ -19,19 +19,12 @@ extension PersistentSortedSet {
         while let first = pending {
             // Each leaf is filled in place, straight from the input.
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
-            leaf.withUnsafeMutablePointers { header, storage in
-                var width = 0
-                while width < _Leaf.filled, let element = pending {
-                    assert(
-                        width == 0 ? previous.map { $0[$0.width - 1] < element } ?? true : storage[width - 1] < element,
-                        "elements are not strictly ascending"
-                    )
-                    (storage + width).initialize(to: element)
-                    width += 1
-                    pending = iterator.next()
-                }
-                header.pointee.width = width
+            leaf.append(upTo: _Leaf.filled) {
+                guard let element = pending else { return nil }
+                pending = iterator.next()
+                return element
             }
+            assert(previous.map { $0[$0.width - 1] < leaf[0] } ?? true, "elements are not strictly ascending")
             firsts.append(first)
             level.append(_SortedChild(node: leaf, count: leaf.width))
             previous = leaf
@@ -58,13 +51,11 @@ extension PersistentSortedSet {
             var start = 0
             while start < level.count {
                 let end = Swift.min(start + _Inner.maximum, level.count)
-                let node = level[start..<end].withUnsafeBufferPointer { children in
-                    _Inner.make(
-                        children: children,
-                        separators: ContiguousArray(firsts[(start + 1)..<end]),
-                        capacity: _Inner.maximum
-                    )
-                }
+                let node = _Inner.make(
+                    children: level[start..<end],
+                    separators: ContiguousArray(firsts[(start + 1)..<end]),
+                    capacity: _Inner.maximum
+                )
                 parents.append(_SortedChild(node: node, count: node.count))
                 parentFirsts.append(firsts[start])
                 start = end

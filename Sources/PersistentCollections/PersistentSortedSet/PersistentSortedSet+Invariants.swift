@@ -30,10 +30,7 @@ extension PersistentSortedSet {
             precondition(inner.width >= 2, "an internal node with fewer than two children")
             let separators = inner.header.separators
             precondition(separators.count == inner.width - 1, "separators and children")
-            precondition(
-                inner.header.separatorElements == separators.withUnsafeBufferPointer { $0.baseAddress },
-                "stale separator elements"
-            )
+            precondition(inner._separatorElementsAreCurrent, "stale separator elements")
             var total = 0
             for (i, child) in inner.children.enumerated() {
                 let low = i == 0 ? lower : separators[i - 1]

@@ -54,9 +54,7 @@ extension PersistentSortedSet {
         if let split = result.split {
             let left = _root!
             let children = [_SortedChild(node: left, count: Self._count(left, height: _height)), split.right]
-            _root = children.withUnsafeBufferPointer {
-                _Inner.make(children: $0, separators: [split.separator], capacity: 2)
-            }
+            _root = _Inner.make(children: children, separators: [split.separator], capacity: 2)
             _height += 1
         }
         return result.existing
@@ -120,12 +118,12 @@ extension PersistentSortedSet {
         }
         let inner = _inner(node)
         let child = inner.childIndex(probeIsBelow: { element < $0 })
-        let result = _insert(element, replacing: replacing, into: &inner._nodes[child], height: height - 1)
+        let result = inner.withChild(child) { _insert(element, replacing: replacing, into: &$0, height: height - 1) }
         let added = result.existing == nil ? 1 : 0
         // A separator is a copy of the first member of the subtree to its
         // right: a replaced member must not live on in it (a map's old value).
         if replacing, result.existing != nil, child > 0, !(inner.separator(child - 1) < element) {
-            inner._header.pointee.separators[child - 1] = element
+            inner.setSeparator(child - 1, to: element)
         }
         inner.adjust(child: child, by: added - (result.split?.right.count ?? 0))
         guard let split = result.split else { return _SortedInsertion(existing: result.existing, split: nil) }
@@ -190,14 +188,16 @@ extension PersistentSortedSet {
         }
         let inner = _inner(node)
         let child = inner.childIndex(probeIsBelow: isAbove)
-        let removed = _remove(isBelow: isBelow, isAbove: isAbove, from: &inner._nodes[child], height: height - 1)
+        let removed = inner.withChild(child) {
+            _remove(isBelow: isBelow, isAbove: isAbove, from: &$0, height: height - 1)
+        }
         inner.adjust(child: child, by: -1)
         // Nor may a removed member live on as a separator: the subtree's new
         // first member takes its place (the child is never left empty).
         if child > 0 {
             let separator = inner.separator(child - 1)
             if !isBelow(separator) && !isAbove(separator) {
-                inner._header.pointee.separators[child - 1] = _first(inner[child].node, height: height - 1)
+                inner.setSeparator(child - 1, to: _first(inner[child].node, height: height - 1))
             }
         }
         if _width(inner[child].node, height: height - 1) < _minimum(height: height - 1) {
@@ -220,33 +220,31 @@ extension PersistentSortedSet {
         if leftWidth + rightWidth <= _maximum(height: height) {
             // Merge the right child into the left.
             let rightCount = node.count(of: r)
-            let children = node._nodes
-            _makeUnique(&children[l], height: height, room: rightWidth)
+            node.withChild(l) { _makeUnique(&$0, height: height, room: rightWidth) }
             if height == 0 {
-                _leaf(children[l]).append(from: _leaf(children[r]), 0..<rightWidth)
+                _leaf(node[l].node).append(from: _leaf(node[r].node), 0..<rightWidth)
             } else {
-                _inner(children[l]).append(from: _inner(children[r]), 0..<rightWidth, separator: separator)
+                _inner(node[l].node).append(from: _inner(node[r].node), 0..<rightWidth, separator: separator)
             }
             node.adjust(child: l, by: rightCount)
             _ = node.remove(at: r)
             return
         }
-        let children = node._nodes
         let moved: Int
         let newSeparator: Element
         if leftWidth < rightWidth {
             // The right child's first entry moves to the left child.
-            _makeUnique(&children[l], height: height, room: 1)
-            _makeUnique(&children[r], height: height, room: 0)
+            node.withChild(l) { _makeUnique(&$0, height: height, room: 1) }
+            node.withChild(r) { _makeUnique(&$0, height: height, room: 0) }
             if height == 0 {
-                let left = _leaf(children[l])
-                let right = _leaf(children[r])
+                let left = _leaf(node[l].node)
+                let right = _leaf(node[r].node)
                 left.append(from: right, 0..<1)
                 right.removePrefix(1)
                 (moved, newSeparator) = (1, right[0])
             } else {
-                let left = _inner(children[l])
-                let right = _inner(children[r])
+                let left = _inner(node[l].node)
+                let right = _inner(node[r].node)
                 (moved, newSeparator) = (right.count(of: 0), right.separator(0))
                 left.append(from: right, 0..<1, separator: separator)
                 right.removePrefix(1)
@@ -255,18 +253,18 @@ extension PersistentSortedSet {
             node.adjust(child: r, by: -moved)
         } else {
             // The left child's last entry moves to the right child.
-            _makeUnique(&children[l], height: height, room: 0)
-            _makeUnique(&children[r], height: height, room: 1)
+            node.withChild(l) { _makeUnique(&$0, height: height, room: 0) }
+            node.withChild(r) { _makeUnique(&$0, height: height, room: 1) }
             if height == 0 {
-                let left = _leaf(children[l])
-                let right = _leaf(children[r])
+                let left = _leaf(node[l].node)
+                let right = _leaf(node[r].node)
                 let last = left[left.width - 1]
                 left.removeSuffix(from: left.width - 1)
                 right.insert(last, at: 0)
                 (moved, newSeparator) = (1, last)
             } else {
-                let left = _inner(children[l])
-                let right = _inner(children[r])
+                let left = _inner(node[l].node)
+                let right = _inner(node[r].node)
                 let last = left[left.width - 1]
                 (moved, newSeparator) = (last.count, left.separator(left.width - 2))
                 left.removeSuffix(from: left.width - 1)
@@ -275,6 +273,6 @@ extension PersistentSortedSet {
             node.adjust(child: l, by: -moved)
             node.adjust(child: r, by: moved)
         }
-        node._header.pointee.separators[l] = newSeparator
+        node.setSeparator(l, to: newSeparator)
     }
 }

@@ -99,47 +99,7 @@ extension PersistentSortedSet {
         _ body: (_Leaf) -> R
     ) -> R? {
         guard let root = _root else { return nil }
-        return Self._descend(from: Unmanaged.passUnretained(root), height: _height, child, body)
-    }
-
-    /// The same descent from `node`, `height` levels above the leaves
-    /// (a node the caller's tree keeps alive).
-    @inlinable @inline(__always)
-    static func _descend<R>(
-        from node: Unmanaged<AnyObject>,
-        height: Int,
-        _ child: (_Inner) -> Int,
-        _ body: (_Leaf) -> R
-    ) -> R {
-        var node = node
-        for _ in 0..<height {
-            node = node._withUnsafeGuaranteedRef { object in
-                let inner = Self._inner(object)
-                return inner.unretainedChild(child(inner))
-            }
-        }
-        return node._withUnsafeGuaranteedRef { body(Self._leaf($0)) }
-    }
-
-    /// The number of elements below the probe under `node`.
-    @inlinable @inline(__always)
-    static func _rank(
-        from node: Unmanaged<AnyObject>,
-        height: Int,
-        isBelow: (Element) -> Bool,
-        isAbove: (Element) -> Bool
-    ) -> Int {
-        var rank = 0
-        let inLeaf = _descend(
-            from: node,
-            height: height,
-            { inner in
-                let child = inner.childIndex(probeIsBelow: isAbove)
-                rank += inner.count(in: 0..<child)
-                return child
-            }
-        ) { $0.lowerBound(isBelow) }
-        return rank + inLeaf
+        return _SortedTree.descend(from: root, height: _height, child, body)
     }
 
     /// The element the probe matches, or nil: a descent comparing by
@@ -159,7 +119,7 @@ extension PersistentSortedSet {
     @inlinable @inline(__always)
     func _rank(isBelow: (Element) -> Bool, isAbove: (Element) -> Bool) -> Int {
         guard let root = _root else { return 0 }
-        return Self._rank(from: Unmanaged.passUnretained(root), height: _height, isBelow: isBelow, isAbove: isAbove)
+        return _SortedTree.rank(from: root, height: _height, isBelow: isBelow, isAbove: isAbove)
     }
 
     /// The ranks of two probes, the lower first: found in one descent
@@ -176,46 +136,14 @@ extension PersistentSortedSet {
         upperIsAbove: (Element) -> Bool
     ) -> Range<Int>? {
         guard let root = _root else { return 0..<0 }
-        var node = Unmanaged<AnyObject>.passUnretained(root)
-        var height = _height
-        // Elements in the children left of the shared path.
-        var before = 0
-        while height > 0 {
-            var next = node
-            // Inside the guaranteed reference: no retain of the node.
-            let parted: Range<Int>?? = node._withUnsafeGuaranteedRef { object in
-                let inner = Self._inner(object)
-                let lowerChild = inner.childIndex(probeIsBelow: lowerIsAbove)
-                let upperChild = inner.childIndex(probeIsBelow: upperIsAbove, touching: false)
-                let low = before + inner.count(in: 0..<Swift.min(lowerChild, upperChild))
-                let between = inner.count(in: lowerChild..<Swift.max(lowerChild, upperChild))
-                guard lowerChild == upperChild else {
-                    guard lowerChild < upperChild else { return .some(nil) }
-                    let (lower, upper) = Self._ranks(
-                        under: inner.unretainedChild(lowerChild),
-                        inner.unretainedChild(upperChild),
-                        height: height - 1,
-                        lowerIsBelow: lowerIsBelow,
-                        lowerIsAbove: lowerIsAbove,
-                        upperIsBelow: upperIsBelow,
-                        upperIsAbove: upperIsAbove
-                    )
-                    return (low + lower)..<(low + between + upper)
-                }
-                before = low
-                next = inner.unretainedChild(lowerChild)
-                return nil
-            }
-            if let parted { return parted }
-            node = next
-            height -= 1
-        }
-        return node._withUnsafeGuaranteedRef { object in
-            let leaf = Self._leaf(object)
-            let lower = leaf.lowerBound(lowerIsBelow)
-            let upper = leaf.lowerBound(upperIsBelow)
-            return lower <= upper ? (before + lower)..<(before + upper) : nil
-        }
+        return _SortedTree.ranks(
+            from: root,
+            height: _height,
+            lowerIsBelow: lowerIsBelow,
+            lowerIsAbove: lowerIsAbove,
+            upperIsBelow: upperIsBelow,
+            upperIsAbove: upperIsAbove
+        )
     }
 
     /// The offsets of the elements in `range`: `rank(of: range.lowerBound)

@@ -121,6 +121,22 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     /// A node over `children` and their `separators`.
     @inlinable
     static func make(
+        children: some Collection<_SortedChild>,
+        separators: ContiguousArray<Element>,
+        capacity: Int
+    ) -> _SortedInner {
+        let made = children.withContiguousStorageIfAvailable {
+            make(children: $0, separators: separators, capacity: capacity)
+        }
+        return made
+            ?? ContiguousArray(children).withUnsafeBufferPointer {
+                make(children: $0, separators: separators, capacity: capacity)
+            }
+    }
+
+    /// A node over `children` and their `separators`.
+    @inlinable
+    static func make(
         children: UnsafeBufferPointer<_SortedChild>,
         separators: ContiguousArray<Element>,
         capacity: Int
@@ -240,6 +256,29 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
     func separator(_ i: Int) -> Element {
         precondition(i >= 0 && i < width - 1, "a separator out of range")
         return _header.pointee.separatorElements.unsafelyUnwrapped[i]
+    }
+
+    /// Calls `body` with the slot of child `position`, which it may
+    /// replace (by a unique copy of the child, say). O(1).
+    @inlinable
+    func withChild<R>(_ position: Int, _ body: (inout AnyObject) throws -> R) rethrows -> R {
+        precondition(position >= 0 && position < width, "a child out of range")
+        return try body(&_nodes[position])
+    }
+
+    /// Replaces separator `i` (a separators array shared with a copy of
+    /// the node is copied first). - Precondition: `0 <= i < width - 1`.
+    @inlinable
+    func setSeparator(_ i: Int, to element: Element) {
+        precondition(i >= 0 && i < width - 1, "a separator out of range")
+        _header.pointee.separators[i] = element
+    }
+
+    /// Whether the header's pointer to the separators' elements is that of
+    /// its separators array (checked by the invariants).
+    @inlinable
+    var _separatorElementsAreCurrent: Bool {
+        _header.pointee.separatorElements == _SortedInnerHeader.elements(of: _header.pointee.separators)
     }
 
     /// A copy sharing the children and separators, with room for

@@ -106,6 +106,35 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
         withElements { _SortedLeaf.make(copying: $0, capacity: capacity) }
     }
 
+    /// Appends `element`. - Precondition: `width < capacity`.
+    @inlinable
+    func append(_ element: Element) {
+        withUnsafeMutablePointers { header, storage in
+            let width = header.pointee.width
+            precondition(width < header.pointee.capacity, "a leaf over its capacity")
+            (storage + width).initialize(to: element)
+            header.pointee.width = width + 1
+        }
+    }
+
+    /// Appends the elements `next` returns until it returns nil or the leaf
+    /// holds `limit` (at most its capacity).
+    /// - Precondition: they ascend strictly, from above the leaf's last
+    ///   element (checked in debug builds).
+    @inlinable
+    func append(upTo limit: Int, _ next: () -> Element?) {
+        withUnsafeMutablePointers { header, storage in
+            var width = header.pointee.width
+            precondition(limit <= header.pointee.capacity, "a leaf over its capacity")
+            while width < limit, let element = next() {
+                assert(width == 0 || storage[width - 1] < element, "elements are not strictly ascending")
+                (storage + width).initialize(to: element)
+                width += 1
+            }
+            header.pointee.width = width
+        }
+    }
+
     /// Inserts at `position`. - Precondition: `width < capacity`.
     @inlinable
     func insert(_ element: Element, at position: Int) {

@@ -18,40 +18,23 @@ extension PersistentVector: RandomAccessCollection, MutableCollection {
     /// The valid indices. O(1).
     @inlinable public var indices: Range<Int> { 0..<_count }
 
-    /// Walks leaf by leaf: one tree descent per 32 elements, then a pointer
-    /// increment per element.
+    /// Walks leaf by leaf (see `_VectorWalk`): one tree descent per 32
+    /// elements, then a pointer increment per element.
     @frozen
     public struct Iterator: IteratorProtocol {
         @usableFromInline let _vector: PersistentVector
-        @usableFromInline var _elements: UnsafeMutablePointer<Element>?
-        @usableFromInline var _offset: Int
-        @usableFromInline var _leafCount: Int
-        @usableFromInline var _nextLeafStart: Int
+        @usableFromInline var _walk: _VectorWalk<Element>
 
         @inlinable
         init(_vector: PersistentVector) {
             self._vector = _vector
-            self._elements = nil
-            self._offset = 0
-            self._leafCount = 0
-            self._nextLeafStart = 0
+            self._walk = _VectorWalk()
         }
 
         /// The next element, or nil at the end. O(1) amortized.
         @inlinable
         public mutating func next() -> Element? {
-            if _offset < _leafCount {
-                defer { _offset &+= 1 }
-                return _elements.unsafelyUnwrapped[_offset]
-            }
-            guard _nextLeafStart < _vector._count else { return nil }
-            let (leaf, offset, start) = _vector._leaf(containing: _nextLeafStart)
-            let (elements, count) = leaf._withUnsafeGuaranteedRef { ($0._elements, $0.count) }
-            _elements = elements
-            _leafCount = count
-            _offset = offset + 1
-            _nextLeafStart = start + count
-            return elements[offset]
+            _walk.next(in: _vector)
         }
     }
 
@@ -66,9 +49,8 @@ extension PersistentVector: RandomAccessCollection, MutableCollection {
         var position = 0
         while position < _count {
             let (leaf, offset, start) = _leaf(containing: position)
-            let (elements, count) = leaf._withUnsafeGuaranteedRef { ($0._elements, $0.count) }
-            try body(UnsafeBufferPointer(start: elements + offset, count: count - offset))
-            position = start + count
+            try leaf.withElements(from: offset, body)
+            position = start + leaf.count
         }
     }
 }

@@ -93,10 +93,7 @@ extension PersistentVector {
             let tail = _tail!
             let start = Swift.max(range.lowerBound, treeCount) - treeCount
             let end = range.upperBound - treeCount
-            result._tail = _Node.leaf(
-                UnsafeBufferPointer(start: tail._elements + start, count: end - start),
-                capacity: _Node.branching
-            )
+            result._tail = tail.leaf(copying: start..<end, capacity: _Node.branching)
             result._count += end - start
         }
         return result

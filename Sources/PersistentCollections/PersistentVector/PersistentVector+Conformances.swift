@@ -10,19 +10,9 @@ extension PersistentVector: Equatable where Element: Equatable {
         while position < lhs._count {
             let (a, aOffset, aStart) = lhs._leaf(containing: position)
             let (b, bOffset, bStart) = rhs._leaf(containing: position)
-            let aCount = a._withUnsafeGuaranteedRef { $0.count } - aOffset
-            let bCount = b._withUnsafeGuaranteedRef { $0.count } - bOffset
-            let run = Swift.min(aCount, bCount)
-            let sameLeaf = a.toOpaque() == b.toOpaque() && aOffset == bOffset && aStart == bStart
-            if !sameLeaf {
-                let equal = a._withUnsafeGuaranteedRef { a in
-                    b._withUnsafeGuaranteedRef { b in
-                        UnsafeBufferPointer(start: a._elements + aOffset, count: run)
-                            .elementsEqual(UnsafeBufferPointer(start: b._elements + bOffset, count: run))
-                    }
-                }
-                if !equal { return false }
-            }
+            let run = Swift.min(a.count - aOffset, b.count - bOffset)
+            let sameLeaf = a.isSameNode(as: b) && aOffset == bOffset && aStart == bStart
+            if !sameLeaf && !a.elementsEqual(from: aOffset, b, from: bOffset, count: run) { return false }
             position += run
         }
         return true

@@ -57,47 +57,12 @@ extension PersistentVector: @unchecked Sendable where Element: Sendable {}
 // MARK: Reading
 
 extension PersistentVector {
-    /// The leaf holding `index` and the offset of `index` in it, unretained.
+    /// The leaf holding `index` (unretained: valid while this vector is
+    /// alive), the offset of `index` in it, and the leaf's first index.
+    /// O(log32 n); O(1) in the tail.
     @inlinable
-    func _leaf(containing index: Int) -> (leaf: Unmanaged<_Node>, offset: Int, leafStart: Int) {
-        let treeCount = _treeCount
-        if index >= treeCount {
-            return (Unmanaged.passUnretained(_tail.unsafelyUnwrapped), index - treeCount, treeCount)
-        }
-        var node = Unmanaged.passUnretained(_root.unsafelyUnwrapped)
-        var height = _height
-        var relative = index
-        while height > 0 {
-            let shift = _Node.bits &* height
-            let (child, consumed) = node._withUnsafeGuaranteedRef { node -> (Unmanaged<_Node>, Int) in
-                if node.isRelaxed {
-                    let sizes = node._sizes
-                    // The answer lies at or past the radix guess, usually
-                    // within two slots of it (the concatenation plan's
-                    // bound). The three candidates are compared at once,
-                    // without a branch to mispredict or a chain of
-                    // dependent loads (the table's place and its unused
-                    // slots, Int.max, do not depend on the header); reads
-                    // past the table are clamped to its last slot, which
-                    // like every slot from the last child's on exceeds
-                    // every `relative` in the node, so they add 0.
-                    let end = _Node.branching &- 1
-                    var slot = relative &>> shift
-                    slot &+=
-                        (sizes[slot] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 1, end)] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 2, end)] <= relative ? 1 : 0)
-                    while sizes[slot] <= relative { slot &+= 1 }
-                    return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
-                }
-                let slot = (relative &>> shift) & 31
-                return (node._unretainedChild(slot), slot &<< shift)
-            }
-            relative &-= consumed
-            node = child
-            height &-= 1
-        }
-        return (node, relative, index - relative)
+    func _leaf(containing index: Int) -> (leaf: _VectorLeaf<Element>, offset: Int, leafStart: Int) {
+        _Node.leaf(containing: index, root: _root, tail: _tail, height: _height, treeCount: _treeCount)
     }
 
     /// The element at `index`. O(log32 n); O(1) in the tail.
@@ -105,7 +70,7 @@ extension PersistentVector {
     public func element(at index: Int) -> Element {
         precondition(index >= 0 && index < _count, "PersistentVector index \(index) out of range 0..<\(_count)")
         let (leaf, offset, _) = _leaf(containing: index)
-        return leaf._withUnsafeGuaranteedRef { $0._elements[offset] }
+        return leaf[offset]
     }
 }
 
@@ -117,12 +82,7 @@ extension PersistentVector {
     @inlinable
     public mutating func append(_ element: Element) {
         if _tail != nil && isKnownUniquelyReferenced(&_tail!) {
-            let tail = _tail.unsafelyUnwrapped
-            let header = tail._header
-            let n = Int(header.pointee.count)
-            if n < Int(header.pointee.capacity) {
-                (tail._elements + n).initialize(to: element)
-                header.pointee.count = UInt32(n &+ 1)
+            if _tail.unsafelyUnwrapped.appendIfRoom(element) {
                 _count &+= 1
                 return
             }
@@ -141,10 +101,8 @@ extension PersistentVector {
         } else {
             _tail = _tail!.copy(capacity: _Node.branching)
         }
-        let tail = _tail.unsafelyUnwrapped
-        let n = tail.count
-        (tail._elements + n).initialize(to: element)
-        tail._header.pointee.count = UInt32(n + 1)
+        let appended = _tail.unsafelyUnwrapped.appendIfRoom(element)
+        assert(appended, "a new or copied tail has room")
         _count += 1
     }
 
@@ -186,7 +144,7 @@ extension PersistentVector {
         let treeCount = _treeCount
         if index >= treeCount {
             if !isKnownUniquelyReferenced(&_tail!) { _tail = _tail!.copy() }
-            _tail!._elements[index - treeCount] = element
+            _tail!.replaceElement(at: index - treeCount, with: element)
             return
         }
         _Node.set(&_root!, height: _height, index, element)

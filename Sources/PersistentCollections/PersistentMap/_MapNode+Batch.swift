@@ -1,0 +1,68 @@
+extension _MapNode {
+    /// The values for `keys` (`count` of them) under `root`, in their
+    /// order: the body of ``PersistentMap/values(forKeys:)``. The lookups
+    /// descend together, one level a round.
+    @inlinable
+    static func values(forKeys keys: some Collection<Key>, count: Int, from root: _MapNode) -> [Value?] {
+        return withUnsafeTemporaryAllocation(of: _BatchProbe<Key, Value>.self, capacity: count) { probes in
+            // Invariant: probes[0..<initialized] are initialized; the first
+            // `pending` still descend, and `node` is alive while `root` is.
+            var pending = 0
+            for key in keys where pending < count {
+                probes.initializeElement(
+                    at: pending,
+                    to: _BatchProbe(key: key, hash: _hash(key), position: pending, node: .passUnretained(root))
+                )
+                pending += 1
+            }
+            let initialized = pending
+            defer { _ = probes.baseAddress!.deinitialize(count: initialized) }
+            var found = [UnsafeMutablePointer<Item>?](repeating: nil, count: count)
+            var shift = 0
+            // Every probe starts at the root and descends one level per
+            // round, so all pending probes share `shift`.
+            while pending > 0 {
+                var kept = 0
+                for i in 0..<pending {
+                    // Through the pointer: a copy of the probe would copy its key.
+                    let probe = probes.baseAddress! + i
+                    let step = probe.pointee.node._withUnsafeGuaranteedRef {
+                        $0._step(probe.pointee.key, probe.pointee.hash, shift)
+                    }
+                    switch step {
+                    case .found(let item):
+                        found[probe.pointee.position] = item
+                    case .absent:
+                        break
+                    case .descend(let child):
+                        if kept != i { probes.swapAt(kept, i) }
+                        probes[kept].node = child
+                        kept += 1
+                    }
+                }
+                pending = kept
+                shift &+= bitsPerLevel
+            }
+            return found.map { $0?.pointee.value }
+        }
+    }
+}
+
+/// One lookup of ``PersistentMap/values(forKeys:)`` in flight:
+/// its key, the key's hash, where its answer goes, and the node it has
+/// reached (unretained: the map's root keeps it alive).
+@usableFromInline
+struct _BatchProbe<Key: Hashable, Value> {
+    @usableFromInline var key: Key
+    @usableFromInline var hash: UInt64
+    @usableFromInline var position: Int
+    @usableFromInline var node: Unmanaged<_MapNode<Key, Value>>
+
+    @inlinable
+    init(key: Key, hash: UInt64, position: Int, node: Unmanaged<_MapNode<Key, Value>>) {
+        self.key = key
+        self.hash = hash
+        self.position = position
+        self.node = node
+    }
+}

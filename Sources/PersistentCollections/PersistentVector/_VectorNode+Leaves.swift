@@ -1,0 +1,158 @@
+/// A leaf of a vector, held unretained: valid while the vector that
+/// holds it is alive (the caller keeps it so).
+@usableFromInline
+@frozen
+struct _VectorLeaf<Element> {
+    @usableFromInline let _node: Unmanaged<_VectorNode<Element>>
+
+    @inlinable
+    init(_ node: Unmanaged<_VectorNode<Element>>) { self._node = node }
+
+    /// The element at `offset`. O(1).
+    @inlinable
+    subscript(offset: Int) -> Element { _node._withUnsafeGuaranteedRef { $0._elements[offset] } }
+
+    /// The number of elements. O(1).
+    @inlinable
+    var count: Int { _node._withUnsafeGuaranteedRef { $0.count } }
+
+    /// Whether both are the same node.
+    @inlinable
+    func isSameNode(as other: _VectorLeaf) -> Bool { _node.toOpaque() == other._node.toOpaque() }
+
+    /// Calls `body` with the elements from `offset` on.
+    @inlinable
+    func withElements<R>(from offset: Int, _ body: (UnsafeBufferPointer<Element>) throws -> R) rethrows -> R {
+        try _node._withUnsafeGuaranteedRef { node in
+            try body(UnsafeBufferPointer(start: node._elements + offset, count: node.count - offset))
+        }
+    }
+}
+
+extension _VectorLeaf where Element: Equatable {
+    /// Whether `count` elements from `offset` equal those of `other` from
+    /// `otherOffset`. O(count).
+    @inlinable
+    func elementsEqual(from offset: Int, _ other: _VectorLeaf, from otherOffset: Int, count: Int) -> Bool {
+        _node._withUnsafeGuaranteedRef { a in
+            other._node._withUnsafeGuaranteedRef { b in
+                UnsafeBufferPointer(start: a._elements + offset, count: count)
+                    .elementsEqual(UnsafeBufferPointer(start: b._elements + otherOffset, count: count))
+            }
+        }
+    }
+}
+
+/// A walk over a vector's elements, leaf by leaf: one descent per leaf,
+/// then a pointer increment per element. The walk's owner keeps the
+/// vector alive.
+@usableFromInline
+@frozen
+struct _VectorWalk<Element> {
+    @usableFromInline var _elements: UnsafeMutablePointer<Element>?
+    @usableFromInline var _offset: Int
+    @usableFromInline var _leafCount: Int
+    @usableFromInline var _nextLeafStart: Int
+
+    @inlinable
+    init() {
+        self._elements = nil
+        self._offset = 0
+        self._leafCount = 0
+        self._nextLeafStart = 0
+    }
+
+    /// The next element of `vector`, or nil at its end. O(1) amortized.
+    @inlinable
+    mutating func next(in vector: PersistentVector<Element>) -> Element? {
+        if _offset < _leafCount {
+            defer { _offset &+= 1 }
+            return _elements.unsafelyUnwrapped[_offset]
+        }
+        guard _nextLeafStart < vector._count else { return nil }
+        let (leaf, offset, start) = vector._leaf(containing: _nextLeafStart)
+        let (elements, count) = leaf._node._withUnsafeGuaranteedRef { ($0._elements, $0.count) }
+        _elements = elements
+        _leafCount = count
+        _offset = offset + 1
+        _nextLeafStart = start + count
+        return elements[offset]
+    }
+}
+
+extension _VectorNode {
+    /// The leaf of the vector made of `root`, `tail`, `height` and
+    /// `treeCount` that holds `index`, unretained (valid while the vector
+    /// is alive), the offset of `index` in it, and the leaf's first index.
+    /// - Precondition: `0 <= index < treeCount + tail's count`.
+    @inlinable
+    static func leaf(
+        containing index: Int,
+        root: _VectorNode?,
+        tail: _VectorNode?,
+        height: Int,
+        treeCount: Int
+    ) -> (leaf: _VectorLeaf<Element>, offset: Int, leafStart: Int) {
+        if index >= treeCount {
+            return (_VectorLeaf(Unmanaged.passUnretained(tail.unsafelyUnwrapped)), index - treeCount, treeCount)
+        }
+        var node = Unmanaged.passUnretained(root.unsafelyUnwrapped)
+        var height = height
+        var relative = index
+        while height > 0 {
+            let shift = Self.bits &* height
+            let (child, consumed) = node._withUnsafeGuaranteedRef { node -> (Unmanaged<_VectorNode>, Int) in
+                if node.isRelaxed {
+                    let sizes = node._sizes
+                    // The answer lies at or past the radix guess, usually
+                    // within two slots of it (the concatenation plan's
+                    // bound). The three candidates are compared at once,
+                    // without a branch to mispredict or a chain of
+                    // dependent loads (the table's place and its unused
+                    // slots, Int.max, do not depend on the header); reads
+                    // past the table are clamped to its last slot, which
+                    // like every slot from the last child's on exceeds
+                    // every `relative` in the node, so they add 0.
+                    let end = Self.branching &- 1
+                    var slot = relative &>> shift
+                    slot &+=
+                        (sizes[slot] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 1, end)] <= relative ? 1 : 0)
+                        &+ (sizes[Swift.min(slot &+ 2, end)] <= relative ? 1 : 0)
+                    while sizes[slot] <= relative { slot &+= 1 }
+                    return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
+                }
+                let slot = (relative &>> shift) & 31
+                return (node._unretainedChild(slot), slot &<< shift)
+            }
+            relative &-= consumed
+            node = child
+            height &-= 1
+        }
+        return (_VectorLeaf(node), relative, index - relative)
+    }
+
+    /// Appends `element` to this leaf when it has room; false when full.
+    @inlinable
+    func appendIfRoom(_ element: Element) -> Bool {
+        let header = _header
+        let n = Int(header.pointee.count)
+        guard n < Int(header.pointee.capacity) else { return false }
+        (_elements + n).initialize(to: element)
+        header.pointee.count = UInt32(n &+ 1)
+        return true
+    }
+
+    /// Replaces the element at `offset` of this leaf.
+    @inlinable
+    func replaceElement(at offset: Int, with element: Element) {
+        _elements[offset] = element
+    }
+
+    /// A new leaf holding this leaf's elements in `range`, with room for
+    /// `capacity`.
+    @inlinable
+    func leaf(copying range: Range<Int>, capacity: Int) -> _VectorNode {
+        Self.leaf(UnsafeBufferPointer(start: _elements + range.lowerBound, count: range.count), capacity: capacity)
+    }
+}
