@@ -58,15 +58,17 @@ test: deps
 	STRATA_POSTGRES_ONLY=1 ./Tests/postgres/with-server.sh $(SWIFT) test --skip-build $(DEBUG_FLAGS) --filter StrataPostgresTests
 	$(MAKE) test-optimized
 
-# Every test again as the code ships: optimized, under AddressSanitizer. The
+# Every test again as the code ships: optimized, under AddressSanitizer, with
+# the collections' invariants checked inside every mutation
+# (STRATA_INTERNAL_CHECKS=1, see Package.swift). The
 # collections' unsafe node storage and the decoders that feed it untrusted
 # bytes show lifetime bugs (a node freed while a pointer into it is still in
 # use) only once the optimizer shortens lifetimes; the store's C calls
 # (readdir, zstd, file I/O) overrun only in some runs, which ASan turns into
 # a failure every time.
 test-optimized: deps
-	STRATA_CORE_ONLY=1 $(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
-	STRATA_CORE_ONLY=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
+	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 $(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
+	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
 
 # The `cli` scenario runs the `strata` binary built beside the runner, the
 # `cluster` scenario `strata-cluster-bench` beside a throwaway PostgreSQL

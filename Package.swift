@@ -161,6 +161,18 @@ if Context.environment["STRATA_CORE_ONLY"] == "1" {
     package.products.removeAll { heavy.contains($0.name) }
 }
 
+// `make test`: with STRATA_INTERNAL_CHECKS=1 the collections check their
+// invariants inside every mutation (the nodes on the changed path, the
+// whole collection when it is small; see
+// Sources/PersistentCollections/NodeStorage/_InternalChecks.swift). Builds
+// without the variable, the ones apps and the benchmarks use, compile the
+// checks out.
+if Context.environment["STRATA_INTERNAL_CHECKS"] == "1" {
+    for target in package.targets where target.name == "PersistentCollections" {
+        target.swiftSettings = (target.swiftSettings ?? []) + [.define("STRATA_INTERNAL_CHECKS")]
+    }
+}
+
 // `make test` runs the suites of StrataPostgres in a debug build of their
 // own: with STRATA_POSTGRES_ONLY=1 it leaves out the core's test targets,
 // the `strata` command and the bench runner, which the optimized builds of

@@ -89,6 +89,7 @@ extension PersistentMap {
     public init?(checkingUniqueKeysWithValues entries: some Sequence<(Key, Value)>) {
         guard let built = _Node.build(entries) else { return nil }
         self.init(_root: built.root, count: built.count)
+        _checkAfterMutation()
     }
 
     /// Creates a map from entries that may repeat a key, combining the

@@ -33,6 +33,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         }
         guard let root = _Node.buildConcurrently(moving: &parts, offsets: offsets, count: total) else { return nil }
         self.init(_root: root, count: total)
+        _checkAfterMutation()
     }
 
     /// Entries from which ``init(checkingUniqueKeysWithValuesOf:)`` builds on

@@ -46,6 +46,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         else {
             var results: [Result] = []
             results.reserveCapacity(changes.count)
+            // Each change through the subscript, which checks its own path.
             for (key, change) in changes { results.append(try body(key, change, &self[key])) }
             return results
         }
@@ -69,6 +70,7 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                 results[entry.position] = try body(entry.key, entry.change, &self[entry.key])
             }
         }
+        _checkAfterMutation(ofKeysIn: changes)
         if let failure { throw failure.error }
         return results.map { $0! }
     }

@@ -18,6 +18,47 @@ extension PersistentMap {
 }
 
 extension PersistentMap {
+    /// Whether this build checks the map's invariants inside every
+    /// mutation (a build with `STRATA_INTERNAL_CHECKS`, as `make test`
+    /// makes). Documented complexities do not hold in such a build.
+    public static var _isConsistencyCheckingEnabled: Bool { _internalChecks }
+
+    /// After a mutation that changed the entry whose key hashes to `hash`:
+    /// in a checking build, the whole map when it is small, else the nodes
+    /// on that key's path. Nothing in other builds.
+    @inlinable @inline(__always)
+    func _checkAfterMutation(hash: UInt64) {
+        if _internalChecks { _checkChangedPath(hash: hash) }
+    }
+
+    /// After a mutation of the whole map (a build, a transform): in a
+    /// checking build, every invariant. Nothing in other builds.
+    @inlinable @inline(__always)
+    func _checkAfterMutation() {
+        if _internalChecks { _invariantCheck() }
+    }
+
+    /// After a mutation that changed the entries of the keys of `changes`:
+    /// the whole map when it is small, else each of those keys' paths.
+    @inlinable @inline(__always)
+    func _checkAfterMutation<Change>(ofKeysIn changes: PersistentMap<Key, Change>) {
+        if _internalChecks { _checkChangedPaths(changes.keys) }
+    }
+
+    @usableFromInline @inline(never)
+    func _checkChangedPaths(_ keys: some Sequence<Key>) {
+        guard _count > _wholeCheckLimit, let root = _root else { return _invariantCheck() }
+        for key in keys { root._checkPath(of: _hash(key)) }
+    }
+
+    @usableFromInline @inline(never)
+    func _checkChangedPath(hash: UInt64) {
+        guard _count > _wholeCheckLimit, let root = _root else { return _invariantCheck() }
+        root._checkPath(of: hash)
+    }
+}
+
+extension PersistentMap {
     /// The number of nodes on the longest path from the root, counting the
     /// root (0 for an empty map): how many levels a lookup may descend.
     /// O(nodes). For tests and diagnostics.

@@ -76,7 +76,9 @@ extension PersistentMap {
     @inlinable
     public func mapValues<T>(_ transform: (Value) throws -> T) rethrows -> PersistentMap<Key, T> {
         guard let root = _root else { return PersistentMap<Key, T>() }
-        return PersistentMap<Key, T>(_root: try root.mapValues(transform), count: _count)
+        let result = PersistentMap<Key, T>(_root: try root.mapValues(transform), count: _count)
+        result._checkAfterMutation()
+        return result
     }
 
     /// The keys whose transformed value is not nil, with those values. O(n log16 n).

@@ -84,10 +84,12 @@ extension PersistentMap {
         guard _root != nil else {
             _root = _Node.single(_MapItem(key: key, value: value), hash: hash, shift: 0)
             _count = 1
+            _checkAfterMutation(hash: hash)
             return nil
         }
         let old = _Node.update(&_root!, key, value, hash, 0)
         if old == nil { _count += 1 }
+        _checkAfterMutation(hash: hash)
         return old
     }
 
@@ -103,6 +105,7 @@ extension PersistentMap {
         let (found, removed) = _Node.remove(&_root!, key, hash, 0, isKnownPresent: false)
         guard found else { return nil }
         _didRemove()
+        _checkAfterMutation(hash: hash)
         return removed
     }
 
@@ -150,6 +153,7 @@ extension PersistentMap {
                     _ = _Node.remove(&_root!, key, hash, 0, isKnownPresent: true, valueIsMoved: true)
                     _didRemove()
                 }
+                _checkAfterMutation(hash: hash)
             }
             yield &value
         }
@@ -168,6 +172,7 @@ extension PersistentMap {
                 updateValue(defaultValue(), forKey: key)
             }
             let slot = _Node.uniqueValueSlotOfPresentKey(&_root!, key, hash)
+            defer { _checkAfterMutation(hash: hash) }
             yield &slot.value
         }
     }

@@ -66,6 +66,7 @@ extension PersistentSortedSet {
             Self._balanceLast(&level, &firsts, height: height)
         }
         self.init(_root: level[0].node, height: height)
+        _checkAfterMutation()
     }
 
     /// The union of `parts`, each of whose elements are all below those of

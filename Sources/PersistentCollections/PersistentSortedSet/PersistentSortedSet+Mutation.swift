@@ -44,6 +44,7 @@ extension PersistentSortedSet {
             leaf.insert(element, at: 0)
             _root = leaf
             _height = 0
+            _checkAfterMutation { element < $0 }
             return nil
         }
         if !replacing, !isKnownUniquelyReferenced(&_root!), let found = member(equalTo: element) {
@@ -57,6 +58,7 @@ extension PersistentSortedSet {
             _root = _Inner.make(children: children, separators: [split.separator], capacity: 2)
             _height += 1
         }
+        _checkAfterMutation { element < $0 }
         return result.existing
     }
 
@@ -169,6 +171,7 @@ extension PersistentSortedSet {
             _root = Self._inner(_root!)[0].node
             _height -= 1
         }
+        _checkAfterMutation(at: isAbove)
         return removed
     }
 

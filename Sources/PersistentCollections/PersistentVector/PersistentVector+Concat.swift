@@ -14,11 +14,13 @@ extension PersistentVector {
             return
         }
         _pushTail()
+        let seam = _count
         let (root, height) = Self._joined(_root, _height, other._root!, other._height)
         _root = root
         _height = height
         _tail = other._tail
         _count += other._count
+        _checkAfterMutation(around: seam - 1, seam)
     }
 
     /// The concatenation of two trees (either may be absent).
@@ -96,6 +98,7 @@ extension PersistentVector {
             result._tail = tail.leaf(copying: start..<end, capacity: _Node.branching)
             result._count += end - start
         }
+        result._checkAfterMutation(around: 0, result._count - 1)
         return result
     }
 

@@ -33,6 +33,39 @@ extension PersistentVector {
 }
 
 extension PersistentVector {
+    /// Whether this build checks the vector's invariants inside every
+    /// mutation (a build with `STRATA_INTERNAL_CHECKS`, as `make test`
+    /// makes). Documented complexities do not hold in such a build.
+    public static var _isConsistencyCheckingEnabled: Bool { _internalChecks }
+
+    /// After a mutation that changed the nodes on the paths to the
+    /// elements at `first` and `last` (the edges of a seam or a slice): in
+    /// a checking build, the whole vector when it is small, else the tail,
+    /// the root and those paths. Nothing in other builds.
+    @inlinable @inline(__always)
+    func _checkAfterMutation(around first: Int, _ last: Int) {
+        if _internalChecks { _checkChangedPaths(first, last) }
+    }
+
+    @usableFromInline @inline(never)
+    func _checkChangedPaths(_ first: Int, _ last: Int) {
+        guard _count > _wholeCheckLimit else { return _invariantCheck() }
+        if let tail = _tail {
+            precondition(tail.isLeaf && tail.count <= _Node.branching && tail.slotCapacity >= tail.count, "bad tail")
+        }
+        guard let root = _root else {
+            precondition(_count == _tailCount, "no tree, but count \(_count) != tail \(_tailCount)")
+            return
+        }
+        precondition(root.isLeaf || root.count > 1 || _height == 0, "root branch with a single child")
+        precondition(root.size(height: _height) == _treeCount, "tree size is not the count less the tail")
+        for index in [first, last] where index >= 0 && index < _treeCount {
+            root._checkPath(height: _height, to: index)
+        }
+    }
+}
+
+extension PersistentVector {
     /// The slot counts the concatenation rebalancer packs a level of nodes
     /// with the given slot counts into. Exposed for tests of its bound: the
     /// result has at most two nodes more than ⌈total / 32⌉.

@@ -84,6 +84,7 @@ extension PersistentVector {
         if _tail != nil && isKnownUniquelyReferenced(&_tail!) {
             if _tail.unsafelyUnwrapped.appendIfRoom(element) {
                 _count &+= 1
+                _checkAfterMutation(around: _count - 1, _count - 1)
                 return
             }
         }
@@ -104,6 +105,7 @@ extension PersistentVector {
         let appended = _tail.unsafelyUnwrapped.appendIfRoom(element)
         assert(appended, "a new or copied tail has room")
         _count += 1
+        _checkAfterMutation(around: _treeCount - 1, _count - 1)
     }
 
     /// Moves the tail into the tree as its last leaf.
@@ -145,8 +147,10 @@ extension PersistentVector {
         if index >= treeCount {
             if !isKnownUniquelyReferenced(&_tail!) { _tail = _tail!.copy() }
             _tail!.replaceElement(at: index - treeCount, with: element)
+            _checkAfterMutation(around: index, index)
             return
         }
         _Node.set(&_root!, height: _height, index, element)
+        _checkAfterMutation(around: index, index)
     }
 }

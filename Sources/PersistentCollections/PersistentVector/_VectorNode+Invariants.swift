@@ -1,6 +1,15 @@
 extension _VectorNode {
     /// Checks this subtree; returns its element count.
     func _invariantCheck(height: Int) -> Int {
+        _checkNode(height: height) { _children[$0]._invariantCheck(height: height - 1) }
+    }
+
+    /// Checks this node, at `height`, given the size of each child (each
+    /// child's own check, or `size(height:)`); returns its element count.
+    /// O(children).
+    @usableFromInline
+    @discardableResult
+    func _checkNode(height: Int, childSize: (Int) -> Int) -> Int {
         let alignment = isLeaf ? MemoryLayout<Element>.alignment : MemoryLayout<_VectorNode>.alignment
         precondition(
             Int(bitPattern: UnsafeRawPointer(isLeaf ? UnsafeRawPointer(_elements) : UnsafeRawPointer(_children)))
@@ -17,8 +26,8 @@ extension _VectorNode {
         var total = 0
         let complete = Self.capacity(height: height - 1)
         for i in 0..<count {
-            let child = _children[i]
-            let size = child._invariantCheck(height: height - 1)
+            precondition(_children[i].isLeaf == (height == 1), "child \(i) of the wrong kind at height \(height)")
+            let size = childSize(i)
             precondition(size <= complete, "child \(i) at height \(height) holds more than a complete subtree")
             if !isRelaxed && i < count - 1 {
                 precondition(size == complete, "regular node with an incomplete child at \(i), height \(height)")
@@ -41,6 +50,32 @@ extension _VectorNode {
             }
         }
         return total
+    }
+
+    /// Checks every node on the path from this root, at `height`, to the
+    /// element at `index` (of this subtree). O(height² × 32).
+    @usableFromInline
+    func _checkPath(height: Int, to index: Int) {
+        var node = self
+        var height = height
+        var relative = index
+        while true {
+            let h = height
+            let size = node._checkNode(height: h) { node._children[$0].size(height: h - 1) }
+            precondition(relative >= 0 && relative < size, "index \(relative) outside a subtree of \(size)")
+            guard height > 0 else { return }
+            var slot = 0
+            var before = 0
+            while true {
+                let childSize = node._children[slot].size(height: height - 1)
+                if relative < before + childSize { break }
+                before += childSize
+                slot += 1
+            }
+            node = node._children[slot]
+            relative -= before
+            height -= 1
+        }
     }
 
     /// The slot counts `concatPlan(_:into:)` packs a level of nodes with
