@@ -2,9 +2,10 @@ import Dispatch
 import Synchronization
 
 /// An array of `total` results written in place on every core: task `k`
-/// (one per element of `starts`) calls `yield` with exactly `counts[k]`
+/// (one per element of `counts`) calls `yield` with exactly `counts[k]`
 /// results, which land at `starts[k]...` in order. The body of
-/// ``PersistentMap/concurrentMap(maximumParts:_:)``.
+/// ``PersistentMap/concurrentMap(maximumParts:_:)``, whose name the
+/// failures carry.
 ///
 /// - Throws: the error of the lowest-numbered task that threw, after
 ///   every task has ended; the results written are released.

@@ -57,6 +57,9 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
         _count += outcomes.reduce(0) { $0 + $1.insertedMinusRemoved }
         _Node._restoreCanonicalChildren(&_root!)
         if _count == 0 { _root = nil }
+        // The deferred entries below go through the subscript, which checks
+        // their own paths.
+        _checkAfterMutation(ofKeysIn: changes)
 
         // Entries no subtrie of this root could take, in order; then the
         // first error, wherever it was thrown.
@@ -70,7 +73,6 @@ extension PersistentMap where Key: Sendable, Value: Sendable {
                 results[entry.position] = try body(entry.key, entry.change, &self[entry.key])
             }
         }
-        _checkAfterMutation(ofKeysIn: changes)
         if let failure { throw failure.error }
         return results.map { $0! }
     }

@@ -137,7 +137,7 @@ extension PersistentMap {
         }
         _modify {
             let hash = _hash(key)
-            guard _root != nil, let pointer = _Node.uniqueValuePointer(&_root!, key, hash, 0) else {
+            guard _root != nil, let slot = _Node.uniqueValueSlot(&_root!, key, hash) else {
                 var value: Value? = nil
                 defer {
                     if let value { updateValue(value, forKey: key) }
@@ -145,10 +145,10 @@ extension PersistentMap {
                 yield &value
                 return
             }
-            var value: Value? = pointer.move()
+            var value: Value? = slot.take()
             defer {
                 if let value {
-                    pointer.initialize(to: value)
+                    slot.put(value)
                 } else {
                     _ = _Node.remove(&_root!, key, hash, 0, isKnownPresent: true, valueIsMoved: true)
                     _didRemove()

@@ -21,14 +21,14 @@ extension _MapNode where Key: Sendable, Value: Sendable {
         // items, and each task writes only the child slots of the hash
         // slots its part's keys fall under, which no other part's keys do
         // (each part holds whole subtries and root entries of `changes`,
-        // and equal keys hash to equal slots in both maps). The map keeps
-        // the root alive until every task has returned.
+        // and equal keys hash to equal slots in both maps). The caller's
+        // map keeps the root alive until every task has returned.
         let shared = _Disjoint((root._children, root.nodeMap))
         DispatchQueue.concurrentPerform(iterations: parts.count) { k in
             let (children, nodeMap) = shared.value
             var outcome = _SubtrieUpdate<Key, Change, Result>(count: parts[k].count)
             var position = starts[k]
-            // The child slot of this map's root that holds the keys of hash slot `bit`, if any.
+            // The child slot of the root that holds the keys of hash slot `bit`, if any.
             func subtrie(_ bit: UInt32) -> UnsafeMutablePointer<_MapNode>? {
                 nodeMap & bit == 0 ? nil : children + _rank(nodeMap, bit)
             }

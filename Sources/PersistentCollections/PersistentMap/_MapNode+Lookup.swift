@@ -123,9 +123,25 @@ struct _MapValueSlot<Value> {
         unsafeAddress { UnsafePointer(_pointer) }
         nonmutating unsafeMutableAddress { _pointer }
     }
+
+    /// Moves the value out, leaving the slot uninitialized until `put(_:)`
+    /// fills it again (or the caller removes its item without reading it).
+    @inlinable
+    func take() -> Value { _pointer.move() }
+
+    /// Fills the slot `take()` emptied.
+    @inlinable
+    func put(_ value: Value) { _pointer.initialize(to: value) }
 }
 
 extension _MapNode {
+    /// The slot of `key`'s value under `slot`, copying every shared node on
+    /// its path first; nil when the key is absent (nothing is copied then).
+    @inlinable
+    static func uniqueValueSlot(_ slot: inout _MapNode, _ key: Key, _ hash: UInt64) -> _MapValueSlot<Value>? {
+        uniqueValuePointer(&slot, key, hash, 0).map(_MapValueSlot.init)
+    }
+
     /// The slot of `key`'s value (which must be present) under `slot`,
     /// copying every shared node on its path first.
     @inlinable

@@ -87,7 +87,8 @@ extension PersistentSortedSet {
 
     /// After an insertion or removal at the probe (`isAbove(e)`: the probe
     /// is below `e`): in a checking build, the whole set when it is small,
-    /// else every node on the probe's path. Nothing in other builds.
+    /// else every node on the probe's path and their neighbours. Nothing
+    /// in other builds.
     @inlinable @inline(__always)
     func _checkAfterMutation(at isAbove: (Element) -> Bool) {
         if _internalChecks { _checkChangedPath(isAbove) }
@@ -107,6 +108,17 @@ extension PersistentSortedSet {
             guard height > 0 else { return }
             let inner = Self._inner(node)
             let child = inner.childIndex(probeIsBelow: isAbove)
+            // The neighbours too: a split's other half, a sibling that lent
+            // an entry or took a merged one.
+            for i in Swift.max(child - 1, 0)...Swift.min(child + 1, inner.width - 1) where i != child {
+                Self._checkNode(
+                    inner[i].node,
+                    height: h - 1,
+                    lower: i == 0 ? lower : inner.separator(i - 1),
+                    upper: i == inner.width - 1 ? upper : inner.separator(i),
+                    isRoot: false
+                ) { grandchild, _, _ in Self._count(grandchild, height: h - 2) }
+            }
             if child > 0 { lower = inner.separator(child - 1) }
             if child < inner.width - 1 { upper = inner.separator(child) }
             node = inner[child].node

@@ -83,7 +83,8 @@ extension PersistentSortedSet {
 
 // MARK: Reading
 
-// The descents below take their comparisons as closures, and are always
+// The descents below (and `_SortedTree`'s, which they call) take their
+// comparisons as closures, and are always
 // inlined into the public operation that passes them: left to the
 // optimizer's judgement, a descent that grew by a few lines stopped being
 // inlined, and every comparison became an indirect call (a count went

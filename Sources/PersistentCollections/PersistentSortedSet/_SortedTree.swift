@@ -1,7 +1,8 @@
 /// The descents of a ``PersistentSortedSet``'s tree: from a root (or
 /// any node the caller's tree keeps alive) down to a leaf, through
 /// unretained references (see `_SortedInner.unretainedChild`), so that a
-/// lookup does no reference counting.
+/// lookup does no reference counting. Always inlined, for the reason given
+/// above the descents in PersistentSortedSet.swift.
 @usableFromInline
 enum _SortedTree<Element: Comparable> {
     @usableFromInline typealias Set = PersistentSortedSet<Element>

@@ -20,7 +20,7 @@ extension PersistentVector {
         _height = height
         _tail = other._tail
         _count += other._count
-        _checkAfterMutation(around: seam - 1, seam)
+        _checkAfterRepacking(around: seam - 1, seam)
     }
 
     /// The concatenation of two trees (either may be absent).
@@ -98,7 +98,7 @@ extension PersistentVector {
             result._tail = tail.leaf(copying: start..<end, capacity: _Node.branching)
             result._count += end - start
         }
-        result._checkAfterMutation(around: 0, result._count - 1)
+        result._checkAfterRepacking(around: 0, result._count - 1)
         return result
     }
 

@@ -44,11 +44,19 @@ extension PersistentVector {
     /// the root and those paths. Nothing in other builds.
     @inlinable @inline(__always)
     func _checkAfterMutation(around first: Int, _ last: Int) {
-        if _internalChecks { _checkChangedPaths(first, last) }
+        if _internalChecks { _checkChangedPaths(first, last, withChildren: false) }
+    }
+
+    /// After a concatenation or a slice, whose seam or cut at `first` and
+    /// `last` repacked the children of the nodes on their paths: the same
+    /// checks, and those children too.
+    @inlinable @inline(__always)
+    func _checkAfterRepacking(around first: Int, _ last: Int) {
+        if _internalChecks { _checkChangedPaths(first, last, withChildren: true) }
     }
 
     @usableFromInline @inline(never)
-    func _checkChangedPaths(_ first: Int, _ last: Int) {
+    func _checkChangedPaths(_ first: Int, _ last: Int, withChildren: Bool) {
         guard _count > _wholeCheckLimit else { return _invariantCheck() }
         if let tail = _tail {
             precondition(tail.isLeaf && tail.count <= _Node.branching && tail.slotCapacity >= tail.count, "bad tail")
@@ -60,7 +68,7 @@ extension PersistentVector {
         precondition(root.isLeaf || root.count > 1 || _height == 0, "root branch with a single child")
         precondition(root.size(height: _height) == _treeCount, "tree size is not the count less the tail")
         for index in [first, last] where index >= 0 && index < _treeCount {
-            root._checkPath(height: _height, to: index)
+            root._checkPath(height: _height, to: index, withChildren: withChildren)
         }
     }
 }

@@ -103,7 +103,7 @@ extension PersistentVector {
             _tail = _tail!.copy(capacity: _Node.branching)
         }
         let appended = _tail.unsafelyUnwrapped.appendIfRoom(element)
-        assert(appended, "a new or copied tail has room")
+        precondition(appended, "a new or copied tail has room")
         _count += 1
         _checkAfterMutation(around: _treeCount - 1, _count - 1)
     }

@@ -53,9 +53,11 @@ extension _VectorNode {
     }
 
     /// Checks every node on the path from this root, at `height`, to the
-    /// element at `index` (of this subtree). O(height² × 32).
+    /// element at `index` (of this subtree), and with `withChildren` every
+    /// child of those nodes too (what a concatenation repacks).
+    /// O(height² × 32), × 32 with the children.
     @usableFromInline
-    func _checkPath(height: Int, to index: Int) {
+    func _checkPath(height: Int, to index: Int, withChildren: Bool) {
         var node = self
         var height = height
         var relative = index
@@ -64,6 +66,12 @@ extension _VectorNode {
             let size = node._checkNode(height: h) { node._children[$0].size(height: h - 1) }
             precondition(relative >= 0 && relative < size, "index \(relative) outside a subtree of \(size)")
             guard height > 0 else { return }
+            if withChildren {
+                for i in 0..<node.count {
+                    let child = node._children[i]
+                    child._checkNode(height: h - 1) { child._children[$0].size(height: h - 2) }
+                }
+            }
             var slot = 0
             var before = 0
             while true {
