@@ -7,19 +7,9 @@ extension PersistentVector {
     /// concatenation plan (each rebalanced level within `extraSearchSteps`
     /// nodes of optimal), tested on the plan directly. O(n).
     public func _invariantCheck() {
-        precondition(_count >= 0, "negative count")
-        if let tail = _tail {
-            precondition(tail.isLeaf, "tail is not a leaf")
-            precondition(tail.count <= _Node.branching, "tail over 32 elements")
-            precondition(tail.slotCapacity >= tail.count, "tail over capacity")
-        }
-        guard let root = _root else {
-            precondition(_count == _tailCount, "no tree, but count \(_count) != tail \(_tailCount)")
-            return
-        }
+        guard let root = _checkTailAndRoot() else { return }
         let size = root._invariantCheck(height: _height)
         precondition(size == _treeCount, "tree holds \(size) elements, expected \(_treeCount)")
-        precondition(root.isLeaf || root.count > 1 || _height == 0, "root branch with a single child")
         // Height bound: every level below the root keeps at least half the
         // branching on average, so the height stays within log16(n) + 2.
         var bound = 2
@@ -29,6 +19,23 @@ extension PersistentVector {
             bound += 1
         }
         precondition(_height <= bound, "height \(_height) for \(size) elements exceeds \(bound)")
+    }
+
+    /// Checks the count, the tail and the root's own shape (the parts of
+    /// `_invariantCheck()` that need no walk); returns the root.
+    func _checkTailAndRoot() -> _Node? {
+        precondition(_count >= 0, "negative count")
+        if let tail = _tail {
+            precondition(tail.isLeaf, "tail is not a leaf")
+            precondition(tail.count <= _Node.branching, "tail over 32 elements")
+            precondition(tail.slotCapacity >= tail.count, "tail over capacity")
+        }
+        guard let root = _root else {
+            precondition(_count == _tailCount, "no tree, but count \(_count) != tail \(_tailCount)")
+            return nil
+        }
+        precondition(root.isLeaf || root.count > 1 || _height == 0, "root branch with a single child")
+        return root
     }
 }
 
@@ -58,14 +65,7 @@ extension PersistentVector {
     @usableFromInline @inline(never)
     func _checkChangedPaths(_ first: Int, _ last: Int, withChildren: Bool) {
         guard _count > _wholeCheckLimit else { return _invariantCheck() }
-        if let tail = _tail {
-            precondition(tail.isLeaf && tail.count <= _Node.branching && tail.slotCapacity >= tail.count, "bad tail")
-        }
-        guard let root = _root else {
-            precondition(_count == _tailCount, "no tree, but count \(_count) != tail \(_tailCount)")
-            return
-        }
-        precondition(root.isLeaf || root.count > 1 || _height == 0, "root branch with a single child")
+        guard let root = _checkTailAndRoot() else { return }
         precondition(root.size(height: _height) == _treeCount, "tree size is not the count less the tail")
         for index in [first, last] where index >= 0 && index < _treeCount {
             root._checkPath(height: _height, to: index, withChildren: withChildren)

@@ -72,14 +72,9 @@ extension _VectorNode {
                     child._checkNode(height: h - 1) { child._children[$0].size(height: h - 2) }
                 }
             }
-            var slot = 0
-            var before = 0
-            while true {
-                let childSize = node._children[slot].size(height: height - 1)
-                if relative < before + childSize { break }
-                before += childSize
-                slot += 1
-            }
+            // The node's sizes were just checked, so the lookup's own
+            // search finds the child.
+            let (slot, before) = node.locate(relative, height: height)
             node = node._children[slot]
             relative -= before
             height -= 1
