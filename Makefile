@@ -2,11 +2,11 @@
 # `make test` and `make bench` install the Debian packages they need first.
 
 SWIFT ?= swift
-DEB_PACKAGES := libzstd-dev libjemalloc-dev libsqlite3-dev pkg-config
+DEB_PACKAGES := libzstd-dev libjemalloc-dev libsqlite3-dev libpq-dev pkg-config
 # pkg-config modules that prove the -dev packages are usable.
-PKG_MODULES := libzstd jemalloc sqlite3
+PKG_MODULES := libzstd jemalloc sqlite3 libpq
 # Elsewhere (macOS): SQLite comes with the system, without a pkg-config file.
-OTHER_PKG_MODULES := libzstd jemalloc
+OTHER_PKG_MODULES := libzstd jemalloc libpq
 
 
 .PHONY: test-optimized
@@ -19,7 +19,7 @@ all: build
 deps:
 	@if ! command -v dpkg-query >/dev/null 2>&1; then \
 	    for m in $(OTHER_PKG_MODULES); do \
-	        pkg-config --exists $$m || { echo "make deps: install $$m first (macOS: brew install zstd jemalloc pkg-config (SQLite comes with macOS))" >&2; exit 1; }; \
+	        pkg-config --exists $$m || { echo "make deps: install $$m first (macOS: brew install zstd jemalloc libpq pkg-config, and put libpq on PKG_CONFIG_PATH (SQLite comes with macOS))" >&2; exit 1; }; \
 	    done; \
 	    exit 0; \
 	fi; \
@@ -49,8 +49,7 @@ build: deps
 # `strata`) run optimized under AddressSanitizer (`test-optimized`), which
 # catches what the debug build would and more; running them in both builds
 # doubled CI's time. That debug build carries no debug information
-# (DEBUG_FLAGS): two copies of BoringSSL and the swift-nio stack compile a
-# tenth faster without. `make docs` builds with the same flags, so that the
+# (DEBUG_FLAGS), and `make docs` builds with the same flags, so that the
 # debug objects of Strata and PersistentCollections serve both.
 DEBUG_FLAGS := -debug-info-format none
 test: deps

@@ -5,7 +5,7 @@
 //
 //   strata (executable) ──► StrataCommands ──┐
 //   bench (executable) ──────────────────────┤
-//   StrataPostgres (PostgresNIO) ────────────┴──► Strata ──► PersistentCollections
+//   StrataPostgres (CLibPQ) ─────────────────┴──► Strata ──► PersistentCollections
 //                                                   │
 //                                                   └──► CZstd, CChecksum (C)
 //
@@ -31,8 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // The SQLite baseline of the bench's `store` scenario.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        // StrataPostgres: a shared history on PostgreSQL.
-        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         // `make docs`: the DocC catalogs of Strata and PersistentCollections.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -47,6 +45,14 @@ let package = Package(
             name: "CJemalloc",
             pkgConfig: "jemalloc",
             providers: [.apt(["libjemalloc-dev"]), .brew(["jemalloc"])]
+        ),
+        // StrataPostgres talks to the server through libpq, PostgreSQL's
+        // own client (a few C calls, where a Swift client brought in
+        // swift-nio and two copies of BoringSSL: most of CI's build time).
+        .systemLibrary(
+            name: "CLibPQ",
+            pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
         .target(name: "CChecksum"),
         .target(name: "CBenchmarkSink"),
@@ -66,7 +72,7 @@ let package = Package(
         // history. The core does not depend on it.
         .target(
             name: "StrataPostgres",
-            dependencies: ["Strata", .product(name: "PostgresNIO", package: "postgres-nio")]
+            dependencies: ["Strata", "CLibPQ"]
         ),
 
         // The `strata` command's subcommands (a library, so that tests
@@ -103,13 +109,12 @@ let package = Package(
 
         // The `cluster` scenario's measurements on PostgreSQL, in an
         // executable of its own (also its writer processes), so that the
-        // runner and its CI gates build without PostgresNIO.
+        // runner and its CI gates build without StrataPostgres and libpq.
         .executableTarget(
             name: "strata-cluster-bench",
             dependencies: [
                 "Strata", "StrataPostgres", "BenchWorkloads",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/cluster-bench"
         ),
@@ -134,11 +139,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: [
-                "Strata", "StrataPostgres", "StrataPostgresWriter",
-                // A second session that holds a lock, for the timeout test.
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-            ]
+            dependencies: ["Strata", "StrataPostgres", "StrataPostgresWriter"]
         ),
         .testTarget(
             name: "StrataTests",
@@ -152,9 +153,9 @@ let package = Package(
 )
 
 // `make test-optimized` builds every test target under AddressSanitizer but
-// runs only the core's suites: with STRATA_CORE_ONLY=1 the targets that
-// bring in PostgresNIO (with swift-nio) and GRDB are left out of that build,
-// a few minutes of CI.
+// runs only the core's suites: with STRATA_CORE_ONLY=1 the PostgreSQL
+// targets (which run in a debug build of their own) and the bench runner
+// (GRDB) are left out of that build, a few minutes of CI.
 if Context.environment["STRATA_CORE_ONLY"] == "1" {
     let heavy: Set = ["StrataPostgres", "strata-cluster-bench", "StrataPostgresWriter", "StrataPostgresTests", "bench"]
     package.targets.removeAll { heavy.contains($0.name) }

@@ -1,19 +1,15 @@
 import Foundation
-import PostgresNIO
 import Strata
-import Synchronization
 
 extension PostgresHistoryStorage {
     /// The newest t stored; 0 when none. One query.
     public func latestT() async throws -> Int64 {
-        try await withConnection(reading: true) { connection, logger in
-            let rows = try await connection.query(
-                "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(self.store)",
-                logger: logger
-            )
-            var latest: Int64 = 0
-            for try await (t) in rows.decode(Int64.self) { latest = t }
-            return latest
+        let store = self.store
+        return try await withConnection(reading: true) { client in
+            try client.execute(
+                "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = $1",
+                [.text(store)]
+            ).scalar?.int64 ?? 0
         }
     }
 
@@ -37,17 +33,12 @@ extension PostgresHistoryStorage {
         // planning after the first (planning the conditional insert cost
         // as much as the commit). The insert, its condition and the
         // notification (sent at commit) commit together, synchronously.
-        let binds = [
-            PostgresData(string: store), PostgresData(int64: t), PostgresData(uuid: id),
-            PostgresData(bytes: payload), PostgresData(int64: checksum), PostgresData(date: time),
-            PostgresData(string: channel),
+        let parameters: [PostgresValue] = [
+            .text(store), .int64(t), .uuid(id), .bytes(payload), .int64(checksum), .date(time), .text(channel),
         ]
-        // Sent and answered on the connection's event loop, without a task
-        // of its own: a commit costs the thread switches of a plain query.
-        let statements = appendStatements
-        let rows = try await withConnection(sending: { connection, _ in
-            statements.statement(on: connection).flatMap { $0.execute(binds) }
-        })
+        let rows = try await withConnection { client in
+            try client.executePrepared("strata_append", Self.appendSQL, parameters).rows
+        }
         return rows.isEmpty ? .taken : .appended
     }
 
@@ -96,35 +87,32 @@ extension PostgresHistoryStorage {
         let parts = statements
         let outcome: Int64?
         do {
-            outcome = try await withConnection(requests: parts.count + 3) { connection, logger in
-                try await connection.withTransaction(logger: logger) { connection -> Int64? in
-                    try await connection.query("SET LOCAL synchronous_commit = on", logger: logger)
-                    let newest = try await connection.query(
-                        "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = \(store)",
-                        logger: logger
-                    )
-                    var latest: Int64 = 0
-                    for try await (t) in newest.decode(Int64.self) { latest = t }
+            outcome = try await withConnection(requests: parts.count + 3) { client in
+                try client.transaction { () -> Int64? in
+                    _ = try client.execute("SET LOCAL synchronous_commit = on")
+                    let latest =
+                        try client.execute(
+                            "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = $1",
+                            [.text(store)]
+                        ).scalar?.int64 ?? 0
                     guard latest == first.t - 1 else { return latest }
                     // A writer storing one of these numbers meanwhile makes
                     // an insert fail on the primary key: all is undone.
                     for rows in parts {
-                        var bindings = PostgresBindings(capacity: rows.count * 6)
+                        var parameters: [PostgresValue] = []
+                        parameters.reserveCapacity(rows.count * 6)
                         var sql = "INSERT INTO strata_log (store, t, id, payload, checksum, time) VALUES "
                         for (n, row) in rows.enumerated() {
                             let p = n * 6
                             sql += n == 0 ? "" : ", "
                             sql += "($\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4), $\(p + 5), $\(p + 6))"
-                            bindings.append(store)
-                            bindings.append(row.0)
-                            bindings.append(row.1)
-                            bindings.append(ByteBuffer(bytes: row.2))
-                            bindings.append(row.3)
-                            bindings.append(row.4)
+                            parameters += [
+                                .text(store), .int64(row.0), .uuid(row.1), .bytes(row.2), .int64(row.3), .date(row.4),
+                            ]
                         }
-                        try await connection.query(PostgresQuery(unsafeSQL: sql, binds: bindings), logger: logger)
+                        _ = try client.execute(sql, parameters)
                     }
-                    try await connection.query("SELECT pg_notify(\(channel), \(String(last.t)))", logger: logger)
+                    _ = try client.execute("SELECT pg_notify($1, $2)", [.text(channel), .text(String(last.t))])
                     return nil
                 }
             }
@@ -144,14 +132,10 @@ extension PostgresHistoryStorage {
     /// The ID of transaction `t` (nil when none is stored there), read
     /// without its payload. One query.
     public func transactionID(at t: Int64) async throws -> UUID? {
-        try await withConnection(reading: true) { connection, logger in
-            let rows = try await connection.query(
-                "SELECT id FROM strata_log WHERE store = \(self.store) AND t = \(t)",
-                logger: logger
-            )
-            var found: UUID?
-            for try await (id) in rows.decode(UUID.self) { found = id }
-            return found
+        let store = self.store
+        return try await withConnection(reading: true) { client in
+            try client.execute("SELECT id FROM strata_log WHERE store = $1 AND t = $2", [.text(store), .int64(t)])
+                .scalar?.uuid
         }
     }
 
@@ -159,27 +143,19 @@ extension PostgresHistoryStorage {
     /// number, encoding).
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
         guard limit > 0 else { return [] }
-        let query: PostgresQuery = """
-            SELECT t, payload, checksum FROM strata_log
-            WHERE store = \(store) AND t >= \(max(t, 1))
-            ORDER BY t LIMIT \(Int64(min(limit, Int(Int32.max))))
-            """
-        // On the event loop, like an append: a writer that lost its number
-        // reads what is new at the cost of a plain query.
-        let result = try await withConnection(
-            reading: true,
-            sending: { connection, logger in
-                connection.query(query, logger: logger)
-            }
-        )
+        let store = self.store
+        let parameters: [PostgresValue] = [.text(store), .int64(max(t, 1)), .int64(Int64(min(limit, Int(Int32.max))))]
+        let result = try await withConnection(reading: true) { client in
+            try client.execute(
+                "SELECT t, payload, checksum FROM strata_log WHERE store = $1 AND t >= $2 ORDER BY t LIMIT $3",
+                parameters
+            )
+        }
         return try result.rows.map { row in
-            let (t, buffer, checksum): (Int64, ByteBuffer, Int64)
-            do {
-                (t, buffer, checksum) = try row.decode((Int64, ByteBuffer, Int64).self)
-            } catch {
-                throw PostgresStorageError.damaged(store: store, what: "a log row does not decode: \(error)")
+            guard row.count == 3, let t = row[0]?.int64, let payload = row[1]?.bytes, let checksum = row[2]?.int64
+            else {
+                throw PostgresStorageError.damaged(store: store, what: "a log row does not decode: \(row)")
             }
-            let payload = Array(buffer.readableBytesView)
             guard Int64(CRC32C.checksum(payload)) == checksum else {
                 throw PostgresStorageError.damaged(store: store, what: "transaction \(t): checksum mismatch")
             }
@@ -208,16 +184,23 @@ extension PostgresHistoryStorage {
         let key = UUID()
         let settings = self.settings
         let channel = self.channel
-        let logger = self.logger
         let task = Task { [weak self] in
             defer { continuation.finish() }
-            guard let connection = try? await Self.connect(settings, logger: logger) else { return }
-            defer { Task { try? await connection.close() } }
-            try? await connection.listen(on: channel) { notifications in
-                // Listening: what was stored before is read once.
-                if let latest = try? await self?.latestT() { continuation.yield(latest) }
-                for try await notification in notifications {
-                    if let t = Int64(notification.payload) { continuation.yield(t) }
+            guard let client = try? await PostgresClient.open(settings, limit: settings.operationTimeout) else {
+                return
+            }
+            defer { Task { await client.close() } }
+            guard
+                (try? await client.perform(limit: settings.operationTimeout, { try $0.execute("LISTEN \(channel)") }))
+                    != nil
+            else { return }
+            // Listening: what was stored before is read once.
+            if let latest = try? await self?.latestT() { continuation.yield(latest) }
+            // Waits for ever: ends when the connection is lost or the
+            // task is cancelled.
+            while let payloads = try? await client.perform(limit: .zero, { try $0.awaitNotifications() }) {
+                for payload in payloads {
+                    if let t = Int64(payload) { continuation.yield(t) }
                 }
             }
         }
@@ -232,32 +215,13 @@ extension PostgresHistoryStorage {
     private func forgetListener(_ key: UUID) { listeners[key] = nil }
 }
 
-/// The conditional insert of one transaction at `t` (when the newest
-/// stored is `t - 1`) with its notification, prepared once per connection
-/// (planning it cost as much as the commit); a row back when it was
-/// stored. Parameters: store, t, id, payload, checksum, time, channel.
-final class AppendStatements: Sendable {
-    /// The statement prepared on the connection last used. It holds its
-    /// connection, so that no other connection can take its identity.
-    private let prepared = Mutex<(connection: ObjectIdentifier, query: PreparedQuery)?>(nil)
-
-    /// Drops the prepared statement (its connection is gone, or the
-    /// server forgot it): the next append prepares it again.
-    func forget() { prepared.withLock { $0 = nil } }
-
-    /// The statement on `connection`, prepared there first when needed.
-    func statement(on connection: PostgresConnection) -> EventLoopFuture<PreparedQuery> {
-        let key = ObjectIdentifier(connection)
-        if let known = prepared.withLock({ $0 }), known.connection == key {
-            return connection.eventLoop.makeSucceededFuture(known.query)
-        }
-        return connection.prepare(query: Self.sql).map { query in
-            self.prepared.withLock { $0 = (key, query) }
-            return query
-        }
-    }
-
-    static let sql = """
+extension PostgresHistoryStorage {
+    /// The conditional insert of one transaction at `t` (when the newest
+    /// stored is `t - 1`) with its notification, prepared once per
+    /// connection (planning it cost as much as the commit); a row back
+    /// when it was stored. Parameters: store, t, id, payload, checksum,
+    /// time, channel.
+    static let appendSQL = """
         WITH inserted AS (
             INSERT INTO strata_log (store, t, id, payload, checksum, time)
             SELECT $1::text, $2::bigint, $3::uuid, $4::bytea, $5::bigint, $6::timestamptz

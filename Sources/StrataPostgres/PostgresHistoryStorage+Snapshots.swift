@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 import Strata
 
 extension PostgresHistoryStorage {
@@ -20,26 +19,29 @@ extension PostgresHistoryStorage {
             Array(compressed[$0..<min(compressed.count, $0 + size)])
         }
         let basis = value.basis
-        try await withConnection(requests: chunks.count + 3) { connection, logger in
-            try await connection.withTransaction(logger: logger) { connection in
+        let store = self.store
+        try await withConnection(requests: chunks.count + 3) { client in
+            try client.transaction {
                 // Two peers storing the same basis take turns (the second
                 // replaces the first), never a key conflict.
-                try await connection.query(
-                    "SELECT pg_advisory_xact_lock(hashtext(\(self.store)), \(Int32(truncatingIfNeeded: basis)))",
-                    logger: logger
+                _ = try client.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext($1), $2)",
+                    [.text(store), .int32(Int32(truncatingIfNeeded: basis))]
                 )
-                try await connection.query(
-                    "DELETE FROM strata_snapshots WHERE store = \(self.store) AND basis = \(basis)",
-                    logger: logger
+                _ = try client.execute(
+                    "DELETE FROM strata_snapshots WHERE store = $1 AND basis = $2",
+                    [.text(store), .int64(basis)]
                 )
                 for (index, chunk) in chunks.enumerated() {
-                    try await connection.query(
+                    _ = try client.execute(
                         """
                         INSERT INTO strata_snapshots (store, basis, chunk, chunks, payload, checksum)
-                        VALUES (\(self.store), \(basis), \(Int32(index)), \(Int32(chunks.count)),
-                                \(ByteBuffer(bytes: chunk)), \(Int64(CRC32C.checksum(chunk))))
+                        VALUES ($1, $2, $3, $4, $5, $6)
                         """,
-                        logger: logger
+                        [
+                            .text(store), .int64(basis), .int32(Int32(index)), .int32(Int32(chunks.count)),
+                            .bytes(chunk), .int64(Int64(CRC32C.checksum(chunk))),
+                        ]
                     )
                 }
             }
@@ -48,14 +50,18 @@ extension PostgresHistoryStorage {
 
     /// The bases of the stored snapshots, ascending.
     public func snapshotBases() async throws -> [Int64] {
-        try await withConnection(reading: true) { connection, logger in
-            let rows = try await connection.query(
-                "SELECT DISTINCT basis FROM strata_snapshots WHERE store = \(self.store) ORDER BY basis",
-                logger: logger
-            )
-            var bases: [Int64] = []
-            for try await (basis) in rows.decode(Int64.self) { bases.append(basis) }
-            return bases
+        let store = self.store
+        let rows = try await withConnection(reading: true) { client in
+            try client.execute(
+                "SELECT DISTINCT basis FROM strata_snapshots WHERE store = $1 ORDER BY basis",
+                [.text(store)]
+            ).rows
+        }
+        return try rows.map { row in
+            guard let basis = row.first??.int64 else {
+                throw PostgresStorageError.damaged(store: store, what: "a snapshot basis does not decode: \(row)")
+            }
+            return basis
         }
     }
 
@@ -65,42 +71,43 @@ extension PostgresHistoryStorage {
         // The chunk count first, then one request per chunk: each is
         // given the operation timeout, so a large snapshot on a slow link
         // still arrives.
-        let count: Int32? = try await withConnection(reading: true) { connection, logger in
-            let result = try await connection.query(
-                "SELECT chunks FROM strata_snapshots WHERE store = \(self.store) AND basis = \(basis) AND chunk = 0",
-                logger: logger
-            )
-            var count: Int32?
-            for try await (chunks) in result.decode(Int32.self) { count = chunks }
-            return count
+        let store = self.store
+        let count: PostgresValue? = try await withConnection(reading: true) { client in
+            try client.execute(
+                "SELECT chunks FROM strata_snapshots WHERE store = $1 AND basis = $2 AND chunk = 0",
+                [.text(store), .int64(basis)]
+            ).scalar
         }
         guard let count else { return nil }
-        guard count >= 1 else {
+        guard let count = count.int32, count >= 1 else {
             throw PostgresStorageError.damaged(store: store, what: "snapshot at \(basis): \(count) chunks")
         }
-        var rows: [(Int32, Int32, ByteBuffer, Int64)] = []
+        var rows: [(Int32, Int32, [UInt8], Int64)] = []
         for chunk in 0..<count {
-            let row: (Int32, Int32, ByteBuffer, Int64)? = try await withConnection(reading: true) {
-                connection,
-                logger in
-                let result = try await connection.query(
+            let found = try await withConnection(reading: true) { client in
+                try client.execute(
                     """
                     SELECT chunk, chunks, payload, checksum FROM strata_snapshots
-                    WHERE store = \(self.store) AND basis = \(basis) AND chunk = \(chunk)
+                    WHERE store = $1 AND basis = $2 AND chunk = $3
                     """,
-                    logger: logger
-                )
-                var found: (Int32, Int32, ByteBuffer, Int64)?
-                for try await row in result.decode((Int32, Int32, ByteBuffer, Int64).self) { found = row }
-                return found
+                    [.text(store), .int64(basis), .int32(chunk)]
+                ).rows.first
             }
-            guard let row else {
+            guard let found else {
                 throw PostgresStorageError.damaged(
                     store: store,
                     what: "snapshot at \(basis): chunk \(chunk) of \(count) is missing"
                 )
             }
-            rows.append(row)
+            guard found.count == 4, let index = found[0]?.int32, let chunks = found[1]?.int32,
+                let bytes = found[2]?.bytes, let checksum = found[3]?.int64
+            else {
+                throw PostgresStorageError.damaged(
+                    store: store,
+                    what: "snapshot at \(basis): chunk \(chunk) does not decode"
+                )
+            }
+            rows.append((index, chunks, bytes, checksum))
         }
         guard !rows.isEmpty else { return nil }
         func damaged(_ what: String) -> PostgresStorageError {
@@ -108,11 +115,10 @@ extension PostgresHistoryStorage {
         }
         var compressed: [UInt8] = []
         for (position, row) in rows.enumerated() {
-            let (chunk, chunks, buffer, checksum) = row
+            let (chunk, chunks, bytes, checksum) = row
             guard chunk == position, chunks == rows.count else {
                 throw damaged("chunk \(position) of \(rows.count) is missing or out of place")
             }
-            let bytes = Array(buffer.readableBytesView)
             guard Int64(CRC32C.checksum(bytes)) == checksum else { throw damaged("chunk \(chunk): checksum mismatch") }
             compressed += bytes
         }

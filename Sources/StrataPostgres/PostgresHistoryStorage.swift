@@ -1,7 +1,5 @@
 import Foundation
-import PostgresNIO
 import Strata
-import Synchronization
 
 /// A ``HistoryStorage`` on a PostgreSQL server: peers on many hosts share
 /// one history, ordered by the server's own constraints.
@@ -32,7 +30,8 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// The NOTIFY channel of the store (a hash of its name: any name works).
     nonisolated let channel: String
 
-    private var connection: PostgresConnection?
+    /// The connection, made when first needed and again after it is lost.
+    private var client: PostgresClient?
     /// Set by ``close()``: every later call throws.
     var closed = false
     /// Whether a call holds the connection, and who waits for it: one
@@ -40,17 +39,11 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private var busy = false
     private var waiters: [CheckedContinuation<Void, Never>] = []
     var listeners: [UUID: Task<Void, Never>] = [:]
-    /// The append statement, prepared on the connection.
-    let appendStatements = AppendStatements()
-    nonisolated let logger: Logger
 
     private init(store: String, settings: PostgresSettings) {
         self.store = store
         self.settings = settings
         self.channel = "strata_" + String(CRC32C.checksum(Array(store.utf8)), radix: 16)
-        var logger = Logger(label: "strata.postgres")
-        logger.logLevel = .error
-        self.logger = logger
     }
 
     /// Connects to the store `store` on the server.
@@ -74,41 +67,30 @@ public actor PostgresHistoryStorage: HistoryStorage {
     }
 
     deinit {
-        // A storage dropped without close(): its connection is closed by a
-        // task that keeps it until the server has let it go.
-        if let connection {
-            Task.detached { try? await connection.close() }
-        }
+        // A storage dropped without close(): the client closes its
+        // connection when it goes.
         for listener in listeners.values { listener.cancel() }
     }
 
     private func prepare(create: Bool) async throws {
-        try await withConnection { connection, logger in
+        let store = self.store
+        let found = try await withConnection { client in
             if create {
-                try await connection.withTransaction(logger: logger) { connection in
+                try client.transaction {
                     // One creator at a time: CREATE TABLE IF NOT EXISTS races.
-                    try await connection.query("SELECT pg_advisory_xact_lock(7415263901)", logger: logger)
-                    for statement in Self.schema {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                    }
-                    try await connection.query(
-                        "INSERT INTO strata_stores (store) VALUES (\(self.store)) ON CONFLICT DO NOTHING",
-                        logger: logger
+                    _ = try client.execute("SELECT pg_advisory_xact_lock(7415263901)")
+                    for statement in Self.schema { _ = try client.execute(statement) }
+                    _ = try client.execute(
+                        "INSERT INTO strata_stores (store) VALUES ($1) ON CONFLICT DO NOTHING",
+                        [.text(store)]
                     )
                 }
             }
-            let rows = try await connection.query(
-                "SELECT count(*) FROM strata_stores WHERE store = \(self.store)",
-                logger: logger
-            )
-            var count: Int64 = 0
-            for try await (n) in rows.decode(Int64.self) { count = n }
-            guard count == 1 else {
-                throw PostgresStorageError.noStore(
-                    name: self.store,
-                    server: self.settings.server
-                )
-            }
+            let rows = try client.execute("SELECT count(*) FROM strata_stores WHERE store = $1", [.text(store)])
+            return rows.scalar?.int64 ?? 0
+        }
+        guard found == 1 else {
+            throw PostgresStorageError.noStore(name: store, server: settings.server)
         }
     }
 
@@ -148,23 +130,27 @@ public actor PostgresHistoryStorage: HistoryStorage {
         closed = true
         for listener in listeners.values { listener.cancel() }
         listeners = [:]
-        if let connection {
-            try? await connection.close()
-            self.connection = nil
+        if let client {
+            self.client = nil
+            await client.close()
         }
     }
 
     // MARK: The connection
 
-    /// Runs `body` holding the connection (made anew when lost); errors
-    /// come out as ``PostgresStorageError``. A failure that may have left
-    /// the connection unusable drops it, so the next call reconnects.
+    /// Runs `body` on the connection (made anew when lost), one call at a
+    /// time; errors come out as ``PostgresStorageError``. A failure that
+    /// may have left the connection unusable drops it, so the next call
+    /// reconnects.
     ///
     /// A request that has no answer within ``PostgresSettings/operationTimeout``
     /// (connecting included) is given up: its connection is closed and the
     /// call throws ``PostgresStorageError/unreachable(server:reason:)``. A
     /// write given up may still have been stored; whether it was is for the
-    /// caller to find out (a ``Peer`` reads the history to tell).
+    /// caller to find out (a ``Peer`` reads the history to tell). A caller
+    /// cancelled while its request is out gets `CancellationError` within
+    /// a few milliseconds, and the connection is closed; one cancelled
+    /// before sends nothing.
     ///
     /// - Parameters:
     ///   - reading: `body` only reads, so when the connection it was given
@@ -175,34 +161,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
     func withConnection<R: Sendable>(
         reading: Bool = false,
         requests: Int = 1,
-        _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> R
-    ) async throws -> R {
-        try await onConnection(reading: reading) { connection, logger, limit, abandon in
-            try await Deadline.run(limit: limit * max(1, requests), abandon: abandon) {
-                try await body(connection, logger)
-            }
-        }
-    }
-
-    /// One request that `send` starts on the connection and returns the
-    /// future of, as ``withConnection(reading:requests:_:)`` but without a
-    /// task of its own (see ``Deadline/wait(limit:abandon:_:)``): the
-    /// commit path.
-    func withConnection<R: Sendable>(
-        reading: Bool = false,
-        sending send: @escaping @Sendable (PostgresConnection, Logger) -> EventLoopFuture<R>
-    ) async throws -> R {
-        try await onConnection(reading: reading) { connection, logger, limit, abandon in
-            try await Deadline.wait(limit: limit, abandon: abandon) { send(connection, logger) }
-        }
-    }
-
-    /// Runs `request` on the connection (made when there is none), one at
-    /// a time, with the time limit and what gives the connection up;
-    /// maps its errors (see ``withConnection(reading:requests:_:)``).
-    private func onConnection<R: Sendable>(
-        reading: Bool,
-        _ request: (PostgresConnection, Logger, Duration, @escaping @Sendable () -> Void) async throws -> R
+        _ body: @escaping @Sendable (PostgresClient) throws -> R
     ) async throws -> R {
         while busy { await withCheckedContinuation { waiters.append($0) } }
         busy = true
@@ -215,113 +174,30 @@ public actor PostgresHistoryStorage: HistoryStorage {
             guard !closed else { throw PostgresStorageError.closed(store: store) }
             // Given up before anything was sent: the connection is sound.
             try Task.checkCancellation()
-            let reused = connection != nil && connection?.isClosed == false
+            let reused = client.map { !$0.isLost } ?? false
             attemptsLeft -= 1
             do {
-                let connection = try await connected()
-                return try await request(connection, logger, settings.operationTimeout) {
-                    Task { try? await connection.close() }
-                }
-            } catch is CancellationError {
-                // Given up by the caller: the request may be half sent.
-                dropConnection()
-                throw CancellationError()
+                let client = try await connected()
+                return try await client.perform(limit: settings.operationTimeout * max(1, requests), body)
             } catch {
-                let mapped =
-                    error is Deadline.Expired
-                    ? PostgresStorageError.unreachable(
-                        server: settings.server,
-                        reason: "no answer in \(settings.operationTimeout)"
-                    )
-                    : PostgresStorageError.mapping(error, settings)
-                var lost = false
-                if case PostgresStorageError.unreachable = mapped {
-                    dropConnection()
-                    lost = true
-                }
-                if connection?.isClosed == true { connection = nil }
-                // A prepared statement the server no longer knows (a pooler
-                // reset, DEALLOCATE ALL) is prepared again next time.
-                if case PostgresStorageError.server(let state, _) = mapped, state == "26000" {
-                    appendStatements.forget()
-                }
-                if lost, reused, attemptsLeft > 0 { continue }
+                let mapped = PostgresStorageError.mapping(error, settings)
+                if client?.isLost == true { client = nil }
+                if mapped is CancellationError { throw mapped }
+                if case PostgresStorageError.unreachable = mapped, reused, attemptsLeft > 0 { continue }
                 throw mapped
             }
         }
     }
 
-    private func connected() async throws -> PostgresConnection {
-        if let connection, !connection.isClosed { return connection }
-        let made = try await Self.connect(settings, logger: logger)
-        connection = made
+    private func connected() async throws -> PostgresClient {
+        if let client, !client.isLost { return client }
+        let made = try await PostgresClient.open(settings, limit: settings.operationTimeout)
+        // Closed while connecting: the new connection goes with it.
+        guard !closed else {
+            await made.close()
+            throw PostgresStorageError.closed(store: store)
+        }
+        client = made
         return made
-    }
-
-    private func dropConnection() {
-        let old = connection
-        connection = nil
-        appendStatements.forget()
-        Task { try? await old?.close() }
-    }
-
-    static let connectionIDs = Mutex(0)
-
-    static func connect(_ settings: PostgresSettings, logger: Logger) async throws -> PostgresConnection {
-        let id = connectionIDs.withLock { id in
-            id += 1
-            return id
-        }
-        let configuration = try settings.configuration()
-        do {
-            // A server that accepts and then never answers is given up on;
-            // a connection made after that is closed.
-            let late = LateConnection()
-            return try await Deadline.run(
-                limit: settings.operationTimeout,
-                abandon: { late.abandon() },
-                {
-                    let connection = try await PostgresConnection.connect(
-                        configuration: configuration,
-                        id: id,
-                        logger: logger
-                    )
-                    late.made(connection)
-                    // Every commit on this session waits for the server's
-                    // log to be on disk, whatever the server's default.
-                    try await connection.query("SET synchronous_commit = on", logger: logger)
-                    return connection
-                }
-            )
-        } catch is Deadline.Expired {
-            throw PostgresStorageError.unreachable(
-                server: settings.server,
-                reason: "no answer in \(settings.operationTimeout)"
-            )
-        } catch {
-            throw PostgresStorageError.mapping(error, settings)
-        }
-    }
-}
-
-/// A connection still being made when its caller gave up on it: whichever
-/// of the two comes second closes it.
-private final class LateConnection: Sendable {
-    private let state = Mutex<(connection: PostgresConnection?, abandoned: Bool)>((nil, false))
-
-    func made(_ connection: PostgresConnection) {
-        let abandoned = state.withLock {
-            $0.connection = connection
-            return $0.abandoned
-        }
-        if abandoned { Task { try? await connection.close() } }
-    }
-
-    func abandon() {
-        let connection = state.withLock {
-            $0.abandoned = true
-            return $0.connection
-        }
-        if let connection { Task { try? await connection.close() } }
     }
 }

@@ -1,13 +1,12 @@
 import Foundation
-import NIOSSL
-import PostgresNIO
 
 /// Where a PostgreSQL server is and how to log in: from a URL
 /// (`postgres://user:password@host:port/database?sslmode=prefer`) or from
 /// the standard `PG*` environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
 /// `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`), as `psql` reads them.
 public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
-    /// Whether to use TLS.
+    /// Whether to use TLS (libpq's `sslmode` of the same name; the
+    /// server's certificate is not verified).
     public enum TLSMode: String, Sendable, Equatable {
         /// Never.
         case disable
@@ -122,44 +121,4 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
 
     /// `user@host:port/database`, without the password.
     public var description: String { "\(user)@\(host):\(port)/\(database ?? user)" }
-
-    /// The PostgresNIO configuration of a connection with these settings
-    /// (a Unix socket when `host` is a directory), as the storage makes its
-    /// own: for a session beside it, such as a tool's or a test's. O(1).
-    /// - Throws: ``PostgresStorageError/badSettings(_:)`` when TLS is asked
-    ///   for and cannot be set up (never a connection without it).
-    public func configuration() throws -> PostgresConnection.Configuration {
-        if host.hasPrefix("/") {
-            return PostgresConnection.Configuration(
-                unixSocketPath: host + "/.s.PGSQL.\(port)",
-                username: user,
-                password: password,
-                database: database
-            )
-        }
-        let tlsSetting: PostgresConnection.Configuration.TLS
-        switch tls {
-        case .disable: tlsSetting = .disable
-        case .prefer, .require:
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            // As libpq's sslmode prefer and require: encrypted, the server's
-            // certificate not verified (verify-full is not offered).
-            configuration.certificateVerification = .none
-            let context: NIOSSLContext
-            do {
-                context = try NIOSSLContext(configuration: configuration)
-            } catch {
-                throw PostgresStorageError.badSettings("TLS cannot be set up: \(error)")
-            }
-            tlsSetting = tls == .prefer ? .prefer(context) : .require(context)
-        }
-        return PostgresConnection.Configuration(
-            host: host,
-            port: port,
-            username: user,
-            password: password,
-            database: database,
-            tls: tlsSetting
-        )
-    }
 }

@@ -1,5 +1,3 @@
-import PostgresNIO
-
 /// Why a ``PostgresHistoryStorage`` could not do what was asked. Each reads
 /// as one line naming what to do.
 public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -48,36 +46,36 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
         }
     }
 
-    /// `error` (from PostgresNIO) as a storage error, for `settings`.
+    /// `error` (a request's failure) as a storage error, for `settings`;
+    /// a cancellation as `CancellationError`.
     static func mapping(_ error: any Error, _ settings: PostgresSettings) -> any Error {
-        if error is PostgresStorageError { return error }
+        guard let failure = error as? ClientFailure else { return error }
         let server = settings.server
-        guard let error = error as? PSQLError else {
-            if let transaction = error as? PostgresTransactionError {
-                return mapping(
-                    transaction.closureError ?? transaction.commitError ?? transaction.beginError ?? error,
-                    settings
-                )
+        switch failure {
+        case .expired:
+            return PostgresStorageError.unreachable(server: server, reason: "no answer in \(settings.operationTimeout)")
+        case .cancelled:
+            return CancellationError()
+        case .lost(let reason):
+            return PostgresStorageError.unreachable(server: server, reason: reason)
+        case let .connectionRefused(message, needsPassword):
+            // libpq reports a refused login as text only: the server's
+            // messages (in English, as the test server's cluster has no
+            // locale) name the cause.
+            if needsPassword || message.contains("authentication failed")
+                || (message.contains("role \"") && message.contains("does not exist"))
+            {
+                return PostgresStorageError.authenticationFailed(server: server)
             }
-            // The future-based requests (the append) report in the older
-            // error type, and a lost channel as NIO's own errors.
-            switch error {
-            case PostgresError.server(let message):
-                let state = message.fields[.sqlState] ?? ""
-                return refusal(state, message.fields[.message] ?? "\(error)", server)
-            case PostgresError.connectionClosed, PostgresError.protocol:
-                return PostgresStorageError.unreachable(server: server, reason: "\(error)")
-            case is ChannelError, is IOError:
-                return PostgresStorageError.unreachable(server: server, reason: "\(error)")
-            default:
-                return error
+            if message.contains("database \"") && message.contains("does not exist") {
+                return PostgresStorageError.noDatabase(server: server)
             }
+            return PostgresStorageError.unreachable(server: server, reason: message)
+        case let .refused(state, message):
+            return refusal(state, message, server)
+        case .malformed(let what):
+            return PostgresStorageError.unreachable(server: server, reason: "an answer out of protocol: \(what)")
         }
-        if error.code == .server, let info = error.serverInfo {
-            return refusal(info[.sqlState] ?? "", info[.message] ?? "\(error)", server)
-        }
-        let reason = error.underlying.map { "\($0)" } ?? "\(error.code)"
-        return PostgresStorageError.unreachable(server: server, reason: reason)
     }
 
     /// The server's refusal with SQLSTATE `state`.

@@ -1,6 +1,4 @@
 import Foundation
-import Logging
-import PostgresNIO
 import Strata
 import StrataPostgres
 
@@ -56,29 +54,20 @@ struct CommitRates {
             create: true
         )
         await storage.close()
-        let logger = Logger(label: "bench")
-        let connection = try await PostgresConnection.connect(
-            configuration: try settings.configuration(),
-            id: 1,
-            logger: logger
-        )
-        defer { Task { try? await connection.close() } }
-        let table = "strata_bench_raw"
-        try await connection.query("DROP TABLE IF EXISTS strata_bench_raw", logger: logger)
-        try await connection.query(
-            PostgresQuery(unsafeSQL: "CREATE TABLE \(table) (id bigint PRIMARY KEY, payload bytea NOT NULL)"),
-            logger: logger
-        )
-        let payload = ByteBuffer(bytes: ClusterBench.Writer.typicalPayload())
+        let session = try await PostgresSession.connect(settings)
+        defer { Task { await session.close() } }
+        try await session.execute("DROP TABLE IF EXISTS strata_bench_raw")
+        try await session.execute("CREATE TABLE strata_bench_raw (id bigint PRIMARY KEY, payload bytea NOT NULL)")
+        let payload = PostgresValue.bytes(ClusterBench.Writer.typicalPayload())
         let clock = ContinuousClock()
         let start = clock.now
         var n: Int64 = 0
         while clock.now - start < window {
-            try await connection.query("INSERT INTO strata_bench_raw VALUES (\(n), \(payload))", logger: logger)
+            try await session.execute("INSERT INTO strata_bench_raw VALUES ($1, $2)", .int64(n), payload)
             n += 1
         }
         let elapsed = clock.now - start
-        try await connection.query("DROP TABLE strata_bench_raw", logger: logger)
+        try await session.execute("DROP TABLE strata_bench_raw")
         return Double(n) / elapsed.seconds
     }
 

@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 import Strata
 import StrataPostgres
 import Testing
@@ -51,7 +50,7 @@ extension PostgresServerTests {
 
             // The store's row locked FOR UPDATE: an insert into the log
             // (its foreign key) waits for it; a read does not.
-            let (blocker, logger) = try await TestServer.lockingStoreRow(of: made.store)
+            let blocker = try await TestServer.lockingStoreRow(of: made.store)
             // Both attempts wait on the lock and are given up; the number is
             // still free, so either might yet land: said so, with the ID.
             var pending: UUID?
@@ -64,8 +63,8 @@ extension PostgresServerTests {
             }
             // Reads are not held by the lock.
             #expect(try await made.latestT() == 1)
-            try await blocker.query("COMMIT", logger: logger)
-            try await blocker.close()
+            try await blocker.execute("COMMIT")
+            await blocker.close()
 
             // The server may finish a given-up request: whatever is at t 2
             // is that transaction, once. The next commit lands.
@@ -84,8 +83,8 @@ extension PostgresServerTests {
             let made = try await TestServer.newStore("refused-é☃")
             let storage = try await TestServer.again(made)
             #expect(try await storage.latestT() == 0)
-            let (remover, logger) = try await TestServer.session("remover")
-            try await remover.query("DELETE FROM strata_stores WHERE store = \(made.store)", logger: logger)
+            let remover = try await TestServer.session()
+            try await remover.execute("DELETE FROM strata_stores WHERE store = $1", .text(made.store))
             do {
                 _ = try await storage.append(Transaction(t: 1, basis: 0))
                 Issue.record("an append went in for a store that is gone")
@@ -94,11 +93,11 @@ extension PostgresServerTests {
             }
             // Reads go on, on the same storage.
             #expect(try await storage.latestT() == 0)
-            try await remover.query(
-                "INSERT INTO strata_stores (store, created) VALUES (\(made.store), now())",
-                logger: logger
+            try await remover.execute(
+                "INSERT INTO strata_stores (store, created) VALUES ($1, now())",
+                .text(made.store)
             )
-            try await remover.close()
+            await remover.close()
             #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .appended)
             await storage.close()
             await made.close()
@@ -123,14 +122,14 @@ extension PostgresServerTests {
 
             // Cancelled while the server holds it (a lock): the caller
             // resumes without the answer, whatever the server does with it.
-            let (blocker, logger) = try await TestServer.lockingStoreRow(of: made.store)
+            let blocker = try await TestServer.lockingStoreRow(of: made.store)
             let held = Transaction(t: 2, basis: 1)
             let waiting = Task { try await storage.append(held) }
             try await Task.sleep(for: .milliseconds(300))
             waiting.cancel()
             await #expect(throws: CancellationError.self) { try await waiting.value }
-            try await blocker.query("COMMIT", logger: logger)
-            try await blocker.close()
+            try await blocker.execute("COMMIT")
+            await blocker.close()
 
             // The server may have stored the held one after all; never the
             // unsent one. The storage carries on, on a new connection.
@@ -150,25 +149,18 @@ extension PostgresServerTests {
 extension TestServer {
     /// A session of its own on the test server, beside the storages' (to
     /// hold a lock, to change a row under them).
-    static func session(_ label: String) async throws -> (PostgresConnection, Logger) {
-        let settings = try settings()
-        let logger = Logger(label: label)
-        let connection = try await PostgresConnection.connect(
-            configuration: try settings.configuration(),
-            id: 1,
-            logger: logger
-        )
-        return (connection, logger)
+    static func session() async throws -> PostgresSession {
+        try await PostgresSession.connect(try settings())
     }
 
     /// A session holding the row of `store` in strata_stores FOR UPDATE in
     /// an open transaction: an append (the log's foreign key) waits for it,
     /// a read does not. Its COMMIT lets go.
-    static func lockingStoreRow(of store: String) async throws -> (PostgresConnection, Logger) {
-        let (connection, logger) = try await session("blocker")
-        try await connection.query("BEGIN", logger: logger)
-        try await connection.query("SELECT store FROM strata_stores WHERE store = \(store) FOR UPDATE", logger: logger)
-        return (connection, logger)
+    static func lockingStoreRow(of store: String) async throws -> PostgresSession {
+        let session = try await session()
+        try await session.execute("BEGIN")
+        try await session.execute("SELECT store FROM strata_stores WHERE store = $1 FOR UPDATE", .text(store))
+        return session
     }
 }
 

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// The measurements run in `strata-cluster-bench` (built beside the runner;
 /// it is also the writer processes), so that the runner builds without
-/// PostgresNIO. They need a server: `make bench` starts a throwaway one
+/// StrataPostgres and libpq. They need a server: `make bench` starts a throwaway one
 /// and passes its URL in `STRATA_TEST_POSTGRES_URL`; without it the
 /// scenario says so and measures nothing.
 struct ClusterScenario {

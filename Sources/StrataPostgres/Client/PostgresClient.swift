@@ -1,0 +1,149 @@
+import CLibPQ
+import Dispatch
+import Synchronization
+
+/// One connection to a PostgreSQL server through libpq, PostgreSQL's own
+/// client library, for the storage and ``PostgresSession``.
+///
+/// libpq is blocking and allows one thread in a connection at a time, so
+/// every call on the connection runs on the client's serial queue: a
+/// request is a closure that ``perform(limit:_:)`` runs there while the
+/// caller awaits. The closure sends and waits with the socket in
+/// non-blocking mode, polling in short slices, so that it sees its time
+/// limit pass and its caller's cancellation and gives the connection up
+/// (closes it) instead of waiting on a server that stopped answering.
+///
+/// Invariant: `connection`, `deadline`, `cancellation` and `prepared` are
+/// touched only on `queue` (and in `deinit`, when nothing else holds the
+/// client). Once a request has failed in a way that may leave the
+/// protocol mid-message (a time limit, a cancellation, a lost socket) the
+/// connection is closed and `isLost` is true for good.
+final class PostgresClient: @unchecked Sendable {
+    /// `host:port`, for messages.
+    let server: String
+    private let queue = DispatchQueue(label: "strata.postgres.connection")
+    var connection: OpaquePointer?
+    /// When the request running now must have its answer; nil for no limit.
+    var deadline: ContinuousClock.Instant?
+    /// The running request's cancellation.
+    var cancellation: Cancellation?
+    /// Names of the statements prepared on this connection.
+    var prepared: Set<String> = []
+    private let lostFlag = Atomic<Bool>(false)
+
+    private init(server: String) {
+        self.server = server
+    }
+
+    deinit {
+        if let connection { PQfinish(connection) }
+    }
+
+    /// Whether the connection failed or was given up: every later request
+    /// fails; make a new client.
+    var isLost: Bool { lostFlag.load(ordering: .acquiring) }
+
+    /// A connected client, with synchronous commit on for its session.
+    /// - Throws: ``ClientFailure``: refused (a bad login, no database),
+    ///   lost (no server there), expired (no answer within `limit`), or
+    ///   cancelled.
+    static func open(_ settings: PostgresSettings, limit: Duration) async throws -> PostgresClient {
+        let client = PostgresClient(server: settings.server)
+        try await client.perform(limit: limit) { client in
+            try client.connect(settings)
+            // Every commit on this session waits for the server's log to be
+            // on disk, whatever the server's default.
+            _ = try client.execute("SET synchronous_commit = on")
+        }
+        return client
+    }
+
+    /// Runs `request` on the connection's queue, with `limit` for all of
+    /// it (zero or less: none), and returns its outcome. Cancelling the
+    /// calling task makes the request throw ``ClientFailure/cancelled``
+    /// within a poll slice, closing the connection if anything was sent.
+    func perform<R: Sendable>(
+        limit: Duration,
+        _ request: @escaping @Sendable (PostgresClient) throws -> R
+    ) async throws -> R {
+        let cancellation = Cancellation()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    guard !cancellation.isCancelled else {
+                        return continuation.resume(throwing: ClientFailure.cancelled)
+                    }
+                    self.deadline = limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil
+                    self.cancellation = cancellation
+                    let outcome = Result { try request(self) }
+                    self.deadline = nil
+                    self.cancellation = nil
+                    continuation.resume(with: outcome)
+                }
+            }
+        } onCancel: {
+            cancellation.cancel()
+        }
+    }
+
+    /// Closes the connection once the request running now (if any) ends.
+    func close() async {
+        await withCheckedContinuation { continuation in
+            queue.async {
+                self.abandon()
+                continuation.resume()
+            }
+        }
+    }
+
+    /// Closes the connection at once (on the queue): after a failure that
+    /// may have left it mid-message, or at ``close()``.
+    func abandon() {
+        lostFlag.store(true, ordering: .releasing)
+        prepared = []
+        if let connection {
+            PQfinish(connection)
+            self.connection = nil
+        }
+    }
+
+    /// `body` inside BEGIN and COMMIT; a failure rolls back (when the
+    /// connection is still there to be told) and is rethrown.
+    func transaction<R>(_ body: () throws -> R) throws -> R {
+        _ = try execute("BEGIN")
+        do {
+            let outcome = try body()
+            _ = try execute("COMMIT")
+            return outcome
+        } catch {
+            if !isLost { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+}
+
+/// A request's cancellation, set from any thread, read by the request.
+final class Cancellation: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isCancelled: Bool { flag.load(ordering: .acquiring) }
+    func cancel() { flag.store(true, ordering: .releasing) }
+}
+
+/// How a request on a ``PostgresClient`` failed, before the storage names
+/// it as a ``PostgresStorageError``.
+enum ClientFailure: Error, Equatable {
+    /// The time limit passed without an answer; the connection is closed.
+    case expired
+    /// The caller was cancelled; the connection is closed if anything had
+    /// been sent.
+    case cancelled
+    /// The connection failed or was lost (libpq's message).
+    case lost(String)
+    /// The server refused the connection (libpq's message), or asked for a
+    /// password none was given for (`needsPassword`).
+    case connectionRefused(String, needsPassword: Bool)
+    /// The server refused a statement.
+    case refused(sqlState: String, message: String)
+    /// An answer of a shape the request did not expect.
+    case malformed(String)
+}

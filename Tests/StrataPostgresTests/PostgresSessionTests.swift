@@ -1,0 +1,114 @@
+import Foundation
+import Strata
+import StrataPostgres
+import Testing
+
+extension PostgresServerTests {
+    /// The client under the storage, through its public session: every
+    /// value type both ways, the server's refusals, requests given up.
+    @Suite("Sessions", .serialized)
+    struct PostgresSessionTests {
+        @Test("every value type goes to the server and back unchanged, at the sizes records have")
+        func valuesRoundTrip() async throws {
+            let session = try await TestServer.session()
+            defer { Task { await session.close() } }
+            var large = [UInt8](repeating: 0, count: (5 << 20) + 3)
+            for index in large.indices { large[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 7) }
+            let values: [PostgresValue] = [
+                .bool(true), .bool(false),
+                .int32(.min), .int32(-1), .int32(.max),
+                .int64(.min), .int64(0), .int64(.max),
+                .text(""), .text("é☃𝄞 — \u{1F600}"), .text(String(repeating: "ß✓", count: 40_000)),
+                .bytes([]), .bytes(Array(0...255)), .bytes(Array(large.prefix(4_097))), .bytes(large),
+                .uuid(UUID()),
+                .date(Date(timeIntervalSince1970: 1_765_000_000.123456)),
+                .date(Date(timeIntervalSince1970: -1_000_000.5)),
+            ]
+            for value in values {
+                let rows = try await session.execute("SELECT $1", value)
+                #expect(rows.rows.count == 1 && rows.rows[0].count == 1)
+                guard case .date(let sent) = value else {
+                    #expect(rows.scalar == value, "\(String(describing: value).prefix(80))")
+                    continue
+                }
+                // Microseconds on the server.
+                guard case .date(let read)? = rows.scalar else {
+                    Issue.record("a timestamptz read back as \(String(describing: rows.scalar))")
+                    continue
+                }
+                #expect(abs(read.timeIntervalSince(sent)) < 1e-6)
+            }
+            let nulls = try await session.execute("SELECT NULL::integer AS n, 7::smallint AS s")
+            #expect(nulls.columnNames == ["n", "s"])
+            #expect(nulls.rows == [[nil, .int32(7)]])
+            let many = try await session.execute("SELECT g, g::text FROM generate_series(1, 10000) AS g")
+            #expect(many.rows.count == 10_000)
+            #expect(many.rows.last == [.int32(10_000), .text("10000")])
+        }
+
+        @Test("a refused statement is typed with its SQLSTATE, and the session goes on")
+        func refusals() async throws {
+            let session = try await TestServer.session()
+            defer { Task { await session.close() } }
+            await #expect(
+                throws: PostgresStorageError.server(sqlState: "42601", message: "syntax error at or near \"SELEC\"")
+            ) {
+                try await session.execute("SELEC 1")
+            }
+            await #expect(throws: PostgresStorageError.self) {
+                try await session.execute("SELECT $1::integer", .text("x"))
+            }
+            #expect(try await session.execute("SELECT 1::bigint").scalar == .int64(1))
+            // A text parameter with a NUL is refused by the server, not cut short.
+            await #expect(throws: PostgresStorageError.self) {
+                try await session.execute("SELECT $1", .text("a\u{0}b"))
+            }
+            #expect(!session.isClosed)
+            await session.close()
+            #expect(session.isClosed)
+            await #expect(throws: PostgresStorageError.self) { try await session.execute("SELECT 1") }
+        }
+
+        @Test("a login the server refuses, and a statement without an answer in time")
+        func loginAndTimeout() async throws {
+            var settings = try TestServer.settings()
+            settings.user = "no_such_role_\(UInt32.random(in: 0...UInt32.max))"
+            let server = "\(settings.host):\(settings.port)"
+            await #expect(throws: PostgresStorageError.authenticationFailed(server: server)) {
+                try await PostgresSession.connect(settings)
+            }
+            settings = try TestServer.settings()
+            settings.operationTimeout = .milliseconds(300)
+            let session = try await PostgresSession.connect(settings)
+            let clock = ContinuousClock()
+            let start = clock.now
+            do {
+                try await session.execute("SELECT pg_sleep(30)")
+                Issue.record("a 30-second statement returned within a 300 ms limit")
+            } catch PostgresStorageError.unreachable(_, let reason) {
+                #expect(reason.contains("no answer"), "\(reason)")
+            }
+            // Given up, not waited for (a hang guard, far above the limit).
+            #expect(clock.now - start < .seconds(20))
+            #expect(session.isClosed)
+        }
+
+        @Test("transactions of a few bytes to several megabytes are stored and read back whole")
+        func recordSizes() async throws {
+            let made = try await TestServer.newStore("sizes")
+            let peer = try await Peer.open(made)
+            let sizes = [0, 1, 4_095, 4_096, 4_097, 65_536, 1 << 20, (3 << 20) + 1]
+            for (index, size) in sizes.enumerated() {
+                let text = String(repeating: "é", count: size / 2) + (size % 2 == 1 ? "x" : "")
+                try await peer.transact { try $0.insert(["text": .string(text)], id: RecordID(index), into: "sizes") }
+            }
+            let reader = try await Peer.open(try await TestServer.again(made))
+            for (index, size) in sizes.enumerated() {
+                let record = try #require(reader.current.record(RecordID(index), in: "sizes"))
+                #expect(record["text"]?.stringValue?.utf8.count == size)
+            }
+            #expect(try await made.latestT() == Int64(sizes.count))
+            await made.close()
+        }
+    }
+}
