@@ -170,6 +170,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
             if !waiters.isEmpty { waiters.removeFirst().resume() }
         }
         var attemptsLeft = reading ? 2 : 1
+        // A connection the server closed while it was idle is found before
+        // anything is sent: a write goes on a new one too, once.
+        var unsentAttemptsLeft = 1
         while true {
             guard !closed else { throw PostgresStorageError.closed(store: store) }
             // Given up before anything was sent: the connection is sound.
@@ -180,8 +183,13 @@ public actor PostgresHistoryStorage: HistoryStorage {
                 let client = try await connected()
                 return try await client.perform(limit: settings.operationTimeout * max(1, requests), body)
             } catch {
-                let mapped = PostgresStorageError.mapping(error, settings)
                 if client?.isLost == true { client = nil }
+                if case ClientFailure.lostBeforeSending = error, unsentAttemptsLeft > 0 {
+                    unsentAttemptsLeft -= 1
+                    attemptsLeft += 1
+                    continue
+                }
+                let mapped = PostgresStorageError.mapping(error, settings)
                 if mapped is CancellationError { throw mapped }
                 if case PostgresStorageError.unreachable = mapped, reused, attemptsLeft > 0 { continue }
                 throw mapped

@@ -5,8 +5,11 @@ import Foundation
 /// the standard `PG*` environment variables (`PGHOST`, `PGPORT`, `PGUSER`,
 /// `PGPASSWORD`, `PGDATABASE`, `PGSSLMODE`), as `psql` reads them.
 public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
-    /// Whether to use TLS (libpq's `sslmode` of the same name; the
-    /// server's certificate is not verified).
+    /// Whether to use TLS: libpq's `sslmode` of the same name, which
+    /// does not verify the server's certificate (unless a root
+    /// certificate is installed at `~/.postgresql/root.crt`, as for
+    /// `psql`). Settings left unset (a password) may come from libpq's
+    /// own sources too: `PGPASSWORD`, `~/.pgpass`.
     public enum TLSMode: String, Sendable, Equatable {
         /// Never.
         case disable

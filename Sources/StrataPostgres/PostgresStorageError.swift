@@ -56,7 +56,7 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return PostgresStorageError.unreachable(server: server, reason: "no answer in \(settings.operationTimeout)")
         case .cancelled:
             return CancellationError()
-        case .lost(let reason):
+        case .lost(let reason), .lostBeforeSending(let reason):
             return PostgresStorageError.unreachable(server: server, reason: reason)
         case let .connectionRefused(message, needsPassword):
             // libpq reports a refused login as text only: the server's

@@ -110,5 +110,92 @@ extension PostgresServerTests {
             #expect(try await made.latestT() == Int64(sizes.count))
             await made.close()
         }
+
+        @Test(
+            "what the client does not speak or the protocol cannot carry is refused, without a hang",
+            .timeLimit(.minutes(1))
+        )
+        func unsupported() async throws {
+            let session = try await TestServer.session()
+            defer { Task { await session.close() } }
+            // PostgreSQL's infinities, both ways.
+            let infinite = try await session.execute("SELECT 'infinity'::timestamptz, '-infinity'::timestamptz")
+            #expect(infinite.rows == [[.date(.distantFuture), .date(.distantPast)]])
+            let far = try await session.execute("SELECT $1", .date(Date(timeIntervalSince1970: .infinity)))
+            #expect(far.scalar == .date(.distantFuture))
+            // More parameters than the protocol numbers: refused before
+            // sending, the session goes on.
+            let many = (0..<70_000).map { PostgresValue.int64(Int64($0)) }
+            let placeholders = (1...70_000).map { "$\($0)" }.joined(separator: ", ")
+            await #expect(
+                throws: PostgresStorageError.server(
+                    sqlState: "54000",
+                    message: "70000 parameters in one statement (at most 65,535)"
+                )
+            ) {
+                try await session.execute("SELECT \(placeholders)", parameters: many)
+            }
+            #expect(try await session.execute("SELECT 2::bigint").scalar == .int64(2))
+            // COPY is not spoken: refused, the session closed, no spin.
+            await #expect(throws: PostgresStorageError.self) { try await session.execute("COPY (SELECT 1) TO STDOUT") }
+            #expect(session.isClosed)
+        }
+
+        @Test(
+            "close ends a running statement; a cancelled caller waiting its turn is answered at once",
+            .timeLimit(.minutes(1))
+        )
+        func closeAndQueuedCancel() async throws {
+            let clock = ContinuousClock()
+            let session = try await TestServer.session()
+            let running = Task { try await session.execute("SELECT pg_sleep(2)") }
+            try await Task.sleep(for: .milliseconds(300))
+            // Queued behind the sleep on the same session, then cancelled.
+            let queued = Task { try await session.execute("SELECT 1") }
+            try await Task.sleep(for: .milliseconds(100))
+            let cancelled = clock.now
+            queued.cancel()
+            await #expect(throws: CancellationError.self) { try await queued.value }
+            #expect(clock.now - cancelled < .seconds(1))
+            // The running statement was not disturbed by that.
+            _ = try await running.value
+
+            let sleeping = Task { try await session.execute("SELECT pg_sleep(30)") }
+            try await Task.sleep(for: .milliseconds(300))
+            let closing = clock.now
+            await session.close()
+            #expect(clock.now - closing < .seconds(10))
+            await #expect(throws: PostgresStorageError.self) { try await sleeping.value }
+        }
+
+        @Test("a connection the server closed while idle: the next write goes on a new one; nothing is left open")
+        func serverClosedIdleConnection() async throws {
+            let admin = try await TestServer.session()
+            defer { Task { await admin.close() } }
+            let others = "application_name = 'strata' AND pid <> pg_backend_pid()"
+            let made = try await TestServer.newStore("idle")
+            #expect(try await made.append(Transaction(t: 1, basis: 0)) == .appended)
+            let listening = await made.newTransactions()
+            var updates = listening.makeAsyncIterator()
+            #expect(await updates.next() == 1)
+            try await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE \(others)")
+            try await Task.sleep(for: .milliseconds(300))
+            // Nothing of the write was sent on the dead connection: it is
+            // sent once, on a new one, and lands.
+            #expect(try await made.append(Transaction(t: 2, basis: 1)) == .appended)
+            #expect(try await made.latestT() == 2)
+            // The listener's connection was closed too: its stream ended.
+            #expect(await updates.next() == nil)
+            await made.close()
+            // Every connection of the storage is gone from the server.
+            var left: Int64 = -1
+            for _ in 0..<50 {
+                left =
+                    try await admin.execute("SELECT count(*) FROM pg_stat_activity WHERE \(others)").scalar?.int64 ?? -1
+                if left == 0 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(left == 0)
+        }
     }
 }

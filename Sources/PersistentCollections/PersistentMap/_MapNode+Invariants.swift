@@ -24,8 +24,8 @@ extension _MapNode {
 
     /// Checks this node alone (not its children), `shift` bits below the
     /// root, on the path of hashes that agree with `prefix` in their low
-    /// `shift` bits, and that its children are not empty or single items.
-    /// O(items + children); hashes every key. A collision node's keys
+    /// `shift` bits, and, below the root, that it is neither empty nor a
+    /// single item. O(items); hashes every key. A collision node's keys
     /// are compared pairwise (O(items²): colliding keys have one hash)
     /// only when `comparingKeys`.
     @usableFromInline
@@ -66,11 +66,9 @@ extension _MapNode {
             let bit = _slotBit(hash, shift)
             precondition(dataMap & bit != 0 && _rank(dataMap, bit) == i, "item out of its slot")
         }
-        for i in 0..<childCount {
-            let child = _children[i]
-            precondition(child.itemCount + child.childCount > 0, "an empty child")
-            precondition(child.itemCount >= 2 || child.childCount > 0, "a single-item child (not canonical)")
-        }
+        // Each child's canonical shape is that child's own check (`!isRoot`
+        // above): the whole check runs it on every node, a path check on
+        // every node of the path (the only children a mutation changed).
     }
 
     /// Checks every node on the path of `hash` from this root (duplicate

@@ -22,6 +22,13 @@ extension PostgresClient {
         var parameters: [(String, String)] = [
             ("host", settings.host), ("port", String(settings.port)), ("user", settings.user),
             ("sslmode", settings.tls.rawValue), ("application_name", "strata"), ("client_encoding", "UTF8"),
+            // GSSAPI's negotiation may block on the network outside the
+            // request's time limit; Strata's logins are passwords.
+            ("gssencmode", "disable"),
+            // A link that died silently (no reset, no FIN) is found within
+            // about a minute, also by a listener that only waits.
+            ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"),
+            ("keepalives_count", "3"),
         ]
         if let password = settings.password { parameters.append(("password", password)) }
         if let database = settings.database { parameters.append(("dbname", database)) }
@@ -110,9 +117,36 @@ extension PostgresClient {
         }
     }
 
+    /// Before a request: when the server closed the connection while it
+    /// was idle (a restart, an idle timeout), throws
+    /// ``ClientFailure/lostBeforeSending(_:)``, so that the caller sends on
+    /// a new connection instead of finding out halfway.
+    func checkIdleConnection() throws {
+        guard let connection else { return }
+        // A server closing a connection sends its reason, then the end of
+        // the stream; libpq sees the end only on a read after the reason
+        // (the reason itself goes to the notice processor): read while
+        // there is something to read.
+        var sound = true
+        for _ in 0..<8 where sound {
+            var descriptor = pollfd(fd: PQsocket(connection), events: Int16(POLLIN), revents: 0)
+            guard descriptor.fd >= 0 else {
+                sound = false
+                break
+            }
+            guard poll(&descriptor, 1, 0) > 0 else { break }
+            sound = PQconsumeInput(connection) != 0 && PQstatus(connection) != CONNECTION_BAD
+        }
+        if sound { return }
+        let message = errorMessage()
+        abandon()
+        throw ClientFailure.lostBeforeSending(message)
+    }
+
     // MARK: Sending and receiving
 
     private func liveConnection() throws -> OpaquePointer {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let connection, !isLost else { throw ClientFailure.lost("the connection was closed") }
         return connection
     }
@@ -126,11 +160,25 @@ extension PostgresClient {
             UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?
         ) -> Int32
     ) throws {
+        // libpq's and the protocol's limits, refused before anything is
+        // sent (the session stays usable).
+        guard parameters.count <= 65_535 else {
+            throw ClientFailure.refused(
+                sqlState: "54000",
+                message: "\(parameters.count) parameters in one statement (at most 65,535)"
+            )
+        }
         var bytes: [UInt8] = []
         var offsets: [Int] = []
         var lengths: [Int32] = []
         for parameter in parameters {
             let encoded = parameter.binaryEncoding
+            guard encoded.count < 1 << 30 else {
+                throw ClientFailure.refused(
+                    sqlState: "54000",
+                    message: "a parameter of \(encoded.count) bytes (PostgreSQL takes under 1 GiB)"
+                )
+            }
             offsets.append(bytes.count)
             lengths.append(Int32(encoded.count))
             bytes += encoded
@@ -143,6 +191,8 @@ extension PostgresClient {
             let values: [UnsafePointer<CChar>?] = offsets.map { base + $0 }
             return start(types, values, lengths, formats)
         }
+        // Refused by libpq itself: nothing reached the server, but the
+        // connection's state is libpq's to know; it is given up.
         guard sent != 0 else { throw lostConnection() }
         try flush()
     }
@@ -185,7 +235,11 @@ extension PostgresClient {
             case PGRES_EMPTY_QUERY:
                 break
             default:
-                failure = .malformed("an answer of status \(String(cString: PQresStatus(PQresultStatus(result))))")
+                // COPY and other modes this client does not speak: libpq
+                // would hand out a result per call for ever.
+                let status = String(cString: PQresStatus(PQresultStatus(result)))
+                abandon()
+                throw ClientFailure.malformed("an answer of status \(status), which this client does not take")
             }
         }
         if PQstatus(connection) == CONNECTION_BAD { throw lostConnection() }
@@ -198,11 +252,16 @@ extension PostgresClient {
     /// request's time is up or it was cancelled.
     @discardableResult
     private func wait(for events: Int16) throws -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
         guard let connection else { throw ClientFailure.lost("the connection was closed") }
         while true {
             if cancellation?.isCancelled == true {
                 abandon()
                 throw ClientFailure.cancelled
+            }
+            if isClosing {
+                abandon()
+                throw ClientFailure.lost("the connection was closed")
             }
             var slice = Self.pollSlice
             if let deadline {
@@ -211,7 +270,9 @@ extension PostgresClient {
                     abandon()
                     throw ClientFailure.expired
                 }
-                let milliseconds = left.components.seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000
+                // Whole milliseconds, saturating (a limit of years).
+                let seconds = min(left.components.seconds, Int64(Int32.max))
+                let milliseconds = seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000
                 slice = Int32(min(Int64(slice), milliseconds + 1))
             }
             let socket = PQsocket(connection)

@@ -21,7 +21,7 @@ import Synchronization
 final class PostgresClient: @unchecked Sendable {
     /// `host:port`, for messages.
     let server: String
-    private let queue = DispatchQueue(label: "strata.postgres.connection")
+    let queue = DispatchQueue(label: "strata.postgres.connection")
     var connection: OpaquePointer?
     /// When the request running now must have its answer; nil for no limit.
     var deadline: ContinuousClock.Instant?
@@ -30,6 +30,7 @@ final class PostgresClient: @unchecked Sendable {
     /// Names of the statements prepared on this connection.
     var prepared: Set<String> = []
     private let lostFlag = Atomic<Bool>(false)
+    private let closing = Atomic<Bool>(false)
 
     private init(server: String) {
         self.server = server
@@ -59,35 +60,45 @@ final class PostgresClient: @unchecked Sendable {
     }
 
     /// Runs `request` on the connection's queue, with `limit` for all of
-    /// it (zero or less: none), and returns its outcome. Cancelling the
-    /// calling task makes the request throw ``ClientFailure/cancelled``
-    /// within a poll slice, closing the connection if anything was sent.
+    /// it from now, waiting for the queue included (zero or less: none),
+    /// and returns its outcome.
+    ///
+    /// Cancelling the calling task answers at once with
+    /// ``ClientFailure/cancelled`` while the request waits for the queue
+    /// (it then never runs), or within a poll slice once it runs (the
+    /// connection closed if anything was sent). ``close()`` also ends a
+    /// running request within a poll slice.
     func perform<R: Sendable>(
         limit: Duration,
         _ request: @escaping @Sendable (PostgresClient) throws -> R
     ) async throws -> R {
-        let cancellation = Cancellation()
+        let deadline = limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil
+        let pending = PendingRequest<R>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
+                guard pending.wait(continuation) else { return }
                 queue.async {
-                    guard !cancellation.isCancelled else {
-                        return continuation.resume(throwing: ClientFailure.cancelled)
+                    guard pending.start() else { return }
+                    self.deadline = deadline
+                    self.cancellation = pending.cancellation
+                    let outcome = Result {
+                        try self.checkIdleConnection()
+                        return try request(self)
                     }
-                    self.deadline = limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil
-                    self.cancellation = cancellation
-                    let outcome = Result { try request(self) }
                     self.deadline = nil
                     self.cancellation = nil
-                    continuation.resume(with: outcome)
+                    pending.finish(outcome)
                 }
             }
         } onCancel: {
-            cancellation.cancel()
+            pending.cancel()
         }
     }
 
-    /// Closes the connection once the request running now (if any) ends.
+    /// Closes the connection: at once when no request runs, else as soon
+    /// as the running one sees it (within a poll slice; it fails as lost).
     func close() async {
+        closing.store(true, ordering: .releasing)
         await withCheckedContinuation { continuation in
             queue.async {
                 self.abandon()
@@ -95,6 +106,9 @@ final class PostgresClient: @unchecked Sendable {
             }
         }
     }
+
+    /// Whether ``close()`` was called.
+    var isClosing: Bool { closing.load(ordering: .acquiring) }
 
     /// Closes the connection at once (on the queue): after a failure that
     /// may have left it mid-message, or at ``close()``.
@@ -129,6 +143,62 @@ final class Cancellation: Sendable {
     func cancel() { flag.store(true, ordering: .releasing) }
 }
 
+/// A request on its way through ``PostgresClient/perform(limit:_:)``: its
+/// caller's continuation, resumed exactly once, by whichever comes first
+/// of its outcome and a cancellation before it started.
+///
+/// Invariant: `continuation` is resumed once; a request cancelled before
+/// `start()` never runs.
+private final class PendingRequest<R: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<R, any Error>?
+        var started = false
+        var cancelled = false
+    }
+    private let state = Mutex(State())
+    let cancellation = Cancellation()
+
+    /// Keeps the continuation; false (having resumed it) when the caller
+    /// was cancelled already.
+    func wait(_ continuation: CheckedContinuation<R, any Error>) -> Bool {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.continuation = continuation }
+            return state.cancelled
+        }
+        if cancelled { continuation.resume(throwing: ClientFailure.cancelled) }
+        return !cancelled
+    }
+
+    /// Whether the request may run (it was not cancelled while queued).
+    func start() -> Bool {
+        state.withLock { state in
+            state.started = !state.cancelled
+            return state.started
+        }
+    }
+
+    func finish(_ outcome: Result<R, any Error>) {
+        let continuation = state.withLock { state in
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(with: outcome)
+    }
+
+    /// Cancels: answers the caller now when the request has not started,
+    /// else tells the running request (it answers within a poll slice).
+    func cancel() {
+        cancellation.cancel()
+        let continuation = state.withLock { state -> CheckedContinuation<R, any Error>? in
+            state.cancelled = true
+            guard !state.started else { return nil }
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        continuation?.resume(throwing: ClientFailure.cancelled)
+    }
+}
+
 /// How a request on a ``PostgresClient`` failed, before the storage names
 /// it as a ``PostgresStorageError``.
 enum ClientFailure: Error, Equatable {
@@ -137,6 +207,10 @@ enum ClientFailure: Error, Equatable {
     /// The caller was cancelled; the connection is closed if anything had
     /// been sent.
     case cancelled
+    /// The connection turned out closed by the server (a restart, an idle
+    /// timeout) before anything of the request was sent: safe to send on a
+    /// new one, a write included.
+    case lostBeforeSending(String)
     /// The connection failed or was lost (libpq's message).
     case lost(String)
     /// The server refused the connection (libpq's message), or asked for a

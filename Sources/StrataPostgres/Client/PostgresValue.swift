@@ -104,8 +104,7 @@ extension PostgresValue {
         case .bytes(let value): return value
         case .uuid(let value): return withUnsafeBytes(of: value.uuid) { Array($0) }
         case .date(let value):
-            let microseconds = (value.timeIntervalSince1970 * 1_000_000).rounded()
-            return Self.bigEndian(Int64(microseconds) - Self.epochOffset)
+            return Self.bigEndian(Self.postgresMicroseconds(value))
         }
     }
 
@@ -146,10 +145,28 @@ extension PostgresValue {
             )
         case 1184, 1114:
             try fixed(8)
-            let microseconds = Int64(bitPattern: Self.integer(bytes)) + Self.epochOffset
-            self = .date(Date(timeIntervalSince1970: Double(microseconds) / 1_000_000))
+            self = .date(Self.date(postgresMicroseconds: Int64(bitPattern: Self.integer(bytes))))
         default:
             self = .bytes(bytes)
+        }
+    }
+
+    /// `date` as PostgreSQL's microseconds since 2000, rounded; a date
+    /// past what PostgreSQL holds (or not a number) as its `infinity` or
+    /// `-infinity`.
+    static func postgresMicroseconds(_ date: Date) -> Int64 {
+        let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded() - Double(epochOffset)
+        guard microseconds.isFinite, abs(microseconds) < 9.2e18 else { return microseconds < 0 ? .min : .max }
+        return Int64(microseconds)
+    }
+
+    /// The date of PostgreSQL's microseconds since 2000; its `infinity`
+    /// and `-infinity` as `Date.distantFuture` and `Date.distantPast`.
+    static func date(postgresMicroseconds value: Int64) -> Date {
+        switch value {
+        case .max: return .distantFuture
+        case .min: return .distantPast
+        default: return Date(timeIntervalSince1970: (Double(value) + Double(epochOffset)) / 1_000_000)
         }
     }
 
