@@ -197,5 +197,25 @@ extension PostgresServerTests {
             }
             #expect(left == 0)
         }
+
+        @Test(
+            "a host name is resolved under the time limit: localhost connects (each address tried), an unknown name is unreachable"
+        )
+        func hostNames() async throws {
+            var settings = try TestServer.settings()
+            settings.host = "localhost"
+            let session = try await PostgresSession.connect(settings)
+            #expect(try await session.execute("SELECT 1::bigint").scalar == .int64(1))
+            await session.close()
+            settings.host = "no-such-host.invalid"
+            settings.operationTimeout = .seconds(10)
+            do {
+                _ = try await PostgresSession.connect(settings)
+                Issue.record("connected to a host name that does not exist")
+            } catch PostgresStorageError.unreachable(let server, let reason) {
+                #expect(server == "no-such-host.invalid:\(settings.port)")
+                #expect(reason.contains("no-such-host.invalid"), "\(reason)")
+            }
+        }
     }
 }

@@ -17,10 +17,11 @@ extension PostgresClient {
     static let pollSlice: Int32 = 20
 
     /// Connects with `settings`: libpq's non-blocking connect, each wait
-    /// within the request's limit.
-    func connect(_ settings: PostgresSettings) throws {
+    /// within the request's limit. `addresses`: the host name's, resolved
+    /// (libpq tries each in turn; the name still serves TLS and messages).
+    func connect(_ settings: PostgresSettings, addresses: [String]?) throws {
         var parameters: [(String, String)] = [
-            ("host", settings.host), ("port", String(settings.port)), ("user", settings.user),
+            ("port", String(settings.port)), ("user", settings.user),
             ("sslmode", settings.tls.rawValue), ("application_name", "strata"), ("client_encoding", "UTF8"),
             // GSSAPI's negotiation may block on the network outside the
             // request's time limit; Strata's logins are passwords.
@@ -30,6 +31,12 @@ extension PostgresClient {
             ("keepalives", "1"), ("keepalives_idle", "30"), ("keepalives_interval", "10"),
             ("keepalives_count", "3"),
         ]
+        if let addresses {
+            parameters.append(("host", Array(repeating: settings.host, count: addresses.count).joined(separator: ",")))
+            parameters.append(("hostaddr", addresses.joined(separator: ",")))
+        } else {
+            parameters.append(("host", settings.host))
+        }
         if let password = settings.password { parameters.append(("password", password)) }
         if let database = settings.database { parameters.append(("dbname", database)) }
         let keywords = parameters.map { strdup($0.0) }

@@ -49,9 +49,11 @@ final class PostgresClient: @unchecked Sendable {
     ///   lost (no server there), expired (no answer within `limit`), or
     ///   cancelled.
     static func open(_ settings: PostgresSettings, limit: Duration) async throws -> PostgresClient {
+        let deadline = limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil
+        let addresses = try await addresses(of: settings.host, deadline: deadline)
         let client = PostgresClient(server: settings.server)
-        try await client.perform(limit: limit) { client in
-            try client.connect(settings)
+        try await client.perform(until: deadline) { client in
+            try client.connect(settings, addresses: addresses)
             // Every commit on this session waits for the server's log to be
             // on disk, whatever the server's default.
             _ = try client.execute("SET synchronous_commit = on")
@@ -72,7 +74,14 @@ final class PostgresClient: @unchecked Sendable {
         limit: Duration,
         _ request: @escaping @Sendable (PostgresClient) throws -> R
     ) async throws -> R {
-        let deadline = limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil
+        try await perform(until: limit > .zero ? ContinuousClock.now.advanced(by: limit) : nil, request)
+    }
+
+    /// ``perform(limit:_:)`` with the time limit as an instant (nil: none).
+    func perform<R: Sendable>(
+        until deadline: ContinuousClock.Instant?,
+        _ request: @escaping @Sendable (PostgresClient) throws -> R
+    ) async throws -> R {
         let pending = PendingRequest<R>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
