@@ -189,20 +189,20 @@ extension PostgresHistoryStorage {
             guard let client = try? await PostgresClient.open(settings, limit: settings.operationTimeout) else {
                 return
             }
-            defer { Task { await client.close() } }
-            guard
-                (try? await client.perform(limit: settings.operationTimeout, { try $0.execute("LISTEN \(channel)") }))
-                    != nil
-            else { return }
-            // Listening: what was stored before is read once.
-            if let latest = try? await self?.latestT() { continuation.yield(latest) }
-            // Waits for ever: ends when the connection is lost or the
-            // task is cancelled.
-            while let payloads = try? await client.perform(limit: .zero, { try $0.awaitNotifications() }) {
-                for payload in payloads {
-                    if let t = Int64(payload) { continuation.yield(t) }
+            let listen = "LISTEN \(channel)"
+            if (try? await client.perform(limit: settings.operationTimeout, { try $0.execute(listen) })) != nil {
+                // Listening: what was stored before is read once.
+                if let latest = try? await self?.latestT() { continuation.yield(latest) }
+                // Waits for ever: ends when the connection is lost or the
+                // task is cancelled.
+                while let payloads = try? await client.perform(limit: .zero, { try $0.awaitNotifications() }) {
+                    for payload in payloads {
+                        if let t = Int64(payload) { continuation.yield(t) }
+                    }
                 }
             }
+            // Before the task ends: close() waits for it.
+            await client.close()
         }
         listeners[key] = task
         continuation.onTermination = { [weak self] _ in

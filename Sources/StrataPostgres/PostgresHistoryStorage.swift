@@ -37,7 +37,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// Whether a call holds the connection, and who waits for it: one
     /// PostgreSQL transaction at a time on it.
     private var busy = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    /// Resumed with true when the connection is handed to them, false when
+    /// their caller was cancelled while waiting.
+    private var waiters: [(id: UUID, continuation: CheckedContinuation<Bool, Never>)] = []
     var listeners: [UUID: Task<Void, Never>] = [:]
 
     private init(store: String, settings: PostgresSettings) {
@@ -128,12 +130,16 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// Closes the connections and ends every ``newTransactions()`` stream.
     public func close() async {
         closed = true
-        for listener in listeners.values { listener.cancel() }
+        let ending = Array(listeners.values)
         listeners = [:]
+        for listener in ending { listener.cancel() }
         if let client {
             self.client = nil
             await client.close()
         }
+        // Their connections closed too (within a poll slice) before this
+        // returns: nothing of the storage is left on the server.
+        for listener in ending { await listener.value }
     }
 
     // MARK: The connection
@@ -163,11 +169,11 @@ public actor PostgresHistoryStorage: HistoryStorage {
         requests: Int = 1,
         _ body: @escaping @Sendable (PostgresClient) throws -> R
     ) async throws -> R {
-        while busy { await withCheckedContinuation { waiters.append($0) } }
+        try await waitForConnection()
         busy = true
         defer {
             busy = false
-            if !waiters.isEmpty { waiters.removeFirst().resume() }
+            if !waiters.isEmpty { waiters.removeFirst().continuation.resume(returning: true) }
         }
         var attemptsLeft = reading ? 2 : 1
         // A connection the server closed while it was idle is found before
@@ -184,17 +190,49 @@ public actor PostgresHistoryStorage: HistoryStorage {
                 return try await client.perform(limit: settings.operationTimeout * max(1, requests), body)
             } catch {
                 if client?.isLost == true { client = nil }
-                if case ClientFailure.lostBeforeSending = error, unsentAttemptsLeft > 0 {
+                switch error {
+                case ClientFailure.lostBeforeSending where unsentAttemptsLeft > 0:
                     unsentAttemptsLeft -= 1
                     attemptsLeft += 1
                     continue
+                // Lost under a read (not timed out: that would double the
+                // limit): once more, on a new connection.
+                case ClientFailure.lost where reused && attemptsLeft > 0:
+                    continue
+                case ClientFailure.closed:
+                    throw PostgresStorageError.closed(store: store)
+                default:
+                    throw PostgresStorageError.mapping(error, settings)
                 }
-                let mapped = PostgresStorageError.mapping(error, settings)
-                if mapped is CancellationError { throw mapped }
-                if case PostgresStorageError.unreachable = mapped, reused, attemptsLeft > 0 { continue }
-                throw mapped
             }
         }
+    }
+
+    /// Returns when no other call holds the connection (at once when none
+    /// does); throws `CancellationError` at once when the caller is
+    /// cancelled while it waits.
+    private func waitForConnection() async throws {
+        while busy {
+            let id = UUID()
+            let handed = await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    if Task.isCancelled {
+                        continuation.resume(returning: false)
+                    } else {
+                        waiters.append((id, continuation))
+                    }
+                }
+            } onCancel: {
+                Task { await self.cancelWaiter(id) }
+            }
+            // Not handed the connection: nothing to pass on.
+            guard handed else { throw CancellationError() }
+        }
+    }
+
+    private func cancelWaiter(_ id: UUID) {
+        guard let index = waiters.firstIndex(where: { $0.id == id }) else { return }
+        waiters.remove(at: index).continuation.resume(returning: false)
     }
 
     private func connected() async throws -> PostgresClient {

@@ -35,7 +35,7 @@ public final class PostgresSession: Sendable {
     /// Runs `sql`, its parameters `$1`, `$2`, … taken from `parameters`,
     /// and returns its rows. O(rows returned).
     /// - Throws: ``PostgresStorageError``: the server's refusal (with its
-    ///   SQLSTATE), unreachable; `CancellationError`.
+    ///   SQLSTATE), unreachable, the session closed; `CancellationError`.
     @discardableResult
     public func execute(_ sql: String, _ parameters: PostgresValue...) async throws -> PostgresRows {
         try await execute(sql, parameters: parameters)
@@ -56,7 +56,8 @@ public final class PostgresSession: Sendable {
     /// Whether the session was closed or lost. O(1).
     public var isClosed: Bool { client.isLost }
 
-    /// Closes the session (after the statement running now, if any).
+    /// Closes the session; a statement running now is cut off (it throws
+    /// ``PostgresStorageError/sessionClosed(server:)``), as is every later one.
     public func close() async {
         await client.close()
     }

@@ -68,7 +68,10 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
         }
         var settings = PostgresSettings()
         // URLComponents decodes host, user and password already.
-        if let host = components.host, !host.isEmpty { settings.host = host }
+        if let host = components.host, !host.isEmpty {
+            // An IPv6 address comes bracketed ([::1]); libpq takes it bare.
+            settings.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        }
         if let port = components.port { settings.port = port }
         if let user = components.user, !user.isEmpty { settings.user = user }
         settings.password = components.password

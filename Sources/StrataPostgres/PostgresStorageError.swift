@@ -20,6 +20,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
     case server(sqlState: String, message: String)
     /// The storage was closed.
     case closed(store: String)
+    /// The ``PostgresSession`` was closed (or lost): connect again.
+    case sessionClosed(server: String)
 
     /// One line: what happened and what to do.
     public var description: String {
@@ -43,6 +45,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return "PostgreSQL refused: \(message) (SQLSTATE \(sqlState))"
         case .closed(let store):
             return "the storage of \(store) is closed: open it again"
+        case .sessionClosed(let server):
+            return "the session with PostgreSQL at \(server) is closed: connect again"
         }
     }
 
@@ -56,6 +60,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return PostgresStorageError.unreachable(server: server, reason: "no answer in \(settings.operationTimeout)")
         case .cancelled:
             return CancellationError()
+        case .closed:
+            return PostgresStorageError.sessionClosed(server: server)
         case .lost(let reason), .lostBeforeSending(let reason):
             return PostgresStorageError.unreachable(server: server, reason: reason)
         case let .connectionRefused(message, needsPassword):

@@ -217,5 +217,72 @@ extension PostgresServerTests {
                 #expect(reason.contains("no-such-host.invalid"), "\(reason)")
             }
         }
+
+        @Test(
+            "a storage call cancelled while another holds the connection is answered at once; a read out of time is not repeated",
+            .timeLimit(.minutes(1))
+        )
+        func storageQueue() async throws {
+            let clock = ContinuousClock()
+            var settings = try TestServer.settings()
+            settings.operationTimeout = .seconds(2)
+            let made = try await TestServer.newStore("queue")
+            let storage = try await PostgresHistoryStorage.open(store: made.store, settings: settings)
+            #expect(try await storage.append(Transaction(t: 1, basis: 0)) == .appended)
+            // An append held by a lock holds the storage's connection; a
+            // read queued behind it and cancelled is answered at once.
+            let blocker = try await TestServer.lockingStoreRow(of: made.store)
+            let held = Task { try await storage.append(Transaction(t: 2, basis: 1)) }
+            try await Task.sleep(for: .milliseconds(200))
+            let queued = Task { try await storage.latestT() }
+            try await Task.sleep(for: .milliseconds(100))
+            let cancelled = clock.now
+            queued.cancel()
+            await #expect(throws: CancellationError.self) { try await queued.value }
+            #expect(clock.now - cancelled < .seconds(1))
+            try await blocker.execute("COMMIT")
+            await blocker.close()
+            _ = try? await held.value
+
+            // A read that gets no answer in time fails after one limit,
+            // not two (it is not sent again).
+            let locker = try await TestServer.session()
+            try await locker.execute("BEGIN")
+            try await locker.execute("LOCK TABLE strata_log IN ACCESS EXCLUSIVE MODE")
+            let start = clock.now
+            do {
+                _ = try await storage.latestT()
+                Issue.record("a read went through an exclusive lock")
+            } catch PostgresStorageError.unreachable(_, let reason) {
+                #expect(reason.contains("no answer"), "\(reason)")
+            }
+            #expect(clock.now - start < .milliseconds(3_500))
+            try await locker.execute("ROLLBACK")
+            await locker.close()
+
+            // close() cuts off a call that waits on the server: it says so.
+            let again = try await TestServer.lockingStoreRow(of: made.store)
+            let next = try await storage.latestT()
+            let cutOff = Task { try await storage.append(Transaction(t: next + 1, basis: next)) }
+            try await Task.sleep(for: .milliseconds(200))
+            await storage.close()
+            await #expect(throws: PostgresStorageError.closed(store: made.store)) { try await cutOff.value }
+            try await again.execute("ROLLBACK")
+            await again.close()
+            await made.close()
+        }
+
+        @Test("settings and values at their edges: an IPv6 URL, char columns")
+        func edges() async throws {
+            #expect(try PostgresSettings(url: "postgres://app@[::1]:6543/music").host == "::1")
+            #expect(try PostgresSettings(url: "postgres://app@[::1]:6543/music").port == 6543)
+            let session = try await TestServer.session()
+            #expect(try await session.execute("SELECT 'x'::char, 'ab'::char(3)").rows == [[.text("x"), .text("ab ")]])
+            await session.close()
+            let server = "\(session.settings.host):\(session.settings.port)"
+            await #expect(throws: PostgresStorageError.sessionClosed(server: server)) {
+                try await session.execute("SELECT 1")
+            }
+        }
     }
 }

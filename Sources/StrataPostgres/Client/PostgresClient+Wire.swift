@@ -154,6 +154,7 @@ extension PostgresClient {
 
     private func liveConnection() throws -> OpaquePointer {
         dispatchPrecondition(condition: .onQueue(queue))
+        if isClosing { throw ClientFailure.closed }
         guard let connection, !isLost else { throw ClientFailure.lost("the connection was closed") }
         return connection
     }
@@ -268,7 +269,7 @@ extension PostgresClient {
             }
             if isClosing {
                 abandon()
-                throw ClientFailure.lost("the connection was closed")
+                throw ClientFailure.closed
             }
             var slice = Self.pollSlice
             if let deadline {

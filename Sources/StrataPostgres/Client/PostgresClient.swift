@@ -222,6 +222,9 @@ enum ClientFailure: Error, Equatable {
     case lostBeforeSending(String)
     /// The connection failed or was lost (libpq's message).
     case lost(String)
+    /// ``PostgresClient/close()`` was called: the request was cut off, or
+    /// came after.
+    case closed
     /// The server refused the connection (libpq's message), or asked for a
     /// password none was given for (`needsPassword`).
     case connectionRefused(String, needsPassword: Bool)

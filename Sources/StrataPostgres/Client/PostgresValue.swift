@@ -10,7 +10,7 @@ public enum PostgresValue: Sendable, Hashable {
     case int32(Int32)
     /// `bigint`.
     case int64(Int64)
-    /// `text` (`varchar` and `name` read as this too).
+    /// `text` (`varchar`, `char` and `name` read as this too).
     case text(String)
     /// `bytea`, and the binary form of a column of a type not listed here.
     case bytes([UInt8])
@@ -130,7 +130,7 @@ extension PostgresValue {
         case 20:
             try fixed(8)
             self = .int64(Int64(bitPattern: Self.integer(bytes)))
-        case 25, 1043, 19, 18, 705:
+        case 25, 1043, 1042, 19, 18, 705:
             self = .text(String(decoding: bytes, as: UTF8.self))
         case 2950:
             try fixed(16)
