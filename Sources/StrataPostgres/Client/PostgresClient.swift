@@ -105,7 +105,8 @@ final class PostgresClient: @unchecked Sendable {
     }
 
     /// Closes the connection: at once when no request runs, else as soon
-    /// as the running one sees it (within a poll slice; it fails as lost).
+    /// as the running one sees it (within a poll slice; it fails with
+    /// ``ClientFailure/closed``, as every later one does).
     func close() async {
         closing.store(true, ordering: .releasing)
         await withCheckedContinuation { continuation in
