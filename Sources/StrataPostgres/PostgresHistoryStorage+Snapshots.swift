@@ -68,51 +68,50 @@ extension PostgresHistoryStorage {
     /// The snapshot at `basis`, its chunks checked (all present, each
     /// checksum, the zstd frame, the encoding, the basis).
     public func snapshot(at basis: Int64) async throws -> Database? {
-        // The chunk count first, then one request per chunk: each is
+        // The chunk count first, for the time limit: every chunk read is
         // given the operation timeout, so a large snapshot on a slow link
         // still arrives.
         let store = self.store
-        let count: PostgresValue? = try await withConnection(reading: true) { client in
-            try client.execute(
-                "SELECT chunks FROM strata_snapshots WHERE store = $1 AND basis = $2 AND chunk = 0",
-                [.text(store), .int64(basis)]
-            ).scalar
-        }
-        guard let count else { return nil }
-        guard let count = count.int32, count >= 1 else {
-            throw PostgresStorageError.damaged(store: store, what: "snapshot at \(basis): \(count) chunks")
-        }
-        var rows: [(Int32, Int32, [UInt8], Int64)] = []
-        for chunk in 0..<count {
-            let found = try await withConnection(reading: true) { client in
-                try client.execute(
-                    """
-                    SELECT chunk, chunks, payload, checksum FROM strata_snapshots
-                    WHERE store = $1 AND basis = $2 AND chunk = $3
-                    """,
-                    [.text(store), .int64(basis), .int32(chunk)]
-                ).rows.first
-            }
-            guard let found else {
-                throw PostgresStorageError.damaged(
-                    store: store,
-                    what: "snapshot at \(basis): chunk \(chunk) of \(count) is missing"
-                )
-            }
-            guard found.count == 4, let index = found[0]?.int32, let chunks = found[1]?.int32,
-                let bytes = found[2]?.bytes, let checksum = found[3]?.int64
-            else {
-                throw PostgresStorageError.damaged(
-                    store: store,
-                    what: "snapshot at \(basis): chunk \(chunk) does not decode"
-                )
-            }
-            rows.append((index, chunks, bytes, checksum))
-        }
-        guard !rows.isEmpty else { return nil }
-        func damaged(_ what: String) -> PostgresStorageError {
+        @Sendable func damaged(_ what: String) -> PostgresStorageError {
             .damaged(store: store, what: "snapshot at \(basis): \(what)")
         }
+        let countQuery = "SELECT chunks FROM strata_snapshots WHERE store = $1 AND basis = $2 AND chunk = 0"
+        let first: PostgresValue? = try await withConnection(reading: true) { client in
+            try client.execute(countQuery, [.text(store), .int64(basis)]).scalar
+        }
+        guard let first else { return nil }
+        guard let expected = first.int32, expected >= 1 else { throw damaged("\(first) chunks") }
+        // Every chunk from one view of the table (one repeatable-read
+        // transaction): a peer replacing this basis meanwhile cannot mix
+        // chunks of two versions.
+        let read: [(Int32, Int32, [UInt8], Int64)]? = try await withConnection(
+            reading: true,
+            requests: Int(expected) + 3
+        ) { client in
+            try client.transaction(beginning: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") {
+                guard let now = try client.execute(countQuery, [.text(store), .int64(basis)]).scalar else {
+                    return nil
+                }
+                guard let count = now.int32, count >= 1 else { throw damaged("\(now) chunks") }
+                var rows: [(Int32, Int32, [UInt8], Int64)] = []
+                for chunk in 0..<count {
+                    let found = try client.execute(
+                        """
+                        SELECT chunk, chunks, payload, checksum FROM strata_snapshots
+                        WHERE store = $1 AND basis = $2 AND chunk = $3
+                        """,
+                        [.text(store), .int64(basis), .int32(chunk)]
+                    ).rows.first
+                    guard let found else { throw damaged("chunk \(chunk) of \(count) is missing") }
+                    guard found.count == 4, let index = found[0]?.int32, let chunks = found[1]?.int32,
+                        let bytes = found[2]?.bytes, let checksum = found[3]?.int64
+                    else { throw damaged("chunk \(chunk) does not decode") }
+                    rows.append((index, chunks, bytes, checksum))
+                }
+                return rows
+            }
+        }
+        guard let rows = read, !rows.isEmpty else { return nil }
         var compressed: [UInt8] = []
         for (position, row) in rows.enumerated() {
             let (chunk, chunks, bytes, checksum) = row

@@ -284,5 +284,34 @@ extension PostgresServerTests {
                 try await session.execute("SELECT 1")
             }
         }
+
+        @Test("a snapshot read while another peer replaces it is one version or the other, never a mix")
+        func snapshotReplacedWhileRead() async throws {
+            var random = SystemRandomNumberGenerator()
+            func value(_ label: String) throws -> Database {
+                var builder = TransactionBuilder(on: Database())
+                for n in 0..<36 {
+                    let blob = (0..<80_000).map { _ in UInt8.random(in: 0...255, using: &random) }
+                    try builder.insert(["blob": .bytes(blob), "label": .string(label)], id: RecordID(n), into: "big")
+                }
+                return try apply(Database(), builder.transaction())
+            }
+            let versions = [try value("one"), try value("two")]
+            let writer = try await TestServer.newStore("replaced")
+            let reader = try await TestServer.again(writer)
+            try await writer.putSnapshot(versions[0])
+            let replacing = Task {
+                for n in 1...16 { try await writer.putSnapshot(versions[n % 2]) }
+            }
+            var reads = 0
+            while !replacing.isCancelled, reads < 40 {
+                let read = try #require(try await reader.snapshot(at: versions[0].basis))
+                #expect(read == versions[0] || read == versions[1])
+                reads += 1
+            }
+            try await replacing.value
+            await writer.close()
+            await reader.close()
+        }
     }
 }

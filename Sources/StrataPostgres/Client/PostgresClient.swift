@@ -131,10 +131,11 @@ final class PostgresClient: @unchecked Sendable {
         }
     }
 
-    /// `body` inside BEGIN and COMMIT; a failure rolls back (when the
-    /// connection is still there to be told) and is rethrown.
-    func transaction<R>(_ body: () throws -> R) throws -> R {
-        _ = try execute("BEGIN")
+    /// `body` inside `beginning` (BEGIN, or BEGIN with an isolation level)
+    /// and COMMIT; a failure rolls back (when the connection is still
+    /// there to be told) and is rethrown.
+    func transaction<R>(beginning: String = "BEGIN", _ body: () throws -> R) throws -> R {
+        _ = try execute(beginning)
         do {
             let outcome = try body()
             _ = try execute("COMMIT")
