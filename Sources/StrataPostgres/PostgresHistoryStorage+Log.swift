@@ -5,12 +5,7 @@ extension PostgresHistoryStorage {
     /// The newest t stored; 0 when none. One query.
     public func latestT() async throws -> Int64 {
         let store = self.store
-        return try await withConnection(reading: true) { client in
-            try client.execute(
-                "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = $1",
-                [.text(store)]
-            ).scalar?.int64 ?? 0
-        }
+        return try await withConnection(reading: true) { try $0.latestT(of: store) }
     }
 
     /// Inserts `transaction` at its `t` when the newest stored is `t - 1`, in
@@ -90,11 +85,7 @@ extension PostgresHistoryStorage {
             outcome = try await withConnection(requests: parts.count + 3) { client in
                 try client.transaction { () -> Int64? in
                     _ = try client.execute("SET LOCAL synchronous_commit = on")
-                    let latest =
-                        try client.execute(
-                            "SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = $1",
-                            [.text(store)]
-                        ).scalar?.int64 ?? 0
+                    let latest = try client.latestT(of: store)
                     guard latest == first.t - 1 else { return latest }
                     // A writer storing one of these numbers meanwhile makes
                     // an insert fail on the primary key: all is undone.
@@ -213,6 +204,14 @@ extension PostgresHistoryStorage {
     }
 
     private func forgetListener(_ key: UUID) { listeners[key] = nil }
+}
+
+extension PostgresClient {
+    /// The newest t stored for `store`; 0 when none. One query.
+    func latestT(of store: String) throws -> Int64 {
+        try execute("SELECT COALESCE(max(t), 0)::bigint FROM strata_log WHERE store = $1", [.text(store)])
+            .scalar?.int64 ?? 0
+    }
 }
 
 extension PostgresHistoryStorage {

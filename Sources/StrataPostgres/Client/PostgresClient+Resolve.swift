@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -23,23 +22,22 @@ extension PostgresClient {
     ///   ``ClientFailure/cancelled``.
     static func addresses(of host: String, deadline: ContinuousClock.Instant?) async throws -> [String]? {
         guard !host.hasPrefix("/"), !isNumericAddress(host) else { return nil }
-        let lookup = Lookup()
+        // Never started: whichever of its answer, its time limit and a
+        // cancellation comes first resumes the caller.
+        let lookup = PendingRequest<[String]?>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                lookup.start(continuation)
+                guard lookup.wait(continuation) else { return }
                 DispatchQueue.global().async { lookup.finish(Result { try resolve(host) }) }
                 if let deadline {
-                    let left = deadline - ContinuousClock.now
-                    let nanoseconds =
-                        max(0, min(left.components.seconds, 1 << 32)) * 1_000_000_000
-                        + left.components.attoseconds / 1_000_000_000
+                    let nanoseconds = max(0, (deadline - ContinuousClock.now).saturatingNanoseconds)
                     DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) {
                         lookup.finish(.failure(ClientFailure.expired))
                     }
                 }
             }
         } onCancel: {
-            lookup.finish(.failure(ClientFailure.cancelled))
+            lookup.cancel()
         }
     }
 
@@ -88,34 +86,5 @@ extension PostgresClient {
         }
         guard !addresses.isEmpty else { throw ClientFailure.lost("host name \"\(host)\" has no address") }
         return addresses
-    }
-}
-
-/// A lookup's continuation, resumed once: by its answer, its time limit
-/// or its caller's cancellation, whichever comes first.
-private final class Lookup: Sendable {
-    private let state = Mutex<
-        (continuation: CheckedContinuation<[String]?, any Error>?, outcome: Result<[String]?, any Error>?)
-    >(
-        (nil, nil)
-    )
-
-    func start(_ continuation: CheckedContinuation<[String]?, any Error>) {
-        let early = state.withLock { state -> Result<[String]?, any Error>? in
-            if state.outcome == nil { state.continuation = continuation }
-            return state.outcome
-        }
-        if let early { continuation.resume(with: early) }
-    }
-
-    func finish(_ outcome: Result<[String], any Error>) {
-        let result = outcome.map { Optional($0) }
-        let continuation = state.withLock { state -> CheckedContinuation<[String]?, any Error>? in
-            guard state.outcome == nil else { return nil }
-            state.outcome = result
-            defer { state.continuation = nil }
-            return state.continuation
-        }
-        continuation?.resume(with: result)
     }
 }

@@ -278,10 +278,7 @@ extension PostgresClient {
                     abandon()
                     throw ClientFailure.expired
                 }
-                // Whole milliseconds, saturating (a limit of years).
-                let seconds = min(left.components.seconds, Int64(Int32.max))
-                let milliseconds = seconds * 1_000 + left.components.attoseconds / 1_000_000_000_000_000
-                slice = Int32(min(Int64(slice), milliseconds + 1))
+                slice = Int32(min(Int64(slice), left.saturatingNanoseconds / 1_000_000 + 1))
             }
             let socket = PQsocket(connection)
             guard socket >= 0 else { throw lostConnection() }

@@ -154,13 +154,14 @@ final class Cancellation: Sendable {
     func cancel() { flag.store(true, ordering: .releasing) }
 }
 
-/// A request on its way through ``PostgresClient/perform(limit:_:)``: its
-/// caller's continuation, resumed exactly once, by whichever comes first
-/// of its outcome and a cancellation before it started.
+/// A request on its way through ``PostgresClient/perform(limit:_:)`` (or
+/// a host name's lookup): its caller's continuation, resumed exactly once,
+/// by whichever comes first of its outcome and a cancellation before it
+/// started.
 ///
-/// Invariant: `continuation` is resumed once; a request cancelled before
-/// `start()` never runs.
-private final class PendingRequest<R: Sendable>: Sendable {
+/// Invariant: `continuation` is resumed once (a second `finish` does
+/// nothing); a request cancelled before `start()` never runs.
+final class PendingRequest<R: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<R, any Error>?
         var started = false
@@ -234,4 +235,15 @@ enum ClientFailure: Error, Equatable {
     case refused(sqlState: String, message: String)
     /// An answer of a shape the request did not expect.
     case malformed(String)
+}
+
+extension Duration {
+    /// The whole nanoseconds, saturating (a time limit of years is "for ever").
+    var saturatingNanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let limit = Int64.max / 1_000_000_000 - 1
+        guard seconds < limit else { return .max }
+        guard seconds > -limit else { return .min }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
 }
