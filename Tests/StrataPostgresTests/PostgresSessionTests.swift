@@ -93,20 +93,43 @@ extension PostgresServerTests {
             #expect(session.isClosed)
         }
 
-        @Test("transactions of a few bytes to several megabytes are stored and read back whole")
+        @Test(
+            "message, metadata and changes of 0 B to 3 MB read back whole, across a reopen per commit and a snapshot"
+        )
         func recordSizes() async throws {
             let made = try await TestServer.newStore("sizes")
-            let peer = try await Peer.open(made)
             let sizes = [0, 1, 4_095, 4_096, 4_097, 65_536, 1 << 20, (3 << 20) + 1]
-            for (index, size) in sizes.enumerated() {
-                let text = String(repeating: "é", count: size / 2) + (size % 2 == 1 ? "x" : "")
-                try await peer.transact { try $0.insert(["text": .string(text)], id: RecordID(index), into: "sizes") }
+            func text(_ size: Int, _ mark: String) -> String {
+                // Two-byte characters, and a one-byte mark for odd sizes.
+                String(repeating: "é", count: size / 2) + (size % 2 == 1 ? mark : "")
             }
+            var last: Database?
+            for (index, size) in sizes.enumerated() {
+                // Every commit on a storage and peer opened anew.
+                let storage = try await TestServer.again(made)
+                let peer = try await Peer.open(storage)
+                try await peer.transact(message: text(size, "m"), metadata: ["note": .string(text(size, "n"))]) {
+                    try $0.insert(["text": .string(text(size, "x"))], id: RecordID(index), into: "sizes")
+                }
+                if index == sizes.count / 2 { try await peer.snapshot() }
+                last = peer.current
+                await storage.close()
+            }
+            // The log, read by a storage of its own, holds each commit whole.
+            let stored = try await TestServer.again(made).transactions(from: 1, limit: 100)
+            #expect(stored.map(\.t) == Array(1...Int64(sizes.count)))
+            for (transaction, size) in zip(stored, sizes) {
+                #expect(transaction.message == text(size, "m"))
+                #expect(transaction.metadata["note"] == .string(text(size, "n")))
+            }
+            // A peer opened now starts from the snapshot and reads the tail.
             let reader = try await Peer.open(try await TestServer.again(made))
+            #expect(reader.current == last)
             for (index, size) in sizes.enumerated() {
                 let record = try #require(reader.current.record(RecordID(index), in: "sizes"))
                 #expect(record["text"]?.stringValue?.utf8.count == size)
             }
+            #expect(try await made.snapshotBases() == [Int64(sizes.count / 2 + 1)])
             #expect(try await made.latestT() == Int64(sizes.count))
             await made.close()
         }
