@@ -154,7 +154,7 @@ extension PostgresHistoryStorage {
             do {
                 transaction = try BinaryCodec.decodeTransaction(payload)
             } catch {
-                throw PostgresStorageError.damaged(store: store, what: "transaction \(t) does not decode: \(error)")
+                throw PostgresStorageError.undecodable(error, store: store, what: "transaction \(t)")
             }
             guard transaction.t == t else {
                 throw PostgresStorageError.damaged(store: store, what: "row \(t) holds transaction \(transaction.t)")

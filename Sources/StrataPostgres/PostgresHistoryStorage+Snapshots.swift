@@ -125,7 +125,7 @@ extension PostgresHistoryStorage {
         do {
             value = try BinaryCodec.decodeDatabase(ZstdDecompressor().decompress(compressed))
         } catch {
-            throw damaged("does not decode: \(error)")
+            throw PostgresStorageError.undecodable(error, store: store, what: "snapshot at \(basis)")
         }
         guard value.basis == basis else { throw damaged("holds the value at \(value.basis)") }
         return value

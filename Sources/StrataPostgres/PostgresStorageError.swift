@@ -1,3 +1,5 @@
+import Strata
+
 /// Why a ``PostgresHistoryStorage`` could not do what was asked. Each reads
 /// as one line naming what to do.
 public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -16,6 +18,9 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
     /// A stored transaction or snapshot does not check (its checksum, its
     /// number, its encoding).
     case damaged(store: String, what: String)
+    /// A stored transaction or snapshot was written by a newer build, in an
+    /// encoding this one does not read (not damage).
+    case newerFormat(store: String, what: String)
     /// The server refused a statement for another reason.
     case server(sqlState: String, message: String)
     /// The storage was closed.
@@ -41,6 +46,8 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return "PostgreSQL at \(server) holds no store named \(name): check the name or open with create: true"
         case let .damaged(store, what):
             return "store \(store) on PostgreSQL is damaged: \(what)"
+        case let .newerFormat(store, what):
+            return "store \(store) on PostgreSQL holds \(what): use a newer build of Strata"
         case let .server(sqlState, message):
             return "PostgreSQL refused: \(message) (SQLSTATE \(sqlState))"
         case .closed(let store):
@@ -92,5 +99,20 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
         case "42P01": return .missingTables(server: server)
         default: return .server(sqlState: state, message: message)
         }
+    }
+}
+
+extension PostgresStorageError {
+    /// A decoding `error` of `what` (a transaction, a snapshot) of `store`:
+    /// ``newerFormat(store:what:)`` when a newer build wrote it, else
+    /// ``damaged(store:what:)``.
+    static func undecodable(_ error: any Error, store: String, what: String) -> PostgresStorageError {
+        if case let .unsupportedVersion(_, found, supported)? = error as? CodecError, found > supported {
+            return .newerFormat(
+                store: store,
+                what: "\(what) in format version \(found) (this build reads up to \(supported))"
+            )
+        }
+        return .damaged(store: store, what: "\(what) does not decode: \(error)")
     }
 }

@@ -260,6 +260,41 @@ extension PostgresServerTests {
             #expect(restarted.current == other.current)
         }
 
+        @Test("a transaction a newer build stored is refused as a newer format, not as damage")
+        func newerTransaction() async throws {
+            let storage = try await TestServer.newStore("newer")
+            let writer = try await Peer.open(storage)
+            try await writer.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+            // Its codec version raised, the checksum column made to match:
+            // what a newer build would have stored.
+            let session = try await PostgresSession.connect(try TestServer.settings())
+            let stored = try await session.execute(
+                "SELECT payload FROM strata_log WHERE store = $1 AND t = 1",
+                .text(storage.store)
+            )
+            guard case .bytes(var payload)?? = stored.rows.first?.first else {
+                Issue.record("no payload: \(stored)")
+                return
+            }
+            #expect(Array(payload.prefix(4)) == Array("STRT".utf8))
+            payload[4] = UInt8(BinaryCodec.formatVersion + 1)
+            _ = try await session.execute(
+                "UPDATE strata_log SET payload = $2, checksum = $3 WHERE store = $1 AND t = 1",
+                .text(storage.store),
+                .bytes(payload),
+                .int64(Int64(CRC32C.checksum(payload)))
+            )
+            await session.close()
+            await #expect {
+                _ = try await storage.transactions(from: 1, limit: 10)
+            } throws: { error in
+                guard case .newerFormat(let store, let what)? = error as? PostgresStorageError else { return false }
+                return store == storage.store && what.contains("transaction 1")
+                    && what.contains("version \(BinaryCodec.formatVersion + 1)")
+            }
+            await storage.close()
+        }
+
         @Test("a closed storage refuses every call; it does not reconnect")
         func closedStorage() async throws {
             let storage = try await TestServer.newStore("closed")

@@ -37,8 +37,10 @@ enum LogFormat {
     /// Bytes reserved at a time: a size change per ~1 MiB of log, not per
     /// commit; never more than a segment, always a multiple of the alignment.
     static func reservationStep(segmentLimit: Int) -> Int {
-        let aligned = (max(segmentLimit, 1) + reservationAlignment - 1) / reservationAlignment * reservationAlignment
-        return min(1 << 20, aligned)
+        // Clamped first: a limit near `Int.max` ("never roll over") would
+        // overflow the rounding up.
+        let limit = min(max(segmentLimit, 1), 1 << 20)
+        return (limit + reservationAlignment - 1) / reservationAlignment * reservationAlignment
     }
 
     /// The file name of the segment whose first record is `firstSequence`.

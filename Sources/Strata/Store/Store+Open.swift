@@ -30,7 +30,8 @@ extension Store {
     ///   and its damage is found by ``verify()`` or when read) and ``StoreError/missingHistory(reached:expected:reason:)``
     ///   for a missing or cut segment (unless `options.recovery` is
     ///   `.truncateAtDamage`); ``StoreError/unsupportedVersion(file:found:supported:)``
-    ///   for files from a newer format; `FileSystemError` when the directory
+    ///   for files, or log records, from a newer format (whatever the
+    ///   recovery option: not damage); `FileSystemError` when the directory
     ///   cannot be used.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) async throws -> Store {
         if options.readOnly { return try await openReadOnly(at: path, options: options) }
@@ -370,6 +371,16 @@ extension Store {
         warnings += found.findings.map(StoreWarning.init)
         if let damage {
             let segment = log.segments[damage.position.segment].name
+            // A newer build's record is no damage: refused whatever the
+            // recovery option (nothing is cut before `finishRecovery`).
+            if StoreError.isNewerRecord(damage.error) {
+                throw StoreError.undecodableRecord(
+                    damage.error,
+                    segment: segment,
+                    file: log.path(ofSegment: damage.position.segment),
+                    offset: damage.position.offset
+                )
+            }
             let reason: String
             if case .corruptLog(_, _, let message)? = damage.error as? StoreError {
                 reason = message

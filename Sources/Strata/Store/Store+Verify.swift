@@ -21,7 +21,8 @@ extension Store {
     ///
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` naming the
     ///   first record that does not read back or decode, or is not the
-    ///   transaction listed; ``StoreError/corruptSnapshot(file:reason:)``
+    ///   transaction listed; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   for a record a newer build wrote (not damage); ``StoreError/corruptSnapshot(file:reason:)``
     ///   naming the first snapshot that does not decode or whose index
     ///   disagrees with its records (the current value's problems name the
     ///   store's path).
@@ -57,11 +58,12 @@ extension Store {
             do {
                 transaction = try BinaryCodec.decodeTransaction(payload)
             } catch {
-                log.forgetSummary(ofSegment: position.segment)
-                throw StoreError.corruptLog(
+                if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
+                throw StoreError.undecodableRecord(
+                    error,
                     segment: segment,
-                    offset: position.offset,
-                    reason: "record does not decode: \(error)"
+                    file: log.path(ofSegment: position.segment),
+                    offset: position.offset
                 )
             }
             guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {

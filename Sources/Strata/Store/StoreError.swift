@@ -136,6 +136,28 @@ extension StoreError {
         }
     }
 
+    /// The store's report of a log record that does not decode (`error`),
+    /// at `offset` of segment `segment` (the file `file`): a record a newer
+    /// build wrote is ``unsupportedVersion(file:found:supported:)``, not
+    /// damage, so that no recovery option cuts it away; anything else is
+    /// ``corruptLog(segment:offset:reason:)``.
+    static func undecodableRecord(_ error: any Error, segment: String, file: String, offset: Int) -> StoreError {
+        if let newer = (error as? CodecError)?.newerVersion {
+            return .unsupportedVersion(
+                file: file,
+                found: UInt32(clamping: newer.found),
+                supported: UInt32(clamping: newer.supported)
+            )
+        }
+        return .corruptLog(segment: segment, offset: offset, reason: "record does not decode: \(error)")
+    }
+
+    /// Whether `error` says a log record is a newer build's (see
+    /// ``undecodableRecord(_:segment:file:offset:)``).
+    static func isNewerRecord(_ error: any Error) -> Bool {
+        (error as? CodecError)?.newerVersion != nil
+    }
+
     /// Runs `body`, reporting a ``FormatError`` it throws as a `StoreError`.
     static func mappingFormat<T>(_ body: () throws -> T) throws -> T {
         do {

@@ -111,7 +111,8 @@ struct TransactionHistory {
 
     /// Transaction `t`, from the cache or else the log. O(its size).
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
-    ///   record no longer reads back.
+    ///   record no longer reads back; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   when a newer build wrote it.
     mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
         if let cached = cache[t] { return cached }
         let position = positions[Int(t - 1)]
@@ -121,11 +122,14 @@ struct TransactionHistory {
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)
         } catch {
-            log.forgetSummary(ofSegment: position.segment)
-            throw StoreError.corruptLog(
+            // Damage drops the segment's summary, so that the next open
+            // reads the segment; a newer build's record is no damage.
+            if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
+            throw StoreError.undecodableRecord(
+                error,
                 segment: segment,
-                offset: position.offset,
-                reason: "record does not decode: \(error)"
+                file: log.path(ofSegment: position.segment),
+                offset: position.offset
             )
         }
         guard transaction.t == t else {

@@ -63,10 +63,11 @@ private struct FileCheck {
     /// damaged, missing or out of sequence (nil: none).
     var reached: Int64 = 0
     var damagedFrom: Int64?
-    /// A snapshot the replay reached in a format newer than this build
-    /// reads: thrown once the replay of its segment ends (the whole check
-    /// then ends as opening the store would, not as "sound").
-    var newerSnapshot: (any Error)?
+    /// A snapshot the replay reached, or a log record, in a format newer
+    /// than this build reads: thrown once the replay of its segment ends
+    /// (the whole check then ends as opening the store would, not as
+    /// "sound", and a newer build's records are not reported as damage).
+    var newerFile: (any Error)?
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -252,7 +253,7 @@ private struct FileCheck {
                 expected = first
             }
             let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
-            if let newerSnapshot { throw newerSnapshot }
+            if let newerFile { throw newerFile }
             let summaryName = SegmentSummary.name(ofSegment: name)
             // A summary is compared with a segment read whole only.
             if summaries.contains(summaryName),
@@ -300,6 +301,13 @@ private struct FileCheck {
                 let transaction: Transaction
                 switch decoded {
                 case .success(let value): transaction = value
+                case .failure(let error) where StoreError.isNewerRecord(error):
+                    // Not judged: the check ends as opening the store would.
+                    newerFile =
+                        newerFile
+                        ?? StoreError.undecodableRecord(error, segment: file, file: file, offset: frame.offset)
+                    value = nil
+                    return entries
                 case .failure(let error):
                     problem(file, at: frame.offset, "record \(expected) does not decode: \(error)")
                     damagedFrom = damagedFrom ?? expected
@@ -352,7 +360,7 @@ private struct FileCheck {
                     do {
                         try compareSnapshot(snapshot, basis: expected)
                     } catch {
-                        newerSnapshot = newerSnapshot ?? error
+                        newerFile = newerFile ?? error
                     }
                 }
                 expected += 1
