@@ -48,8 +48,20 @@ extension Table {
     }
 
     /// Keeps every index in step with the changed records.
+    ///
+    /// An index no change may move is not touched: changing an element of
+    /// `indexes` in place copies the array when another value shares it
+    /// (an apply keeps the value before), which an edit of fields no index
+    /// covers (a play count) need not pay for.
     mutating func updateIndexes(_ updates: [RecordUpdate], tableName: Key) throws {
-        for i in indexes.indices { try indexes[i].update(updates, table: tableName) }
+        for i in indexes.indices {
+            var moves = false
+            for j in updates.indices where indexes[i].definition.mayMove(after: updates[j].fields) {
+                moves = true
+                break
+            }
+            if moves { try indexes[i].update(updates, table: tableName, checked: updates.count == 1) }
+        }
     }
 }
 

@@ -53,12 +53,11 @@ public struct TableIndex: Sendable {
     /// insertion, so that a transaction may move a unique value from one
     /// record to another. A record whose indexed values did not change costs
     /// no tree operation. O(changes · log n).
+    /// `checked`: the caller found that every change may move an entry.
     /// - Throws: ``ApplyError/uniqueViolation(table:index:key:existing:new:)``.
-    mutating func update(_ changed: [RecordUpdate], table: Key) throws {
+    mutating func update(_ changed: [RecordUpdate], table: Key, checked: Bool = false) throws {
         var insertions: [IndexEntry] = []
-        for change in changed {
-            // An update of fields no path of this index starts at leaves it alone.
-            if let fields = change.fields, !definition.fields.contains(where: { fields[$0.field] != nil }) { continue }
+        for change in changed where checked || definition.mayMove(after: change.fields) {
             let old = change.old.map { definition.entry(for: $0, id: change.id) }
             let new = change.new.map { definition.entry(for: $0, id: change.id) }
             if old == new { continue }
@@ -101,6 +100,16 @@ extension TableIndex: Hashable {
 }
 
 extension IndexDefinition {
+    /// Whether a change of a record may move its entry: an insert or a
+    /// delete (`changedFields` nil) does, and an update of a field a path
+    /// of this index starts at; an update of other fields leaves it alone.
+    /// O(fields).
+    func mayMove(after changedFields: [Key: FieldChange]?) -> Bool {
+        guard let changedFields else { return true }
+        for path in fields where changedFields[path.field] != nil { return true }
+        return false
+    }
+
     /// The entry of record `id`: its values at ``fields`` (null where
     /// missing), then the ID.
     func entry(for record: Record, id: RecordID) -> IndexEntry {
