@@ -57,7 +57,7 @@ extension Store {
         let recordID = id.recordID
         return observe(buffering: buffering) { database in
             guard let record = database.record(recordID, in: R.table) else { return nil }
-            return try R.decoder.decode(type, from: record, id: recordID, table: R.table)
+            return try R.decoder.decodeStored(type, from: record, id: recordID, table: R.table)
         }
     }
 

@@ -16,7 +16,7 @@ extension Database {
     public func record<R: StoredRecord>(_ type: R.Type, id: R.ID) throws -> R? {
         let recordID = id.recordID
         guard let record = record(recordID, in: R.table) else { return nil }
-        return try R.decoder.decode(type, from: record, id: recordID, table: R.table)
+        return try R.decoder.decodeStored(type, from: record, id: recordID, table: R.table)
     }
 
     /// Every record of type `R`, decoded, in the table's order (by ID
@@ -41,7 +41,7 @@ extension Database {
             let context = _DecodingContext(schema: decoder.schema, idKey: decoder.idKey)
             defer { context.endBatch() }
             try part.forEach { id, record in
-                yield(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
+                yield(try decoder.decodeStored(type, from: record, id: id, table: R.table, context: context))
             }
         }
     }
@@ -60,7 +60,7 @@ extension Database {
         var result: [R] = []
         result.reserveCapacity(rows.count)
         for (id, record) in rows {
-            result.append(try decoder.decode(type, from: record, id: id, table: R.table, context: context))
+            result.append(try decoder.decodeStored(type, from: record, id: id, table: R.table, context: context))
         }
         return result
     }
@@ -84,7 +84,7 @@ extension Query {
     public func first<R: StoredRecord>(_ type: R.Type) throws -> R? {
         try checkTable(of: type)
         guard let row = try first() else { return nil }
-        return try R.decoder.decode(type, from: row.record, id: row.id, table: table)
+        return try R.decoder.decodeStored(type, from: row.record, id: row.id, table: table)
     }
 }
 
