@@ -29,3 +29,13 @@ extension PersistentMap: Hashable where Value: Hashable {
         hasher.combine(combined)
     }
 }
+
+extension PersistentMap {
+    /// Whether both are the same storage (a map and its unchanged copies):
+    /// then they hold the same entries, whatever their values. False says
+    /// nothing. O(1).
+    @inlinable
+    public func isIdentical(to other: PersistentMap) -> Bool {
+        _count == other._count && _root === other._root
+    }
+}

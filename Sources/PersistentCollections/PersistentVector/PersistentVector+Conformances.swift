@@ -67,3 +67,13 @@ extension PersistentVector: CustomDebugStringConvertible {
     /// The type name and elements. O(n).
     public var debugDescription: String { "PersistentVector<\(Element.self)>(\(description))" }
 }
+
+extension PersistentVector {
+    /// Whether both are the same storage (a vector and its unchanged
+    /// copies): then they are equal, whatever their elements. False says
+    /// nothing. O(1).
+    @inlinable
+    public func isIdentical(to other: PersistentVector) -> Bool {
+        _count == other._count && _root === other._root && _tail === other._tail
+    }
+}

@@ -28,9 +28,19 @@ public enum Value: Sendable {
 
 extension Value: Hashable {
     /// Exact equality (doubles and dates by bit pattern). O(size) for lists
-    /// and maps, with shared structure skipped.
+    /// and maps (a list or map compared with itself, or a copy of itself,
+    /// in O(1)); values nested thousands deep are compared without
+    /// recursion.
     public static func == (lhs: Value, rhs: Value) -> Bool {
-        switch (lhs, rhs) {
+        lhs._isEqual(to: rhs, levelsAbove: 0)
+    }
+
+    /// `==` for a value `levelsAbove` lists and maps deep: below
+    /// ``recursionLimit`` levels by recursion, deeper by comparing the
+    /// canonical encodings (written without recursion: equal values, and
+    /// only they, have equal bytes).
+    func _isEqual(to other: Value, levelsAbove: Int) -> Bool {
+        switch (self, other) {
         case (.null, .null): return true
         case let (.bool(a), .bool(b)): return a == b
         case let (.int(a), .int(b)): return a == b
@@ -40,14 +50,36 @@ extension Value: Hashable {
         case let (.date(a), .date(b)):
             return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case let (.reference(a), .reference(b)): return a == b
-        case let (.list(a), .list(b)): return a == b
-        case let (.map(a), .map(b)): return a == b
+        case let (.list(a), .list(b)):
+            guard a.count == b.count else { return false }
+            if a.isIdentical(to: b) { return true }
+            guard levelsAbove < Self.recursionLimit else { return Self._encodingsEqual(self, other) }
+            return a.elementsEqual(b) { $0._isEqual(to: $1, levelsAbove: levelsAbove + 1) }
+        case let (.map(a), .map(b)):
+            guard a.count == b.count else { return false }
+            if a.isIdentical(to: b) { return true }
+            guard levelsAbove < Self.recursionLimit else { return Self._encodingsEqual(self, other) }
+            for (key, value) in a {
+                guard let match = b[key], value._isEqual(to: match, levelsAbove: levelsAbove + 1) else { return false }
+            }
+            return true
         default: return false
         }
     }
 
+    static func _encodingsEqual(_ a: Value, _ b: Value) -> Bool {
+        BinaryCodec.encode(a) == BinaryCodec.encode(b)
+    }
+
     /// Hashes consistently with `==`. O(size) for lists and maps.
     public func hash(into hasher: inout Hasher) {
+        _hash(into: &hasher, levelsAbove: 0)
+    }
+
+    /// `hash(into:)` for a value `levelsAbove` lists and maps deep: deeper
+    /// than ``recursionLimit``, the canonical encoding's bytes (equal
+    /// values reach that depth alike, so they still hash alike).
+    func _hash(into hasher: inout Hasher, levelsAbove: Int) {
         switch self {
         case .null: hasher.combine(0 as UInt8)
         case .bool(let value): hasher.combine(1 as UInt8); hasher.combine(value)
@@ -62,8 +94,25 @@ extension Value: Hashable {
             hasher.combine(6 as UInt8)
             hasher.combine(value.timeIntervalSinceReferenceDate.bitPattern)
         case .reference(let value): hasher.combine(7 as UInt8); hasher.combine(value)
-        case .list(let value): hasher.combine(8 as UInt8); hasher.combine(value)
-        case .map(let value): hasher.combine(9 as UInt8); hasher.combine(value)
+        case .list where levelsAbove >= Self.recursionLimit, .map where levelsAbove >= Self.recursionLimit:
+            hasher.combine(10 as UInt8)
+            hasher.combine(BinaryCodec.encode(self))
+        case .list(let elements):
+            hasher.combine(8 as UInt8)
+            hasher.combine(elements.count)
+            for element in elements { element._hash(into: &hasher, levelsAbove: levelsAbove + 1) }
+        case .map(let entries):
+            // Independent of the entries' order, as `==` is.
+            var combined: UInt64 = 0
+            for (key, value) in entries {
+                var entry = Hasher()
+                entry.combine(key)
+                value._hash(into: &entry, levelsAbove: levelsAbove + 1)
+                combined &+= UInt64(bitPattern: Int64(entry.finalize()))
+            }
+            hasher.combine(9 as UInt8)
+            hasher.combine(entries.count)
+            hasher.combine(combined)
         }
     }
 }

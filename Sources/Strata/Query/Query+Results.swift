@@ -170,7 +170,12 @@ extension Query {
         for i in 0..<prefixValues {
             var found: Int?
             for e in equalities.indices where equalities[e].path == fields[i] {
-                if let found, equalities[found].value != equalities[e].value { return nil }
+                // Compared as index entries, as a scan compares them: the
+                // same equality, and no recursion however deep the values
+                // nest (`Value`'s `==` recurses).
+                if let found, Self.encoded(equalities[found].value) != Self.encoded(equalities[e].value) {
+                    return nil
+                }
                 found = found ?? e
             }
             writer.value(found.map { equalities[$0].value })

@@ -196,4 +196,25 @@ struct PersistentMapAPITests {
             #expect(version.count == 2_000 - 200 * n - 1, "shape \(shape) version \(n)")
         }
     }
+
+    @Test("isIdentical: a map and its unchanged copies, not an equal map built apart nor a changed copy")
+    func identity() {
+        for count in [0, 1, 17, 2_000] {
+            let map = PersistentMap(uniqueKeysWithValues: (0..<count).map { ($0, $0) })
+            let copy = map
+            #expect(map.isIdentical(to: copy))
+            #expect(
+                !map.isIdentical(to: PersistentMap(uniqueKeysWithValues: (0..<count).map { ($0, $0) })) || count == 0
+            )
+            var changed = copy
+            changed[-1] = -1
+            #expect(!map.isIdentical(to: changed))
+            if count > 0 {
+                var replaced = copy
+                replaced[count / 2] = -1
+                #expect(!map.isIdentical(to: replaced))
+                #expect(map == copy && map.isIdentical(to: copy))
+            }
+        }
+    }
 }

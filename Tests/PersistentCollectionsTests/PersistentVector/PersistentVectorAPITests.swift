@@ -82,4 +82,23 @@ struct PersistentVectorAPITests {
         vector.forEachChunk { seen.append(contentsOf: $0) }
         #expect(seen == Array(17..<2_000))
     }
+
+    @Test("isIdentical: a vector and its unchanged copies, not an equal vector built apart nor a changed copy")
+    func identity() {
+        for count in [0, 1, 33, 2_000] {
+            let vector = PersistentVector(0..<count)
+            let copy = vector
+            #expect(vector.isIdentical(to: copy))
+            #expect(!vector.isIdentical(to: PersistentVector(0..<count)) || count == 0)
+            var changed = copy
+            changed.append(-1)
+            #expect(!vector.isIdentical(to: changed))
+            if count > 0 {
+                var replaced = copy
+                replaced[count / 2] = -1
+                #expect(!vector.isIdentical(to: replaced))
+                #expect(vector.isIdentical(to: copy))
+            }
+        }
+    }
 }
