@@ -172,13 +172,20 @@ final class TransactionLog {
                 continue
             }
             let listed = named != nil && named == listedNewest
-            let scan = try LogScanner(
-                name: name,
-                bytes: bytes,
-                isLast: isLast,
-                isListed: listed,
-                recovery: recovery
-            ).scan()
+            let scan: LogScanner.Result
+            do {
+                scan = try LogScanner(
+                    name: name,
+                    bytes: bytes,
+                    isLast: isLast,
+                    isListed: listed,
+                    recovery: recovery
+                ).scan()
+            } catch let error as FormatError where error.isNewerVersion {
+                // Not damage but another build's file: named by its path,
+                // for a person to find (damage names the segment).
+                throw error.in(directory + "/" + name)
+            }
             guard let first = scan.header else {
                 // A segment cut before its header was complete holds nothing.
                 log.pendingRemovals.append(name)

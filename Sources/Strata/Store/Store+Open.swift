@@ -224,7 +224,8 @@ extension Store {
                 break
             } catch let error as FormatError {
                 // A newer format or a damaged log is not the snapshot's to absorb.
-                if error.isNewerVersion || error.kind == .logSegment { throw StoreError(error) }
+                if error.isNewerVersion { throw StoreError(error.in(snapshotDirectory + "/" + name)) }
+                if error.kind == .logSegment { throw StoreError(error) }
                 warnings.append(.skippedSnapshot(file: name, reason: "\(StoreError(error))"))
             } catch let error as StoreError {
                 switch error {

@@ -61,8 +61,8 @@ extension JSONReader {
         } else {
             members: while true {
                 skipSpace()
-                // A member named `$map` (the general reading takes a first
-                // one for the wrapper of a map, whatever `--id-field` says).
+                // A member named `$map` is left to the general reading (a
+                // plain member there too, wherever it stands).
                 guard let name = quoted(), !Self.same(name, "$map"), separator() else { return nil }
                 if Self.same(name, format.idFieldBytes) {
                     guard id == nil, let recordID = plainRecordID() else { return nil }

@@ -40,9 +40,12 @@ package struct JSONReader {
         reader.index = byteOrderMarkLength(text)
         reader.skipSpace()
         guard reader.peek == UInt8(ascii: "{") else { throw reader.failure("expected an object") }
-        // The record itself is no level of its fields' nesting.
+        // The record itself is no level of its fields' nesting, and its
+        // members are fields whatever their order: a first one named
+        // `$map` (the ID member of `--id-field '$map'`, or a field) is no
+        // map's wrapper here, as it is none after another member.
         reader.depth = -1
-        let members = try reader.members()
+        let members = try reader.members(wrapper: false)
         reader.skipSpace()
         guard reader.index == text.count else { throw reader.failure("unexpected text after the object") }
         return members

@@ -133,6 +133,38 @@ struct StoreNewerRecordTests {
         try await again.close()
     }
 
+    @Test("a newer segment or snapshot header is named by its path")
+    func newerHeadersNamePaths() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        _ = try await StoreCorruptionTests.makeStore(path, count: 4, snapshotAt: 4)
+        let newerSegment = StoreCorruptionTests.copyStore(path)
+        defer { removeStore(newerSegment) }
+        let segment = logSegments(newerSegment).last!
+        var bytes = try StoreFileFormatTests.read(segment)
+        bytes[8] = 9
+        try StoreFileFormatTests.write(StoreFileFormatTests.resealed(bytes, checksumOffset: 20), segment)
+        await #expect {
+            _ = try await Store.open(at: newerSegment, options: testOptions())
+        } throws: { error in
+            guard case .unsupportedVersion(let file, 9, _)? = error as? StoreError else { return false }
+            return file == segment
+        }
+
+        let newerSnapshot = StoreCorruptionTests.copyStore(path)
+        defer { removeStore(newerSnapshot) }
+        let snapshot = snapshotFiles(newerSnapshot).last!
+        var snapshotBytes = try StoreFileFormatTests.read(snapshot)
+        snapshotBytes[8] = 9
+        try StoreFileFormatTests.write(StoreFileFormatTests.resealed(snapshotBytes, checksumOffset: 60), snapshot)
+        await #expect {
+            _ = try await Store.open(at: newerSnapshot, options: testOptions())
+        } throws: { error in
+            guard case .unsupportedVersion(let file, 9, _)? = error as? StoreError else { return false }
+            return file == snapshot
+        }
+    }
+
     @Test("a segment size of Int.max (never roll over) commits and reopens", arguments: [Int.max, Int.max - 4_094])
     func largestSegmentSize(size: Int) async throws {
         let path = temporaryStorePath()
