@@ -52,7 +52,16 @@ struct ExportCommand: AsyncParsableCommand {
             tables = [Key(table)]
         }
         let named = table == nil
-        if format == .json { console.write(Array("{".utf8)) }
+        if format == .json {
+            // Refused before a byte is written: a refusal after the opening
+            // brace left a fragment that no JSON reader takes.
+            for name in tables {
+                if let clash = Self.firstClash(in: value[table: name], idField: idField, json: true) {
+                    throw Self.refusal(clash, table: nil, idField: idField)
+                }
+            }
+            console.write(Array("{".utf8))
+        }
         for (tableIndex, name) in tables.enumerated() {
             if format == .json {
                 var writer = JSONWriter()
@@ -89,12 +98,7 @@ struct ExportCommand: AsyncParsableCommand {
         json: Bool,
         to console: Console
     ) throws {
-        // A field named like the ID member, or (in JSON lines, with or
-        // without --table) like the table member, would be read back as it.
-        // A name no record holds needs no check.
-        let reserved = ([Key(idField)] + (json ? [] : [RecordLineParser.tableField])).filter {
-            RecordTokens.fieldID(of: $0) != nil
-        }
+        let reserved = reservedFields(idField: idField, json: json)
         let sorted = source.sortedIDs()
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -141,18 +145,44 @@ struct ExportCommand: AsyncParsableCommand {
                 clashes.set(offset, clash)
             }
             if let clash = (0..<batch.count).lazy.compactMap({ clashes[$0] }).first {
-                let advice =
-                    clash.field == Key(idField)
-                    ? "which the export uses for IDs: choose another --id-field"
-                    : "which JSON lines cannot carry (import reads it as the record's table); --format json keeps it"
-                throw CommandFailure(
-                    .failed,
-                    "record \(Text.recordID(clash.id))\(table.map { " of \(Text.safe($0))" } ?? "") has a field named "
-                        + "\(Text.safe(clash.field.string)), \(advice)"
-                )
+                throw refusal(clash, table: table, idField: idField)
             }
             pending = (0..<batch.count).map { outputs[$0] }
         }
         for output in pending { console.writeLarge(output) }
+    }
+
+    /// The field names a record cannot have in this export: the ID member's,
+    /// and (in JSON lines, with or without --table) the table member's,
+    /// which would be read back as them. A name no record holds needs no
+    /// check.
+    static func reservedFields(idField: String, json: Bool) -> [Key] {
+        ([Key(idField)] + (json ? [] : [RecordLineParser.tableField])).filter { RecordTokens.fieldID(of: $0) != nil }
+    }
+
+    /// The first record of `source` (in ID order) holding a reserved
+    /// field, and the field. O(n).
+    static func firstClash(in source: Table, idField: String, json: Bool) -> (id: RecordID, field: Key)? {
+        let reserved = reservedFields(idField: idField, json: json)
+        guard !reserved.isEmpty else { return nil }
+        var first: (id: RecordID, field: Key)?
+        for (id, record) in source.records {
+            guard let field = reserved.first(where: { record[$0] != nil }) else { continue }
+            if first.map({ id < $0.id }) ?? true { first = (id, field) }
+        }
+        return first
+    }
+
+    /// The failure for a record holding a reserved field.
+    static func refusal(_ clash: (id: RecordID, field: Key), table: String?, idField: String) -> CommandFailure {
+        let advice =
+            clash.field == Key(idField)
+            ? "which the export uses for IDs: choose another --id-field"
+            : "which JSON lines cannot carry (import reads it as the record's table); --format json keeps it"
+        return CommandFailure(
+            .failed,
+            "record \(Text.recordID(clash.id))\(table.map { " of \(Text.safe($0))" } ?? "") has a field named "
+                + "\(Text.safe(clash.field.string)), \(advice)"
+        )
     }
 }
