@@ -87,7 +87,16 @@ final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNo
     deinit {
         let count = itemCount
         let children = childCount
-        if count > 0 && !(_isPOD(Key.self) && _isPOD(Value.self)) { _destroyItems(count: count) }
+        if count > 0 && !(_isPOD(Key.self) && _isPOD(Value.self)) {
+            // Through `_NestedRelease`: a value may hold maps nested in it
+            // without bound, each freed inside the one before.
+            let items = _itemBytes
+            _NestedRelease.destroying {
+                Self._destroyItems(at: items, count: count)
+            } orSettingAside: {
+                Self._setAsideItems(at: items, count: count)
+            }
+        }
         _children._deinitializeReferences(count: children)
     }
 }
@@ -142,16 +151,32 @@ extension _MapNode {
     /// skipping trivial ones, with the layout above: `_items.deinitialize`
     /// would need `_MapItem<Key, Value>`'s metadata.
     @inlinable
-    func _destroyItems(count: Int) {
+    static func _destroyItems(at items: UnsafeMutableRawPointer, count: Int) {
         let stride = Self._itemStride
         let valueOffset = Self._itemValueOffset
-        let items = _itemBytes
         let (destroysKeys, destroysValues) = (!_isPOD(Key.self), !_isPOD(Value.self))
         for i in 0..<count {
             let item = items + i &* stride
             if destroysKeys { item.assumingMemoryBound(to: Key.self).deinitialize(count: 1) }
             if destroysValues { (item + valueOffset).assumingMemoryBound(to: Value.self).deinitialize(count: 1) }
         }
+    }
+
+    /// The `count` items at `items` moved (key by key, value by value)
+    /// into a box that destroys them when freed: for ``_NestedRelease``.
+    @usableFromInline
+    static func _setAsideItems(at items: UnsafeMutableRawPointer, count: Int) -> AnyObject {
+        let stride = Self._itemStride
+        let valueOffset = Self._itemValueOffset
+        let storage = UnsafeMutableRawPointer.allocate(byteCount: count * stride, alignment: Self._itemAlignment)
+        for i in 0..<count {
+            let (from, to) = (items + i &* stride, storage + i &* stride)
+            to.bindMemory(to: Key.self, capacity: 1)
+                .moveInitialize(from: from.assumingMemoryBound(to: Key.self), count: 1)
+            (to + valueOffset).bindMemory(to: Value.self, capacity: 1)
+                .moveInitialize(from: (from + valueOffset).assumingMemoryBound(to: Value.self), count: 1)
+        }
+        return _SetAsideElements(storage: storage) { _destroyItems(at: $0, count: count) }
     }
 
     /// Whether the layout above is the compiler's.

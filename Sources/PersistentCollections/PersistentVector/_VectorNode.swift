@@ -68,7 +68,9 @@ final class _VectorNode<Element>: ManagedBuffer<_VectorNodeHeader, _VectorNodeWo
     deinit {
         let h = _header.pointee
         if h.isLeaf {
-            _elements.deinitialize(count: Int(h.count))
+            // Through `_NestedRelease`: an element may hold vectors nested
+            // in it without bound, each freed inside the one before.
+            _elements._destroyElementsOfNode(count: Int(h.count))
         } else {
             _children._deinitializeReferences(count: Int(h.count))
         }

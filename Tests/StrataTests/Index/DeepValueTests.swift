@@ -1,4 +1,5 @@
 import DeterministicRandom
+import Foundation
 import PersistentCollections
 import Strata
 import Testing
@@ -9,11 +10,8 @@ import Testing
 /// overflow the stack (a cold review found a query's value did).
 @Suite("Values nested thousands deep")
 struct DeepValueTests {
-    /// Far past ``Value/recursionLimit`` (256 levels): 12,000 optimized.
-    /// A debug build's frames are larger, and freeing a value releases it
-    /// level by level (by recursion, in the collections' nodes): there,
-    /// 12,000 levels overflowed the stack when freed, so it uses 1,500.
-    static let depth = 12_000 / TestScale.divisor
+    /// Far past ``Value/recursionLimit`` (256 levels).
+    static let depth = 12_000
 
     static func nestedList(_ depth: Int) -> Value {
         var value: Value = .int(1)
@@ -162,6 +160,37 @@ struct DeepValueTests {
         // Different values on one path contradict each other: nothing, on the index and by a scan.
         let (one, two) = (Self.nestedList(Self.depth), Self.wrapped(.int(2), levels: Self.depth))
         #expect(try database.query("t").where("a", equals: one).where("a", equals: two).ids() == [])
+    }
+
+    @Test("values nested 200,000 deep are freed without overflowing the stack, also on a small thread stack")
+    func freeing() async {
+        @Sendable func build(_ depth: Int) -> [Value] {
+            [
+                Self.nestedList(depth), Self.nestedMap(depth), Self.wrapped(.string("leaf"), levels: depth),
+                // Wide at the top, deep below: the deep parts freed one after another.
+                .list(PersistentVector((0..<3).map { _ in Self.nestedList(depth / 4) })),
+            ]
+        }
+        var values = build(200_000)
+        #expect(values.count == 4)
+        values = []  // freed here
+        // A thread of 256 KiB (a tenth of a dispatch worker's): at most 64
+        // nested destructions stand on it, however deep the value.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                var built: [Value]? = build(50_000)
+                #expect(built?.count == 4)
+                built = nil
+                done.resume()
+            }
+            thread.stackSize = 256 << 10
+            thread.start()
+        }
+        // A value shared with another is not freed with it: the other keeps it whole.
+        let shared = Self.nestedList(100_000)
+        var holder: Value? = .list([shared, shared])
+        holder = nil
+        #expect(shared.nestingDepth == 100_000 && holder == nil)
     }
 
     @Test("a record or patch nested thousands deep is refused for its depth, naming the field")
