@@ -5,10 +5,22 @@ extension PersistentMap: Equatable where Value: Equatable {
     /// O(n) at worst.
     @inlinable
     public static func == (lhs: PersistentMap, rhs: PersistentMap) -> Bool {
-        guard lhs._count == rhs._count else { return false }
-        switch (lhs._root, rhs._root) {
+        lhs.isEqual(to: rhs, by: ==)
+    }
+}
+
+extension PersistentMap {
+    /// Whether both hold the same keys with values equivalent by
+    /// `areEquivalent`, which must be an equivalence relation: subtrees the
+    /// two maps share are skipped by identity (what `==` does, with another
+    /// comparison: one that carries state, such as a nesting depth).
+    /// O(size of what differs), O(n) at worst.
+    @inlinable
+    public func isEqual(to other: PersistentMap, by areEquivalent: (Value, Value) -> Bool) -> Bool {
+        guard _count == other._count else { return false }
+        switch (_root, other._root) {
         case (nil, nil): return true
-        case let (a?, b?): return a.isEqual(to: b)
+        case let (a?, b?): return a.isEqual(to: b, by: areEquivalent)
         default: return false
         }
     }

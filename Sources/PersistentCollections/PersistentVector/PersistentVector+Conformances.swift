@@ -4,15 +4,29 @@ extension PersistentVector: Equatable where Element: Equatable {
     /// their elements. O(n) at worst.
     @inlinable
     public static func == (lhs: PersistentVector, rhs: PersistentVector) -> Bool {
-        guard lhs._count == rhs._count else { return false }
-        if lhs._root === rhs._root && lhs._tail === rhs._tail { return true }
+        lhs.isEqual(to: rhs, by: ==)
+    }
+}
+
+extension PersistentVector {
+    /// Whether both hold equivalent elements in the same order, by
+    /// `areEquivalent`, which must be an equivalence relation: leaves the
+    /// two vectors share at the same positions are skipped without
+    /// comparing their elements (what `==` does, with another comparison:
+    /// one that carries state, such as a nesting depth). O(n) at worst.
+    @inlinable
+    public func isEqual(to other: PersistentVector, by areEquivalent: (Element, Element) -> Bool) -> Bool {
+        guard _count == other._count else { return false }
+        if isIdentical(to: other) { return true }
         var position = 0
-        while position < lhs._count {
-            let (a, aOffset, aStart) = lhs._leaf(containing: position)
-            let (b, bOffset, bStart) = rhs._leaf(containing: position)
+        while position < _count {
+            let (a, aOffset, aStart) = _leaf(containing: position)
+            let (b, bOffset, bStart) = other._leaf(containing: position)
             let run = Swift.min(a.count - aOffset, b.count - bOffset)
             let sameLeaf = a.isSameNode(as: b) && aOffset == bOffset && aStart == bStart
-            if !sameLeaf && !a.elementsEqual(from: aOffset, b, from: bOffset, count: run) { return false }
+            if !sameLeaf && !a.elementsEqual(from: aOffset, b, from: bOffset, count: run, by: areEquivalent) {
+                return false
+            }
             position += run
         }
         return true

@@ -29,15 +29,22 @@ struct _VectorLeaf<Element> {
     }
 }
 
-extension _VectorLeaf where Element: Equatable {
-    /// Whether `count` elements from `offset` equal those of `other` from
-    /// `otherOffset`. O(count).
+extension _VectorLeaf {
+    /// Whether `count` elements from `offset` are equivalent, by
+    /// `areEquivalent`, to those of `other` from `otherOffset`. O(count).
     @inlinable
-    func elementsEqual(from offset: Int, _ other: _VectorLeaf, from otherOffset: Int, count: Int) -> Bool {
+    func elementsEqual(
+        from offset: Int,
+        _ other: _VectorLeaf,
+        from otherOffset: Int,
+        count: Int,
+        by areEquivalent: (Element, Element) -> Bool
+    ) -> Bool {
         _node._withUnsafeGuaranteedRef { a in
             other._node._withUnsafeGuaranteedRef { b in
-                UnsafeBufferPointer(start: a._elements + offset, count: count)
-                    .elementsEqual(UnsafeBufferPointer(start: b._elements + otherOffset, count: count))
+                let (x, y) = (a._elements + offset, b._elements + otherOffset)
+                for i in 0..<count where !areEquivalent(x[i], y[i]) { return false }
+                return true
             }
         }
     }

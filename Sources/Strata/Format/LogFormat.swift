@@ -35,7 +35,8 @@ enum LogFormat {
     static let sealAtSnapshot = 4 << 20
 
     /// Bytes reserved at a time: a size change per ~1 MiB of log, not per
-    /// commit; never more than a segment, always a multiple of the alignment.
+    /// commit; at most a segment rounded up to the alignment (a segment
+    /// smaller than 4 KiB reserves 4 KiB), always a multiple of it.
     static func reservationStep(segmentLimit: Int) -> Int {
         // Clamped first: a limit near `Int.max` ("never roll over") would
         // overflow the rounding up.

@@ -28,9 +28,8 @@ public enum Value: Sendable {
 
 extension Value: Hashable {
     /// Exact equality (doubles and dates by bit pattern). O(size) for lists
-    /// and maps (a list or map compared with itself, or a copy of itself,
-    /// in O(1)); values nested thousands deep are compared without
-    /// recursion.
+    /// and maps, with the structure they share skipped; values nested
+    /// thousands deep are compared without recursion.
     public static func == (lhs: Value, rhs: Value) -> Bool {
         lhs._isEqual(to: rhs, levelsAbove: 0)
     }
@@ -54,15 +53,12 @@ extension Value: Hashable {
             guard a.count == b.count else { return false }
             if a.isIdentical(to: b) { return true }
             guard levelsAbove < Self.recursionLimit else { return Self._encodingsEqual(self, other) }
-            return a.elementsEqual(b) { $0._isEqual(to: $1, levelsAbove: levelsAbove + 1) }
+            return a.isEqual(to: b) { $0._isEqual(to: $1, levelsAbove: levelsAbove + 1) }
         case let (.map(a), .map(b)):
             guard a.count == b.count else { return false }
             if a.isIdentical(to: b) { return true }
             guard levelsAbove < Self.recursionLimit else { return Self._encodingsEqual(self, other) }
-            for (key, value) in a {
-                guard let match = b[key], value._isEqual(to: match, levelsAbove: levelsAbove + 1) else { return false }
-            }
-            return true
+            return a.isEqual(to: b) { $0._isEqual(to: $1, levelsAbove: levelsAbove + 1) }
         default: return false
         }
     }

@@ -170,9 +170,8 @@ extension Query {
         for i in 0..<prefixValues {
             var found: Int?
             for e in equalities.indices where equalities[e].path == fields[i] {
-                // Compared as index entries, as a scan compares them: the
-                // same equality, and no recursion however deep the values
-                // nest (`Value`'s `==` recurses).
+                // Compared as index entries, as a scan compares them (the
+                // encoding is bit-exact, as `Value`'s `==` is).
                 if let found, Self.encoded(equalities[found].value) != Self.encoded(equalities[e].value) {
                     return nil
                 }
@@ -212,8 +211,7 @@ extension Query {
         var equal: [FieldPath: Value] = [:]
         for equality in equalities {
             let value = equality.value
-            // Compared as index entries: the same equality, and without
-            // recursion however deep the two values nest.
+            // Compared as index entries: the same equality as an index's.
             if let existing = equal.updateValue(value, forKey: equality.path),
                 Self.encoded(existing) != Self.encoded(value)
             {

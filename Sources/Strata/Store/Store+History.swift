@@ -67,7 +67,8 @@ extension Store {
     /// filter reads the transactions (from the log unless cached).
     /// O(history) worst case.
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when a
-    ///   record read back no longer checks.
+    ///   record read back no longer checks; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   when a newer build wrote it.
     public func history(_ filter: HistoryFilter = HistoryFilter(), offset: Int = 0, limit: Int = 100) throws
         -> [Transaction]
     {

@@ -79,7 +79,8 @@ extension Store: HistoryStorage {
     /// At most `limit` durable transactions from number `t` on, ascending.
     /// O(their size): read from the log unless cached.
     /// - Throws: ``StoreError/closed``; ``StoreError/corruptLog(segment:offset:reason:)``
-    ///   when a record read back no longer checks.
+    ///   when a record read back no longer checks; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   when a newer build wrote it.
     public func transactions(from t: Int64, limit: Int) throws -> [Transaction] {
         guard let log else { throw StoreError.closed }
         let first = max(t, 1)

@@ -8,7 +8,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A log record in the middle of the log is damaged. Open with
     /// `StoreOptions.recovery = .truncateAtDamage` to keep everything before it.
     case corruptLog(segment: String, offset: Int, reason: String)
-    /// A file was written by a newer format than this build reads.
+    /// A file was written by a newer format than this build reads, or a
+    /// log record was, in a segment whose own header this build reads
+    /// (`file` is then the segment's path). Not damage: thrown whatever
+    /// `StoreOptions.recovery` says, and nothing is cut.
     case unsupportedVersion(file: String, found: UInt32, supported: UInt32)
     /// A snapshot (or a compaction block) failed its checks (reported as a
     /// warning when an older snapshot or the log can stand in for it).

@@ -95,7 +95,8 @@ public final class StoreLog {
     /// O(its size).
     /// - Throws: ``StoreError/outOfRange(t:current:)`` outside `1...count`;
     ///   ``StoreError/corruptLog(segment:offset:reason:)`` when its record
-    ///   does not read back or decode.
+    ///   does not read back or decode; ``StoreError/unsupportedVersion(file:found:supported:)``
+    ///   when a newer build wrote it.
     public func transaction(at t: Int64) throws -> Transaction {
         guard t >= 1, t <= count else { throw StoreError.outOfRange(t: t, current: count) }
         return try history.transaction(t, log: log)

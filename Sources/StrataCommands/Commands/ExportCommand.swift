@@ -57,7 +57,7 @@ struct ExportCommand: AsyncParsableCommand {
             // brace left a fragment that no JSON reader takes.
             for name in tables {
                 if let clash = Self.firstClash(in: value[table: name], idField: idField, json: true) {
-                    throw Self.refusal(clash, table: nil, idField: idField)
+                    throw Self.refusal(clash, table: name.string, idField: idField)
                 }
             }
             console.write(Array("{".utf8))
@@ -98,7 +98,8 @@ struct ExportCommand: AsyncParsableCommand {
         json: Bool,
         to console: Console
     ) throws {
-        let reserved = reservedFields(idField: idField, json: json)
+        // A JSON export was checked whole before its first byte.
+        let reserved = json ? [] : reservedFields(idField: idField, json: json)
         let sorted = source.sortedIDs()
         let chunkSize = 16_384
         let lanes = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -163,7 +164,8 @@ struct ExportCommand: AsyncParsableCommand {
     /// The first record of `source` (in ID order) holding a reserved
     /// field, and the field. O(n).
     static func firstClash(in source: Table, idField: String, json: Bool) -> (id: RecordID, field: Key)? {
-        let reserved = reservedFields(idField: idField, json: json)
+        // A JSON export was checked whole before its first byte.
+        let reserved = json ? [] : reservedFields(idField: idField, json: json)
         guard !reserved.isEmpty else { return nil }
         var first: (id: RecordID, field: Key)?
         for (id, record) in source.records {

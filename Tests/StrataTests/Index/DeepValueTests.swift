@@ -85,6 +85,20 @@ struct DeepValueTests {
         }
     }
 
+    /// `depth` levels of a 40-element list holding a 40-key map holding the
+    /// level below (and scalars beside it): nodes of every kind on the way.
+    static func wide(_ depth: Int) -> Value {
+        (0..<depth).reduce(Value.int(0)) { inner, level in
+            var entries = PersistentMap<Key, Value>(
+                uniqueKeysWithValues: (0..<39).map { (Key("k\($0)"), .int(Int64($0))) }
+            )
+            entries["deeper"] = inner
+            var elements = PersistentVector<Value>((0..<39).map { .int(Int64($0 + level)) })
+            elements.insert(.map(entries), at: 20)
+            return .list(elements)
+        }
+    }
+
     /// `value` inside `levels` single-element lists and single-key maps.
     static func wrapped(_ value: Value, levels: Int) -> Value {
         (0..<levels).reduce(value) { inner, level in
@@ -186,6 +200,27 @@ struct DeepValueTests {
             thread.stackSize = 256 << 10
             thread.start()
         }
+        // Wide levels (through vector branches and map child nodes, set
+        // aside past 64 levels), freed on a small stack, and deep values
+        // freed on eight threads at once.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread {
+                // Only built and freed here: measuring it recurses up to
+                // `Value.recursionLimit` levels, too deep for this stack in
+                // a debug build.
+                var wide = Self.wide(20_000)
+                #expect(wide != .null)
+                wide = .null
+                done.resume()
+            }
+            thread.stackSize = 256 << 10
+            thread.start()
+        }
+        await withTaskGroup(of: Int.self) { group in
+            for n in 0..<8 { group.addTask { build(5_000 + n).count } }
+            for await count in group { #expect(count == 4) }
+        }
+        #expect(Self.wide(300).nestingDepth == 600)
         // A value shared with another is not freed with it: the other keeps it whole.
         let shared = Self.nestedList(100_000)
         var holder: Value? = .list([shared, shared])

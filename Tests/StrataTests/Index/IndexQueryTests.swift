@@ -249,6 +249,39 @@ struct IndexQueryTests {
         #expect(onBase.database.tableNames == ["files"])
     }
 
+    @Test(
+        "an edit of fields no index covers leaves the table's indexes shared with the value before; one that moves an entry does not"
+    )
+    func untouchedIndexesStayShared() throws {
+        var builder = TransactionBuilder(on: Database())
+        try builder.createIndex("byTitle", on: "songs", fields: ["title"])
+        try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
+        for n in 0..<100 {
+            try builder.insert(
+                ["title": .string("t\(n)"), "album": .int(Int64(n % 7)), "plays": 0],
+                id: RecordID(n),
+                into: "songs"
+            )
+        }
+        let before = try apply(Database(), builder.transaction(t: 1))
+        func storage(_ database: Database) -> UnsafeRawPointer? {
+            database[table: "songs"].indexes.withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        var plays = TransactionBuilder(on: before)
+        try plays.update(5, in: "songs", [.set("plays", 1)])
+        let played = try apply(before, plays.transaction())
+        // The index array was not copied: the same storage as the value before's.
+        #expect(storage(played) == storage(before))
+        #expect(played[table: "songs"].indexes == before[table: "songs"].indexes)
+        var retitle = TransactionBuilder(on: played)
+        try retitle.update(5, in: "songs", [.set("title", "new")])
+        let retitled = try apply(played, retitle.transaction())
+        #expect(storage(retitled) != storage(played))
+        #expect(try retitled.query("songs").where("title", equals: "new").ids() == [5])
+        #expect(try played.query("songs").where("title", equals: "new").ids() == [])
+        retitled._invariantCheck()
+    }
+
     @Test("bad queries throw errors naming what was wrong")
     func badQueries() throws {
         let database = try Self.library(songs: 100, seed: 1)
