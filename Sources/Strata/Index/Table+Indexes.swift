@@ -52,16 +52,17 @@ extension Table {
     /// An index no change may move is not touched: changing an element of
     /// `indexes` in place copies the array when another value shares it
     /// (an apply keeps the value before), which an edit of fields no index
-    /// covers (a play count) need not pay for.
+    /// covers (a play count) need not pay for. The indexes to change are
+    /// found first, and the array is left alone when there are none: with a
+    /// mutation inside the loop, the optimizer made the array unique before
+    /// the loop, whether or not any index was then changed.
     mutating func updateIndexes(_ updates: [RecordUpdate], tableName: Key) throws {
-        for i in indexes.indices {
-            var moves = false
-            for j in updates.indices where indexes[i].definition.mayMove(after: updates[j].fields) {
-                moves = true
-                break
-            }
-            if moves { try indexes[i].update(updates, table: tableName, checked: updates.count == 1) }
+        var moving: [Int] = []
+        for i in indexes.indices where updates.contains(where: { indexes[i].definition.mayMove(after: $0.fields) }) {
+            moving.append(i)
         }
+        guard !moving.isEmpty else { return }
+        for i in moving { try indexes[i].update(updates, table: tableName, checked: updates.count == 1) }
     }
 }
 

@@ -164,8 +164,7 @@ struct ExportCommand: AsyncParsableCommand {
     /// The first record of `source` (in ID order) holding a reserved
     /// field, and the field. O(n).
     static func firstClash(in source: Table, idField: String, json: Bool) -> (id: RecordID, field: Key)? {
-        // A JSON export was checked whole before its first byte.
-        let reserved = json ? [] : reservedFields(idField: idField, json: json)
+        let reserved = reservedFields(idField: idField, json: json)
         guard !reserved.isEmpty else { return nil }
         var first: (id: RecordID, field: Key)?
         for (id, record) in source.records {
