@@ -5,15 +5,20 @@ import PersistentCollections
 /// ID), sharing every untouched node with the index of the neighbouring
 /// values.
 public struct TableIndex: Sendable {
-    /// What the index covers.
-    public let definition: IndexDefinition
+    /// What the index covers. O(1).
+    public var definition: IndexDefinition { _definition.value }
+    /// The definition, boxed: a table's array of indexes is copied whenever
+    /// an edit moves an entry of one of them, and kept with the version it
+    /// belongs to; a `TableIndex` of 24 bytes instead of 48 keeps three
+    /// indexes' array in a 112-byte allocation instead of 192.
+    let _definition: _IndexDefinitionBox
     /// One entry per record of the table.
     var entries: PersistentSortedSet<IndexEntry>
 
     /// An index of `definition` over `records`: O(n log n) (the entries are
     /// computed, sorted and built bottom-up).
     init(_ definition: IndexDefinition, records: PersistentMap<RecordID, Record>, table: Key) throws {
-        self.definition = definition
+        self._definition = _IndexDefinitionBox(definition)
         var all: [IndexEntry] = []
         all.reserveCapacity(records.count)
         var encoder = IndexEntryEncoder([definition])
@@ -33,7 +38,7 @@ public struct TableIndex: Sendable {
     /// An index of `definition` with `entries`, ascending and one per
     /// record (a snapshot's stored entries). O(n).
     init(_ definition: IndexDefinition, sortedEntries entries: some Sequence<IndexEntry>) {
-        self.definition = definition
+        self._definition = _IndexDefinitionBox(definition)
         self.entries = PersistentSortedSet(sortedElements: entries)
     }
 
@@ -41,7 +46,7 @@ public struct TableIndex: Sendable {
     /// order, each run's entries below the next run's (a snapshot's chunks,
     /// each decoded into a tree of its own). O(n / 30).
     init(_ definition: IndexDefinition, concatenating parts: [PersistentSortedSet<IndexEntry>]) {
-        self.definition = definition
+        self._definition = _IndexDefinitionBox(definition)
         self.entries = PersistentSortedSet(concatenating: parts)
     }
 
@@ -163,4 +168,11 @@ struct IndexBound {
     /// Above every entry that starts with the prefix: no encoding begins
     /// with 0xFF.
     var upperAfterPrefix: IndexEntry { IndexEntry(prefix + [0xFF]) }
+}
+
+/// An index definition shared by every version of its index.
+final class _IndexDefinitionBox: Sendable {
+    let value: IndexDefinition
+
+    init(_ value: IndexDefinition) { self.value = value }
 }
