@@ -107,10 +107,10 @@ extension PostgresStorageError {
     /// ``newerFormat(store:what:)`` when a newer build wrote it, else
     /// ``damaged(store:what:)``.
     static func undecodable(_ error: any Error, store: String, what: String) -> PostgresStorageError {
-        if case let .unsupportedVersion(_, found, supported)? = error as? CodecError, found > supported {
+        if let newer = (error as? CodecError)?.newerVersion {
             return .newerFormat(
                 store: store,
-                what: "\(what) in format version \(found) (this build reads up to \(supported))"
+                what: "\(what) in format version \(newer.found) (this build reads up to \(newer.supported))"
             )
         }
         return .damaged(store: store, what: "\(what) does not decode: \(error)")

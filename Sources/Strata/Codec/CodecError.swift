@@ -68,8 +68,9 @@ public enum CodecError: Error, Equatable, Sendable, CustomStringConvertible {
 extension CodecError {
     /// The version found and the newest this build reads, when the bytes
     /// are a newer format's (not damage: a newer build wrote them); nil
-    /// for any other error, version 0 included.
-    var newerVersion: (found: UInt64, supported: UInt64)? {
+    /// for any other error, version 0 included. For the package's other
+    /// storages (PostgreSQL), which report it in their own errors.
+    package var newerVersion: (found: UInt64, supported: UInt64)? {
         guard case let .unsupportedVersion(_, found, supported) = self, found > supported else { return nil }
         return (found, supported)
     }
