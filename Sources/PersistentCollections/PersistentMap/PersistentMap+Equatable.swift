@@ -30,11 +30,22 @@ extension PersistentMap: Hashable where Value: Hashable {
     /// Hashes the entries independently of their order. O(n).
     @inlinable
     public func hash(into hasher: inout Hasher) {
+        hash(into: &hasher) { value, entry in entry.combine(value) }
+    }
+}
+
+extension PersistentMap {
+    /// Hashes the entries independently of their order, each value by
+    /// `hashValue` (what `hash(into:)` does, with a hashing that carries
+    /// state, such as a nesting depth; it must agree with the equality
+    /// the values are compared by). O(n).
+    @inlinable
+    public func hash(into hasher: inout Hasher, valuesBy hashValue: (Value, inout Hasher) -> Void) {
         var combined: UInt64 = 0
         for (key, value) in self {
             var entry = Hasher()
             entry.combine(key)
-            entry.combine(value)
+            hashValue(value, &entry)
             combined &+= UInt64(bitPattern: Int64(entry.finalize()))
         }
         hasher.combine(_count)

@@ -98,17 +98,8 @@ extension Value: Hashable {
             hasher.combine(elements.count)
             for element in elements { element._hash(into: &hasher, levelsAbove: levelsAbove + 1) }
         case .map(let entries):
-            // Independent of the entries' order, as `==` is.
-            var combined: UInt64 = 0
-            for (key, value) in entries {
-                var entry = Hasher()
-                entry.combine(key)
-                value._hash(into: &entry, levelsAbove: levelsAbove + 1)
-                combined &+= UInt64(bitPattern: Int64(entry.finalize()))
-            }
             hasher.combine(9 as UInt8)
-            hasher.combine(entries.count)
-            hasher.combine(combined)
+            entries.hash(into: &hasher) { value, entry in value._hash(into: &entry, levelsAbove: levelsAbove + 1) }
         }
     }
 }
