@@ -78,38 +78,38 @@ struct StoreFileFormatTests {
         }
     }
 
-    @Test("a manifest or snapshot from a newer format is refused as such, naming the file")
+    @Test("a manifest, snapshot or log segment from a newer format is refused as such, naming the file by its path")
     func newerVersions() async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
         _ = try await StoreCorruptionTests.makeStore(path, count: 5, snapshotAt: 5)
-
-        let newerManifest = StoreCorruptionTests.copyStore(path)
-        defer { removeStore(newerManifest) }
-        var manifest = try Self.read(newerManifest + "/manifest")
-        manifest[8] = 9
-        try Self.write(Self.resealed(manifest, checksumOffset: 56), newerManifest + "/manifest")
         var recovering = testOptions()
         recovering.recovery = .truncateAtDamage
-        // Not damage: even .truncateAtDamage must not rebuild over a newer build's file.
-        await #expect {
-            _ = try await Store.open(at: newerManifest, options: recovering)
-        } throws: { error in
-            guard case .unsupportedVersion(let file, 9, 1)? = error as? StoreError else { return false }
-            return file.hasSuffix("manifest")
-        }
-
-        let newerSnapshot = StoreCorruptionTests.copyStore(path)
-        defer { removeStore(newerSnapshot) }
-        let snapshot = snapshotFiles(newerSnapshot).last!
-        var bytes = try Self.read(snapshot)
-        bytes[8] = 4
-        try Self.write(Self.resealed(bytes, checksumOffset: 60), snapshot)
-        await #expect {
-            _ = try await Store.open(at: newerSnapshot, options: testOptions())
-        } throws: { error in
-            guard case .unsupportedVersion(let file, 4, 3)? = error as? StoreError else { return false }
-            return file.hasSuffix(".strata")
+        // The file in a copy of the store, where its header keeps its
+        // checksum, the version written there and the newest this build reads.
+        let files: [(file: (String) -> String, checksumOffset: Int, found: UInt8, supported: UInt32)] = [
+            ({ $0 + "/manifest" }, 56, 9, 1),
+            ({ snapshotFiles($0).last! }, 60, 4, 3),
+            ({ logSegments($0).last! }, 20, 9, 1),
+        ]
+        for newer in files {
+            let copy = StoreCorruptionTests.copyStore(path)
+            defer { removeStore(copy) }
+            let file = newer.file(copy)
+            var bytes = try Self.read(file)
+            bytes[8] = newer.found
+            try Self.write(Self.resealed(bytes, checksumOffset: newer.checksumOffset), file)
+            // Not damage: even .truncateAtDamage must not rebuild over a newer build's file.
+            for options in [testOptions(), recovering] {
+                await #expect {
+                    _ = try await Store.open(at: copy, options: options)
+                } throws: { error in
+                    guard case .unsupportedVersion(let named, let found, let supported)? = error as? StoreError else {
+                        return false
+                    }
+                    return named == file && found == UInt32(newer.found) && supported == newer.supported
+                }
+            }
         }
     }
 
