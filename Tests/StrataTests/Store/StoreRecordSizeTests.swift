@@ -69,11 +69,19 @@ struct StoreRecordSizeTests {
         return values
     }
 
-    static func check(_ store: Store, against values: [Int64: Database], label: String) async throws {
+    /// `sizedThrough`: the last t that is still one of `fill`'s sized
+    /// transactions (a truncate may have replaced those after it).
+    static func check(
+        _ store: Store,
+        against values: [Int64: Database],
+        label: String,
+        sizedThrough: Int64 = .max
+    ) async throws {
         #expect(store.current == values[store.current.basis], "\(label): current")
         for (i, size) in sizes.enumerated() {
             let t = Int64(i + 1)
-            guard t <= store.current.basis, let transaction = try await store.transaction(at: t) else { continue }
+            guard t <= min(store.current.basis, sizedThrough), let transaction = try await store.transaction(at: t)
+            else { continue }
             #expect(transaction.message == text(size, seed: i + 1), "\(label): message of \(size) bytes")
             #expect(transaction.metadata["blob"] == .bytes(bytes(size, seed: i)), "\(label): metadata of \(size) bytes")
             #expect(transaction.metadata["note"] == .string(text(size, seed: i)), "\(label)")
@@ -116,6 +124,55 @@ struct StoreRecordSizeTests {
         let fromLog = try await Store.open(at: path, options: options)
         try await Self.check(fromLog, against: values, label: "from the log")
         try await fromLog.close()
+    }
+
+    @Test("records of every size read back after truncate(after:) among them, new commits and many reopens")
+    func everySizeAfterTruncate() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.segmentSize = 1 << 20
+        options.snapshotEveryTransactions = 100
+        let store = try await Store.open(at: path, options: options)
+        var values = try await Self.fill(store)
+        // Cut after the snapshot taken among the large records, before the
+        // largest ones (and the compaction block of the first 256).
+        let cut = Int64(Self.sizes.count - 3)
+        try await store.truncate(after: cut)
+        values = values.filter { $0.key <= cut }
+        #expect(store.current == values[cut])
+        for n in 0..<20 {
+            try await store.transact(message: "again \(n)") {
+                try $0.upsert(
+                    ["n": .int(Int64(n)), "pad": .bytes(Self.bytes(n * 300, seed: n))],
+                    id: RecordID(n % 3),
+                    into: "again"
+                )
+            }
+            values[store.current.basis] = store.current
+        }
+        try await Self.check(store, against: values, label: "truncated", sizedThrough: cut)
+        try await store.close()
+        for cycle in 0..<30 {
+            let reopened = try await Store.open(at: path, options: options)
+            #expect(reopened.warnings.isEmpty, "cycle \(cycle): \(reopened.warnings)")
+            if cycle % 10 == 0 {
+                try await Self.check(reopened, against: values, label: "reopen \(cycle)", sizedThrough: cut)
+            } else {
+                #expect(reopened.current == values[reopened.current.basis], "cycle \(cycle)")
+            }
+            try await reopened.transact(message: "cycle \(cycle)") {
+                try $0.upsert(["cycle": .int(Int64(cycle))], id: RecordID(cycle % 5), into: "cycles")
+            }
+            values[reopened.current.basis] = reopened.current
+            if cycle % 7 == 0 { try await reopened.snapshot() }
+            try await reopened.close()
+        }
+        let verified = try Store.verify(at: path)
+        #expect(verified.isSound, "\(verified.problems)")
+        let last = try await Store.open(at: path, options: options)
+        try await Self.check(last, against: values, label: "last", sizedThrough: cut)
+        try await last.close()
     }
 
     @Test("damage after large records keeps them under .truncateAtDamage")
