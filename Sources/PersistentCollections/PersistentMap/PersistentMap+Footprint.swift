@@ -21,6 +21,7 @@ extension PersistentMap {
     /// tries together and skips every subtree they share, so for two
     /// versions a few changes apart it is O(changes · depth), not O(n).
     /// Elements' out-of-line storage is not included.
+    @inlinable
     public func nodeBytes(notSharedWith other: PersistentMap) -> Int {
         nodeBytes(notSharedWith: other) { _, _ in 0 }
     }
@@ -33,6 +34,7 @@ extension PersistentMap {
     /// place (nil otherwise): the caller tells shared out-of-line storage
     /// from storage only this map holds. Same skipping as
     /// ``nodeBytes(notSharedWith:)``: O(changes · depth · node width).
+    @inlinable
     public func nodeBytes(
         notSharedWith other: PersistentMap,
         elementBytes: (Value, Value?) -> Int
@@ -46,6 +48,7 @@ extension PersistentMap {
     ///
     /// An error thrown by `elementBytes` ends the walk at once and is
     /// rethrown: how a caller gives up a long measurement.
+    @inlinable
     public func allocatedBytes(elementBytes: (Value) throws -> Int) rethrows -> Int {
         guard let root = _root else { return 0 }
         return try root._allocatedBytes(elementBytes: elementBytes)

@@ -1,5 +1,6 @@
 extension _MapNode {
     /// Bytes of this node's allocation: object header, node header, tail.
+    @inlinable
     var _allocatedBytes: Int {
         32 + Self.itemOffset(childCapacity: Int(_header.pointee.childCapacity))
             + Int(_header.pointee.itemCapacity) * MemoryLayout<Item>.stride
@@ -20,6 +21,7 @@ extension _MapNode {
 }
 
 extension _MapNode {
+    @inlinable
     func _allocatedBytes(elementBytes: (Value) throws -> Int) rethrows -> Int {
         var bytes = _allocatedBytes
         for index in 0..<itemCount { bytes += try elementBytes(_items[index].value) }
@@ -29,7 +31,8 @@ extension _MapNode {
 
     /// The value of `key` among `other`'s own items when it sits where it
     /// would sit in this node (the same slot; anywhere in a collision node).
-    private func _counterpart(of index: Int, bit: UInt32, in other: _MapNode?) -> Value? {
+    @inlinable
+    func _counterpart(of index: Int, bit: UInt32, in other: _MapNode?) -> Value? {
         guard let other else { return nil }
         let key = _items[index].key
         if other.isCollision {
@@ -43,6 +46,7 @@ extension _MapNode {
         return item.key == key ? item.value : nil
     }
 
+    @inlinable
     func _nodeBytes(notSharedWith other: _MapNode?, elementBytes: (Value, Value?) -> Int) -> Int {
         if let other, other === self { return 0 }
         var bytes = _allocatedBytes

@@ -175,7 +175,7 @@ extension Store {
         // created there: a task created here would run its first part on
         // the actor, ahead of the next commit.
         Self.compactionQueue.async { [plans] in
-            let built = RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation)
+            let built = Handoff(RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation))
             Task { await self.finishCompaction(built, from: from) }
         }
     }
@@ -211,12 +211,17 @@ extension Store {
     /// history was cut meanwhile (what is left of it plans anew), or when
     /// block files the round relied on did not read back (removed now, so
     /// the next round builds them).
-    private func finishCompaction(_ built: RunIndex.Built, from: Int64) {
+    private func finishCompaction(_ handoff: Handoff<RunIndex.Built>, from: Int64) {
         compacting = false
+        guard let built = handoff.take() else { return }
         if !runIndex.install(built) || !built.unreadable.isEmpty {
             compactedThrough = min(compactedThrough, from)
             compactionDue = true
         }
+        // The blocks not kept (the round's parts, those over the budget)
+        // are freed on the upkeep thread: freeing a round made of large
+        // imports held the actor for hundreds of milliseconds.
+        Self.releaseOffActor([built])
         let evicted = runIndex.takeEvicted()
         if !evicted.isEmpty { Self.releaseOffActor(evicted) }
         startCompaction()
