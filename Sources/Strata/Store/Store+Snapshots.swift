@@ -20,7 +20,9 @@ extension Store {
         let value = try choose(self)
         let basisID = try snapshotBasisID(value)
         let outcome = SnapshotOutcome()
-        startSnapshot(value, basisID: basisID, outcome: outcome)
+        // Not kept here: this frame ends on the actor, after the commits
+        // made while the snapshot was written.
+        startSnapshot(consume value, basisID: basisID, outcome: outcome)
         while let task = snapshotTask { await task.value }
         return try outcome.result.withLock { $0 ?? .failure(StoreError.closed) }.get()
     }
@@ -39,12 +41,24 @@ extension Store {
         if let log, log.nextSequence - 1 == value.basis { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
         let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
         let queue = snapshotQueue
+        let basis = value.basis
+        // The value is let go of on the snapshot's thread once written: by
+        // then the store may have moved far on, and what only this value
+        // still holds would be freed on the actor as the task ends.
+        let held = Handoff(value)
         snapshotTask = Task {
             let result = await queue.run {
-                try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: level)
+                guard let value = held.take() else { throw StoreError.closed }
+                return try SnapshotFile.write(
+                    value,
+                    basisID: basisID,
+                    to: directory,
+                    fileSystem: fileSystem,
+                    level: level
+                )
             }
             if case .success(let written) = result {
-                self.snapshotWritten(basis: value.basis, basisID: basisID, size: written.size)
+                self.snapshotWritten(basis: basis, basisID: basisID, size: written.size)
             }
             outcome?.result.withLock { $0 = result }
             self.snapshotTask = nil
