@@ -112,7 +112,11 @@ extension Store {
                 source: runSource(log)
             )
         else { return base }
-        return try apply(base, plan.startBasis < t ? combined : inverse(combined))
+        let value = try plan.startBasis < t ? apply(base, combined) : applyInverse(base, combined)
+        // A run of hundreds of thousands of changes takes tens of
+        // milliseconds to free: on the upkeep thread, not in this call.
+        Self.releaseOffActor([consume combined])
+        return value
     }
 
     private func runSource(_ log: TransactionLog) -> RunIndex.Source {
