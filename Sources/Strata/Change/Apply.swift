@@ -216,14 +216,25 @@ extension Table {
     /// Applies one record's change to `stored`, the record with that ID
     /// (nil: absent); returns the record before and after. On an error
     /// `stored` is unchanged.
+    ///
+    /// With `reversed`, applies the change's ``Change/inverse`` without
+    /// building it (an update's inverse is a new dictionary of its
+    /// fields); the update returned then names no fields, so that an index
+    /// reads the record whole.
     @inline(__always)
-    static func apply(_ change: Change, to stored: inout Record?, id: RecordID, tableName: Key) throws -> RecordUpdate {
-        switch change {
-        case .insert(let record):
+    static func apply(
+        _ change: Change,
+        reversed: Bool = false,
+        to stored: inout Record?,
+        id: RecordID,
+        tableName: Key
+    ) throws -> RecordUpdate {
+        switch (change, reversed) {
+        case (.insert(let record), false), (.delete(let record), true):
             guard stored == nil else { throw ApplyError.recordExists(table: tableName, id: id) }
             stored = record
             return RecordUpdate(id: id, old: nil, new: record)
-        case .delete(let expected):
+        case (.delete(let expected), false), (.insert(let expected), true):
             guard let current = stored else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "delete")
             }
@@ -232,20 +243,21 @@ extension Table {
             }
             stored = nil
             return RecordUpdate(id: id, old: current, new: nil)
-        case .update(let fields):
+        case (.update(let fields), _):
             guard var record = stored else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
             }
             let before = record
             for (name, field) in fields {
+                let (expected, new) = reversed ? (field.new, field.old) : (field.old, field.new)
                 let found = record[name]
-                guard found == field.old else {
-                    throw ApplyError.conflict(table: tableName, id: id, field: name, expected: field.old, found: found)
+                guard found == expected else {
+                    throw ApplyError.conflict(table: tableName, id: id, field: name, expected: expected, found: found)
                 }
-                record[name] = field.new
+                record[name] = new
             }
             stored = record
-            return RecordUpdate(id: id, old: before, new: record, fields: fields)
+            return RecordUpdate(id: id, old: before, new: record, fields: reversed ? nil : fields)
         }
     }
 
@@ -268,45 +280,13 @@ extension Table {
     /// indexes whose caller does not note them: a large run (an as-of
     /// hundreds of thousands of changes away) would otherwise build and
     /// free a record update per change.
+    ///
     /// With `inverted`, each change is applied reversed (its
     /// ``Change/inverse``), without building the inverse.
     mutating func applyUnnoted(_ changes: PersistentMap<RecordID, Change>, inverted: Bool, tableName: Key) throws {
         let parts = 2 * ProcessInfo.processInfo.activeProcessorCount
         _ = try records.update(with: changes, maximumParts: parts) { id, change, stored in
-            if inverted {
-                try Self.applyReversed(change, to: &stored, id: id, tableName: tableName)
-            } else {
-                _ = try Self.apply(change, to: &stored, id: id, tableName: tableName)
-            }
-        }
-    }
-
-    /// `apply(change.inverse, to: &stored, …)` without building the
-    /// inverse (an update's inverse is a new dictionary of its fields).
-    /// On an error `stored` is unchanged.
-    static func applyReversed(_ change: Change, to stored: inout Record?, id: RecordID, tableName: Key) throws {
-        switch change {
-        case .delete(let record):
-            guard stored == nil else { throw ApplyError.recordExists(table: tableName, id: id) }
-            stored = record
-        case .insert(let expected):
-            guard let current = stored else {
-                throw ApplyError.recordMissing(table: tableName, id: id, change: "delete")
-            }
-            guard current == expected else { throw ApplyError.recordChanged(table: tableName, id: id) }
-            stored = nil
-        case .update(let fields):
-            guard var record = stored else {
-                throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
-            }
-            for (name, field) in fields {
-                let found = record[name]
-                guard found == field.new else {
-                    throw ApplyError.conflict(table: tableName, id: id, field: name, expected: field.new, found: found)
-                }
-                record[name] = field.old
-            }
-            stored = record
+            _ = try Self.apply(change, reversed: inverted, to: &stored, id: id, tableName: tableName)
         }
     }
 }
