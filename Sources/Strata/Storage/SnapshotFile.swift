@@ -134,6 +134,20 @@ enum SnapshotFile {
         return (database, size, basisID)
     }
 
+    /// The checked header of the snapshot `name` in `directory`, and the
+    /// file's size, without reading its payload. O(1).
+    /// - Throws: ``FormatError`` naming `name`; what the file system throws.
+    static func header(
+        of name: String,
+        in directory: String,
+        fileSystem: any FileSystem
+    ) throws -> (Header, size: Int) {
+        let source = Source(file: try fileSystem.open(directory + "/" + name, create: false))
+        defer { source.close() }
+        let size = try source.size()
+        return (try header(of: source, size: size, file: name), size)
+    }
+
     /// The checked header of the file `source` reads, of `size` bytes (a
     /// short file gives its few bytes, which the check refuses).
     /// - Throws: ``FormatError`` naming `file`; what `source` throws when

@@ -177,7 +177,7 @@ extension Store {
         var snapshotBasis: Int64 = 0
         var snapshotSizes: [Int64: Int] = [:]
         let last = Int64(history.count)
-        for (basis, name) in bases {
+        for (position, (basis, name)) in bases.enumerated() {
             if usedSummaries, basis < replayFrom {
                 log.close()
                 throw ReadWholeLog(warnings: warnings)
@@ -216,6 +216,10 @@ extension Store {
                 }
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
+                snapshotSizes.merge(
+                    olderSnapshots(bases[(position + 1)...], history: history, in: snapshotDirectory, options: options),
+                    uniquingKeysWith: { kept, _ in kept }
+                )
                 // A store whose snapshot covers its whole log, left with a
                 // large last segment (by an earlier build, or a process that
                 // died after its snapshot): sealed at the next commit or
@@ -265,6 +269,29 @@ extension Store {
             ),
             warnings
         )
+    }
+
+    /// The older snapshots on disk that are starts for as-of: each one's
+    /// header read (not its payload) and its basis transaction's ID
+    /// checked against the history, so that a snapshot of a history since
+    /// cut and grown again, a damaged header or a version 1 file (no ID)
+    /// is left out. By basis, the file sizes. O(snapshots).
+    private static func olderSnapshots(
+        _ bases: ArraySlice<(basis: Int64, name: String)>,
+        history: TransactionHistory,
+        in directory: String,
+        options: StoreOptions
+    ) -> [Int64: Int] {
+        var sizes: [Int64: Int] = [:]
+        for (basis, name) in bases where basis >= 0 && basis <= Int64(history.count) {
+            guard
+                let (header, size) = try? SnapshotFile.header(of: name, in: directory, fileSystem: options.fileSystem),
+                header.basis == basis, let basisID = header.basisID,
+                basisID == (basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id)
+            else { continue }
+            sizes[basis] = size
+        }
+        return sizes
     }
 
     /// Reads the store's log (the manifest, every segment or its summary,

@@ -90,10 +90,15 @@ extension Store {
                 return (value, size)
             }.0
         } catch let error as FileSystemError where error.code == ENOENT {
-            snapshotSizes[basis] = nil
-            if basis == lastSnapshotBasis { lastSnapshotBasis = snapshotSizes.keys.max() ?? 0 }
+            forgetSnapshot(basis)
             throw StoreError.noSnapshot(basis: basis)
         }
+    }
+
+    /// Takes the snapshot with basis `basis` off the list of rebuild starts.
+    func forgetSnapshot(_ basis: Int64) {
+        snapshotSizes[basis] = nil
+        if basis == lastSnapshotBasis { lastSnapshotBasis = snapshotSizes.keys.max() ?? 0 }
     }
 
     /// The log and snapshot figures, without memory (O(1) but for the

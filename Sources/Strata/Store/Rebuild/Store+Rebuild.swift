@@ -80,10 +80,12 @@ extension Store {
     /// O(run)); later ones reuse them.
     ///
     /// A snapshot gone from disk since the store listed it (a read-only
-    /// store's writer keeps only its newest few) is forgotten, and the
-    /// value is rebuilt from another start.
+    /// store's writer keeps only its newest few), or damaged since, is
+    /// forgotten, and the value is rebuilt from another start. The older
+    /// snapshots on disk are starts too: open lists those whose header
+    /// names a transaction of this history.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
-    ///   a record or snapshot read from disk is damaged;
+    ///   a log record or compaction block read from disk is damaged;
     ///   ``StoreError/closed`` after ``close()``, whatever `t`.
     public func database(asOf t: Int64) throws -> Database {
         while true {
@@ -92,6 +94,11 @@ extension Store {
                 return try rebuild(t, following: plan)
             } catch StoreError.noSnapshot(let basis) where plan.start == .snapshot(basis) {
                 // `database(inSnapshot:)` forgot it: the next plan starts elsewhere.
+                continue
+            } catch StoreError.corruptSnapshot where plan.start == .snapshot(plan.startBasis) {
+                // Damaged since it was listed: the value is rebuilt from
+                // another start (`verify()` reports the damage).
+                forgetSnapshot(plan.startBasis)
                 continue
             }
         }
