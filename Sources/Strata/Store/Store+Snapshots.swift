@@ -48,7 +48,7 @@ extension Store {
         let held = Handoff(value)
         snapshotTask = Task {
             let result = await queue.run {
-                guard let value = held.take() else { throw StoreError.closed }
+                guard let value = held.take() else { preconditionFailure("a snapshot's value is taken once") }
                 return try SnapshotFile.write(
                     value,
                     basisID: basisID,
@@ -72,27 +72,44 @@ extension Store {
     ///   ``StoreError/closed`` after ``close()`` (the directory is no
     ///   longer the store's: another process may have rewritten it).
     ///   A snapshot whose file is gone since the store listed it (removed
-    ///   by the writer of a read-only store) is ``StoreError/noSnapshot(basis:)``
-    ///   too, and no longer listed.
+    ///   by the writer of a read-only store), or now holds a value of
+    ///   another history (the writer cut the history and wrote a snapshot
+    ///   of its new t), is ``StoreError/noSnapshot(basis:)`` too, and no
+    ///   longer listed; so is one an as-of found damaged (see
+    ///   ``database(asOf:)``).
     public func database(inSnapshot basis: Int64) throws -> Database {
         guard log != nil else { throw StoreError.closed }
         guard snapshotSizes[basis] != nil else { throw StoreError.noSnapshot(basis: basis) }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
+        let read: (Database, basisID: UUID?)
         do {
-            return try rebuildCosts.timingSnapshotRead {
-                let (value, size, _) = try StoreError.mappingFormat {
+            read = try rebuildCosts.timingSnapshotRead {
+                let (value, size, basisID) = try StoreError.mappingFormat {
                     try SnapshotFile.read(
                         SnapshotFile.name(basis: basis),
                         in: directory,
                         fileSystem: fileSystem
                     )
                 }
-                return (value, size)
+                return ((value, basisID), size)
             }.0
         } catch let error as FileSystemError where error.code == ENOENT {
             forgetSnapshot(basis)
             throw StoreError.noSnapshot(basis: basis)
         }
+        // A version 1 file names no transaction: only open loads one.
+        if let basisID = read.basisID, basisID != historyID(of: basis) {
+            forgetSnapshot(basis)
+            throw StoreError.noSnapshot(basis: basis)
+        }
+        return read.0
+    }
+
+    /// The ID of transaction `t` of this history (the zero UUID for t 0),
+    /// or nil past its end.
+    private func historyID(of t: Int64) -> UUID? {
+        if t == 0 { return UUID(uuid: UUID.zero) }
+        return t > 0 && t <= Int64(history.count) ? history.summary(t).id : nil
     }
 
     /// Takes the snapshot with basis `basis` off the list of rebuild starts.

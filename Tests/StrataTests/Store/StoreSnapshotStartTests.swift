@@ -115,4 +115,66 @@ struct StoreSnapshotStartTests {
         }
         try await store.close()
     }
+
+    @Test("a listed snapshot replaced by another history's value after open is never read for an as-of")
+    func snapshotReplacedAfterOpen() async throws {
+        let path = temporaryStorePath()
+        let other = temporaryStorePath()
+        defer {
+            removeStore(path)
+            removeStore(other)
+        }
+        let values = try await Self.history(at: path, text: "x", snapshots: [30, 90])
+        _ = try await Self.history(at: other, text: "y", snapshots: [30])
+        let store = try await Store.open(at: path, options: Self.options())
+        #expect(await store.statistics.snapshotBases == [30, 90])
+        let mine = try Self.snapshotFile(path, basis: 30)
+        try FileManager.default.removeItem(atPath: mine)
+        try FileManager.default.copyItem(atPath: try Self.snapshotFile(other, basis: 30), toPath: mine)
+        #expect(try await store.database(asOf: 30) == values[30])
+        #expect(await store.statistics.snapshotBases == [90])
+        try await store.close()
+    }
+
+    @Test("a read-only store whose writer cuts the history and snapshots the new t answers as-of from its own history")
+    func readerAfterWriterCutsAndRegrows() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let values = try await Self.history(at: path, text: "x", snapshots: [30, 60, 90])
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        let reader = try await Store.open(at: path, options: readOnly)
+        #expect(await reader.statistics.snapshotBases == [30, 60, 90])
+        let writer = try await Store.open(at: path, options: Self.options())
+        try await writer.truncate(after: 20)
+        for n in 21...30 {
+            try await writer.transact { try $0.upsert(["new": .int(Int64(n))], id: 77, into: "songs") }
+        }
+        try await writer.snapshot()
+        // The reader's history is still the one it opened: its t 30 is
+        // the value published then, or a typed error, never the writer's.
+        for t: Int64 in [30, 60] {
+            do {
+                #expect(try await reader.database(asOf: t) == values[Int(t)], "t \(t)")
+            } catch let error as StoreError {
+                if case .noSnapshot = error { Issue.record("t \(t): \(error)") }
+            }
+        }
+        try await writer.close()
+        try await reader.close()
+    }
+
+    @Test("a listed snapshot that cannot be opened (a directory in its place) is forgotten, and the as-of answers")
+    func unreadableSnapshotFallsBack() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let values = try await Self.history(at: path, text: "x", snapshots: [30, 90])
+        let store = try await Store.open(at: path, options: Self.options())
+        let file = try Self.snapshotFile(path, basis: 30)
+        try FileManager.default.removeItem(atPath: file)
+        try FileManager.default.createDirectory(atPath: file, withIntermediateDirectories: false)
+        #expect(try await store.database(asOf: 30) == values[30])
+        #expect(await store.statistics.snapshotBases == [90])
+        try await store.close()
+    }
 }

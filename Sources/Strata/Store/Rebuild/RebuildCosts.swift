@@ -33,9 +33,9 @@ public struct RebuildCosts: Sendable, Hashable {
     }
 
     /// Reads a snapshot with `read`, taking in how long it took.
-    mutating func timingSnapshotRead(
-        _ read: () throws -> (Database, size: Int)
-    ) rethrows -> (Database, size: Int) {
+    mutating func timingSnapshotRead<Read>(
+        _ read: () throws -> (Read, size: Int)
+    ) rethrows -> (Read, size: Int) {
         let clock = ContinuousClock()
         let start = clock.now
         let result = try read()

@@ -79,36 +79,34 @@ extension Store {
     /// stretch of history builds its blocks (reading that stretch once,
     /// O(run)); later ones reuse them.
     ///
-    /// A snapshot gone from disk since the store listed it (a read-only
-    /// store's writer keeps only its newest few), or damaged since, is
-    /// forgotten, and the value is rebuilt from another start. The older
-    /// snapshots on disk are starts too: open lists those whose header
-    /// names a transaction of this history.
+    /// The older snapshots on disk are starts too: open lists those whose
+    /// header names a transaction of this history. A listed snapshot that
+    /// no longer reads back as a value of this history — gone (a read-only
+    /// store's writer keeps only its newest few), replaced (the writer cut
+    /// the history and grew it again), damaged or unreadable — is
+    /// forgotten, and the value is rebuilt from another start.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
     ///   a log record or compaction block read from disk is damaged;
     ///   ``StoreError/closed`` after ``close()``, whatever `t`.
     public func database(asOf t: Int64) throws -> Database {
         while true {
             let plan = try rebuildPlan(for: t)
+            let base: Database
             do {
-                return try rebuild(t, following: plan)
-            } catch StoreError.noSnapshot(let basis) where plan.start == .snapshot(basis) {
-                // `database(inSnapshot:)` forgot it: the next plan starts elsewhere.
-                continue
-            } catch StoreError.corruptSnapshot where plan.start == .snapshot(plan.startBasis) {
-                // Damaged since it was listed: the value is rebuilt from
-                // another start (`verify()` reports the damage).
+                base = try startValue(plan.start)
+            } catch  where plan.start == .snapshot(plan.startBasis) {
+                // Gone, replaced or damaged since it was listed, or not
+                // readable (`verify()` reports the file): the value is
+                // rebuilt from another start; the log holds every change.
                 forgetSnapshot(plan.startBasis)
                 continue
             }
+            return try rebuild(t, from: base, following: plan)
         }
     }
 
-    private func rebuild(_ t: Int64, following plan: RebuildPlan) throws -> Database {
-        if plan.startBasis == t {
-            return try startValue(plan.start)
-        }
-        let base = try startValue(plan.start)
+    private func rebuild(_ t: Int64, from base: Database, following plan: RebuildPlan) throws -> Database {
+        if plan.startBasis == t { return base }
         let (low, high) = (min(plan.startBasis, t), max(plan.startBasis, t))
         guard let log else { throw StoreError.closed }
         defer { Self.releaseOffActor(runIndex.takeEvicted()) }
@@ -224,7 +222,7 @@ extension Store {
     /// the next round builds them).
     private func finishCompaction(_ handoff: Handoff<RunIndex.Built>, from: Int64) {
         compacting = false
-        guard let built = handoff.take() else { return }
+        guard let built = handoff.take() else { preconditionFailure("a compaction round is reported once") }
         if !runIndex.install(built) || !built.unreadable.isEmpty {
             compactedThrough = min(compactedThrough, from)
             compactionDue = true
@@ -232,7 +230,7 @@ extension Store {
         // The blocks not kept (the round's parts, those over the budget)
         // are freed on the upkeep thread: freeing a round made of large
         // imports held the actor for hundreds of milliseconds.
-        Self.releaseOffActor([built])
+        Self.releaseOffActor([consume built])
         let evicted = runIndex.takeEvicted()
         if !evicted.isEmpty { Self.releaseOffActor(evicted) }
         startCompaction()
