@@ -39,6 +39,17 @@ struct StoreSnapshotStartTests {
         return values
     }
 
+    /// Puts a snapshot of another history (same basis, another value)
+    /// in the place of the store's snapshot at t 30.
+    static func replaceSnapshot30(of path: String) async throws {
+        let other = temporaryStorePath()
+        defer { removeStore(other) }
+        _ = try await history(at: other, text: "y", snapshots: [30])
+        let mine = try snapshotFile(path, basis: 30)
+        try FileManager.default.removeItem(atPath: mine)
+        try FileManager.default.copyItem(atPath: try snapshotFile(other, basis: 30), toPath: mine)
+    }
+
     static func snapshotFile(_ path: String, basis: Int) throws -> String {
         let directory = path + "/snapshots"
         let name = try #require(
@@ -67,17 +78,9 @@ struct StoreSnapshotStartTests {
     @Test("a snapshot of another history under an older basis is not listed, and never read for an as-of")
     func foreignOlderSnapshotIsLeftOut() async throws {
         let path = temporaryStorePath()
-        let other = temporaryStorePath()
-        defer {
-            removeStore(path)
-            removeStore(other)
-        }
+        defer { removeStore(path) }
         let values = try await Self.history(at: path, text: "x", snapshots: [30, 90])
-        _ = try await Self.history(at: other, text: "y", snapshots: [30])
-        // Same name, same basis, another history's value.
-        let mine = try Self.snapshotFile(path, basis: 30)
-        try FileManager.default.removeItem(atPath: mine)
-        try FileManager.default.copyItem(atPath: try Self.snapshotFile(other, basis: 30), toPath: mine)
+        try await Self.replaceSnapshot30(of: path)
 
         let store = try await Store.open(at: path, options: Self.options())
         #expect(await store.statistics.snapshotBases == [90])
@@ -119,18 +122,11 @@ struct StoreSnapshotStartTests {
     @Test("a listed snapshot replaced by another history's value after open is never read for an as-of")
     func snapshotReplacedAfterOpen() async throws {
         let path = temporaryStorePath()
-        let other = temporaryStorePath()
-        defer {
-            removeStore(path)
-            removeStore(other)
-        }
+        defer { removeStore(path) }
         let values = try await Self.history(at: path, text: "x", snapshots: [30, 90])
-        _ = try await Self.history(at: other, text: "y", snapshots: [30])
         let store = try await Store.open(at: path, options: Self.options())
         #expect(await store.statistics.snapshotBases == [30, 90])
-        let mine = try Self.snapshotFile(path, basis: 30)
-        try FileManager.default.removeItem(atPath: mine)
-        try FileManager.default.copyItem(atPath: try Self.snapshotFile(other, basis: 30), toPath: mine)
+        try await Self.replaceSnapshot30(of: path)
         #expect(try await store.database(asOf: 30) == values[30])
         #expect(await store.statistics.snapshotBases == [90])
         try await store.close()
