@@ -283,11 +283,10 @@ extension Store {
         options: StoreOptions
     ) -> [Int64: Int] {
         var sizes: [Int64: Int] = [:]
-        for (basis, name) in bases where basis >= 0 && basis <= Int64(history.count) {
-            guard
+        for (basis, name) in bases {
+            guard let expected = history.id(of: basis),
                 let (header, size) = try? SnapshotFile.header(of: name, in: directory, fileSystem: options.fileSystem),
-                header.basis == basis, let basisID = header.basisID,
-                basisID == (basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id)
+                header.basis == basis, header.basisID == expected
             else { continue }
             sizes[basis] = size
         }

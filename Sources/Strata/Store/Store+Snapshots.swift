@@ -98,18 +98,11 @@ extension Store {
             throw StoreError.noSnapshot(basis: basis)
         }
         // A version 1 file names no transaction: only open loads one.
-        if let basisID = read.basisID, basisID != historyID(of: basis) {
+        if let basisID = read.basisID, basisID != history.id(of: basis) {
             forgetSnapshot(basis)
             throw StoreError.noSnapshot(basis: basis)
         }
         return read.0
-    }
-
-    /// The ID of transaction `t` of this history (the zero UUID for t 0),
-    /// or nil past its end.
-    private func historyID(of t: Int64) -> UUID? {
-        if t == 0 { return UUID(uuid: UUID.zero) }
-        return t > 0 && t <= Int64(history.count) ? history.summary(t).id : nil
     }
 
     /// Takes the snapshot with basis `basis` off the list of rebuild starts.

@@ -103,6 +103,13 @@ struct TransactionHistory {
     /// The summary of transaction `t` (1...count).
     func summary(_ t: Int64) -> TransactionSummary { summaries[Int(t - 1)] }
 
+    /// The ID of transaction `t`: the zero UUID for t 0 (the empty value,
+    /// as snapshots and the manifest name it), nil past the end. O(1).
+    func id(of t: Int64) -> UUID? {
+        if t == 0 { return UUID(uuid: UUID.zero) }
+        return t > 0 && t <= Int64(summaries.count) ? summaries[Int(t - 1)].id : nil
+    }
+
     /// Transaction `t` if it is kept decoded. O(1).
     func cachedTransaction(_ t: Int64) -> Transaction? { cache[t] }
 
