@@ -75,18 +75,6 @@ public func apply(_ database: Database, _ transaction: Transaction) throws -> Da
     return result
 }
 
-/// `apply(database, inverse(transaction))`, without building the inverse
-/// of a large table's changes: they are applied reversed as they are read
-/// (a walk back hundreds of thousands of changes spent a tenth of its time
-/// building and freeing the inverse). O(changes · log16 n).
-/// - Throws: ``ApplyError``, as `apply(_:_:)` of the inverse would.
-func applyInverse(_ database: Database, _ transaction: Transaction) throws -> Database {
-    database._reads?.noteEverything()
-    var result = database
-    try result._apply(transaction, inverted: true)
-    return result
-}
-
 extension Database {
     /// Applies `transaction` in place: what `apply(_:_:)` returns, without
     /// copying the paths this value owns alone (a replay that holds its

@@ -101,11 +101,14 @@ extension Store {
                 forgetSnapshot(plan.startBasis)
                 continue
             }
-            return try rebuild(t, from: base, following: plan)
+            return try rebuild(t, from: consume base, following: plan)
         }
     }
 
-    private func rebuild(_ t: Int64, from base: Database, following plan: RebuildPlan) throws -> Database {
+    /// `base` is taken: a start read from a snapshot is held nowhere else,
+    /// so the run changes its nodes in place instead of copying its paths
+    /// (and freeing the copied ones after).
+    private func rebuild(_ t: Int64, from base: consuming Database, following plan: RebuildPlan) throws -> Database {
         if plan.startBasis == t { return base }
         let (low, high) = (min(plan.startBasis, t), max(plan.startBasis, t))
         guard let log else { throw StoreError.closed }
@@ -117,7 +120,10 @@ extension Store {
                 source: runSource(log)
             )
         else { return base }
-        let value = try plan.startBasis < t ? apply(base, combined) : applyInverse(base, combined)
+        var value = consume base
+        // As `apply` does: whether the run applies depends on the whole value.
+        value._reads?.noteEverything()
+        try value._apply(combined, inverted: plan.startBasis > t)
         // A run of hundreds of thousands of changes takes tens of
         // milliseconds to free: on the upkeep thread, not in this call.
         Self.releaseOffActor([consume combined])
