@@ -189,8 +189,7 @@ extension Store {
                     basisID = read.basisID
                     return (read.0, read.size)
                 }
-                let logID = basis == 0 ? UUID(uuid: UUID.zero) : history.summary(basis).id
-                if let basisID, basisID != logID {
+                if let basisID, basisID != history.id(of: basis) {
                     // Taken from a history since cut and grown again.
                     if !options.readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
                     let outcome = options.readOnly ? "skipped" : "removed"

@@ -198,7 +198,7 @@ extension Store {
     func snapshotWritten(basis: Int64, basisID: UUID, size: Int) {
         // A snapshot of a history since cut (and perhaps grown again), or
         // finishing after close, is removed: it is not this store's.
-        let current = basis == 0 || (basis <= Int64(history.count) && history.summary(basis).id == basisID)
+        let current = history.id(of: basis) == basisID
         guard current, log != nil else {
             try? options.fileSystem.remove(snapshotDirectory + "/" + SnapshotFile.name(basis: basis))
             return
