@@ -96,13 +96,19 @@ struct StoreRecordSizeTests {
         }
     }
 
+    /// Segments of 1 MiB (records span them) and a snapshot every 100 transactions.
+    static func options() -> StoreOptions {
+        var options = testOptions(.everyCommit)
+        options.segmentSize = 1 << 20
+        options.snapshotEveryTransactions = 100
+        return options
+    }
+
     @Test("records of every size read back across reopen, snapshots and compaction blocks")
     func everySize() async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
-        var options = testOptions(.everyCommit)
-        options.segmentSize = 1 << 20
-        options.snapshotEveryTransactions = 100
+        let options = Self.options()
         let store = try await Store.open(at: path, options: options)
         let values = try await Self.fill(store)
         try await Self.check(store, against: values, label: "live")
@@ -116,6 +122,8 @@ struct StoreRecordSizeTests {
 
         let reopened = try await Store.open(at: path, options: options)
         #expect(reopened.warnings.isEmpty, "\(reopened.warnings)")
+        // The older snapshots are as-of starts too: records of every size read back through them.
+        #expect(await reopened.statistics.snapshotBases.count >= 2)
         try await Self.check(reopened, against: values, label: "reopened")
         try await reopened.close()
 
@@ -130,9 +138,7 @@ struct StoreRecordSizeTests {
     func everySizeAfterTruncate() async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
-        var options = testOptions(.everyCommit)
-        options.segmentSize = 1 << 20
-        options.snapshotEveryTransactions = 100
+        let options = Self.options()
         let store = try await Store.open(at: path, options: options)
         var values = try await Self.fill(store)
         // Cut after the snapshot taken among the large records, before the
