@@ -66,8 +66,8 @@ test: deps
 # (readdir, zstd, file I/O) overrun only in some runs, which ASan turns into
 # a failure every time.
 test-optimized: deps
-	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 $(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
-	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
+	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 STRATA_SANITIZED=1 $(SWIFT) build -c release --build-tests --sanitize=address --scratch-path .build-asan
+	STRATA_CORE_ONLY=1 STRATA_INTERNAL_CHECKS=1 STRATA_SANITIZED=1 LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/lsan-suppressions.txt $(SWIFT) test -c release --skip-build --sanitize=address --scratch-path .build-asan --filter "PersistentCollectionsTests|StrataTests"
 
 # The `cli` scenario runs the `strata` binary built beside the runner, the
 # `cluster` scenario `strata-cluster-bench` beside a throwaway PostgreSQL

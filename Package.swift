@@ -15,6 +15,13 @@
 
 import PackageDescription
 
+// The `strata` command runs on jemalloc (see Sources/strata/main.swift),
+// except under AddressSanitizer (`make test-optimized` sets
+// STRATA_SANITIZED=1): the CLI tests build the command beside them and the
+// test bundle links its module, where a second allocator beside the
+// sanitizer's fails at the first free.
+let strataAllocator: [Target.Dependency] = Context.environment["STRATA_SANITIZED"] == "1" ? [] : ["CJemalloc"]
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
@@ -91,7 +98,7 @@ let package = Package(
         .target(name: "BenchWorkloads", dependencies: ["Strata", "PersistentCollections", "DeterministicRandom"]),
 
         // MARK: Executables
-        .executableTarget(name: "strata", dependencies: ["StrataCommands"]),
+        .executableTarget(name: "strata", dependencies: ["StrataCommands"] + strataAllocator),
         .executableTarget(
             name: "bench",
             dependencies: [
