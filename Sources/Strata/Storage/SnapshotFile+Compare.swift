@@ -128,22 +128,28 @@ extension SnapshotFile {
         return outcomes.withLock { $0 }.map { $0! }
     }
 
-    /// A record's digest: its ID and packed bytes hashed with the process's
-    /// seeded hasher (equal records have equal bytes). Sums of digests are
-    /// equal for equal multisets of records; for different ones they
-    /// differ but for a chance of about 2^-64 (on 64-bit platforms), which
-    /// a file cannot aim at while the seed is random (that is, unless
-    /// `SWIFT_DETERMINISTIC_HASHING` is set).
+    /// A record's digest (``RecordDigest``): its ID and packed bytes
+    /// (equal records have equal bytes).
     static func recordDigest(_ id: RecordID, _ record: Record) -> UInt64 {
         record._bytes.withUnsafeBytes { recordDigest(id, packed: $0) }
     }
 
     /// The digest of the record whose packed bytes are `packed`.
     static func recordDigest(_ id: RecordID, packed: UnsafeRawBufferPointer) -> UInt64 {
-        var hasher = Hasher()
-        hasher.combine(id)
-        hasher.combine(bytes: packed)
-        return UInt64(bitPattern: Int64(hasher.finalize()))
+        var digest = RecordDigest()
+        switch id.kind {
+        case .integer(let value):
+            digest.combine(0)
+            digest.combine(UInt64(bitPattern: value))
+        case .string(var value):
+            digest.combine(1)
+            value.withUTF8 { digest.combine(bytes: UnsafeRawBufferPointer($0)) }
+        case .uuid(let value):
+            digest.combine(2)
+            withUnsafeBytes(of: value.uuid) { digest.combine(bytes: $0) }
+        }
+        digest.combine(bytes: packed)
+        return digest.finalize()
     }
 
     /// For a table whose digests differ: its records decoded a second time

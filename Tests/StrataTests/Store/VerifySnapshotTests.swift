@@ -144,4 +144,125 @@ struct VerifySnapshotTests {
         let changed = try Store.verify(at: path)
         #expect(changed.problems.map(\.reason).contains { $0.contains("of notes differs (1 records do)") })
     }
+
+    /// Record digests are a multiply-based hash over 16-byte blocks and a
+    /// zero-padded tail: a change in any byte of a record, whatever its
+    /// size and the byte's place in the last block, must change its table's sum.
+    @Test("a one-letter change anywhere in records of every size around the digest's 16-byte blocks is found")
+    func everyPlaceOfEverySize() async throws {
+        let path = temporaryStorePath("verify-snapshot-sizes")
+        defer { removeStore(path) }
+        let lengths = [1, 2, 7, 8, 9, 15, 16, 17, 23, 24, 31, 32, 33, 47, 48, 49, 100, 1_000, 5_000]
+        let letters = Array("abcdefghijklmnopqrstuvwxyz")
+        // Each title one letter repeated, a letter per length: each is the only place its text occurs.
+        let titles = lengths.enumerated().map { String(repeating: letters[$0.offset], count: $0.element) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "import") { builder in
+            for (n, title) in titles.enumerated() {
+                try builder.insert(
+                    ["title": .string(title), "n": .int(Int64(n))],
+                    id: RecordID(Int64(n)),
+                    into: "notes"
+                )
+            }
+        }
+        try await store.snapshot()
+        try await store.close()
+        #expect(try Store.verify(at: path).isSound)
+
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        for (n, title) in titles.enumerated() {
+            let count = title.utf8.count
+            let places = count <= 49 ? Array(0..<count) : [0, 1, count / 2, count - 2, count - 1]
+            for place in places {
+                var changed = Array(title)
+                changed[place] = "Z"
+                let report = try Self.verified(
+                    path,
+                    file,
+                    bytes,
+                    layout,
+                    chunk: records,
+                    replacing: title,
+                    with: String(changed)
+                )
+                let reasons = report.problems.map(\.reason)
+                #expect(
+                    reasons == ["differs from the log replayed to t 1: record \(n) of notes differs (1 records do)"],
+                    "length \(count), letter \(place): \(reasons)"
+                )
+            }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(try Store.verify(at: path).isSound)
+    }
+
+    /// Snapshots are compared beside the replay; what a comparison finds
+    /// still comes in the report where the check reached the snapshot:
+    /// before the damage the log shows after its basis, and as of the
+    /// basis, not of the transactions replayed while it ran.
+    @Test("a snapshot's difference is reported before later log damage, against the value at its basis")
+    func findingsInPlace() async throws {
+        let path = temporaryStorePath("verify-snapshot-order")
+        defer { removeStore(path) }
+        // A segment per transaction: the log damage is found when the
+        // second segment is read, after the first one's replay reached the snapshot.
+        var options = testOptions()
+        options.segmentSize = 1_024
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact(message: "first") { builder in
+            for n in 0..<200 {
+                try builder.insert(["title": .string("song \(n)")], id: RecordID(Int64(n)), into: "songs")
+            }
+            try builder.insert(["title": "Gamma"], id: "g", into: "songs")
+        }
+        try await store.snapshot()
+        // Every record changes after the basis, the one the snapshot is made to lie about first.
+        try await store.transact(message: "second") { builder in
+            try builder.update("g", in: "songs", [.set("title", .string("MARKER-TWO"))])
+            for n in 0..<200 { try builder.update(RecordID(Int64(n)), in: "songs", [.set("n", .int(Int64(n)))]) }
+        }
+        try await store.transact(message: "third") { builder in
+            try builder.insert(["title": "Delta"], id: "d", into: "songs")
+        }
+        try await store.close()
+        let sound = try Store.verify(at: path)
+        #expect(sound.isSound, "\(sound.problems)")
+
+        // Only the comparison with the value at t 1 tells this snapshot from the log.
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        let lying = try Self.verified(path, file, bytes, layout, chunk: records, replacing: "Gamma", with: "Gammb")
+        #expect(
+            lying.problems.map(\.reason) == [
+                #"differs from the log replayed to t 1: record "g" of songs differs (1 records do)"#
+            ]
+        )
+
+        // Then the second transaction damaged in the log, after the snapshot's basis.
+        let logDirectory = path + "/log"
+        let segments = try FileManager.default.contentsOfDirectory(atPath: logDirectory).sorted().filter {
+            $0.hasSuffix(".log")
+        }
+        #expect(segments.count == 3, "\(segments)")
+        let marker = Array("MARKER-TWO".utf8)
+        func markerOffset(_ log: [UInt8]) -> Int? {
+            (0...(log.count - marker.count)).first { Array(log[$0..<($0 + marker.count)]) == marker }
+        }
+        let segment = try #require(
+            try segments.first {
+                markerOffset([UInt8](try Data(contentsOf: URL(fileURLWithPath: logDirectory + "/" + $0)))) != nil
+            }
+        )
+        #expect(segment != segments.first)
+        var log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: logDirectory + "/" + segment)))
+        let at = try #require(markerOffset(log))
+        log[at] ^= 0x20
+        try Data(log).write(to: URL(fileURLWithPath: logDirectory + "/" + segment))
+        let both = try Store.verify(at: path)
+        #expect(both.problems.count == 2, "\(both.problems)")
+        #expect(both.problems.first?.file == file, "\(both.problems)")
+        #expect(both.problems.last?.file == logDirectory + "/" + segment, "\(both.problems)")
+    }
 }
