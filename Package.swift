@@ -20,7 +20,8 @@ import PackageDescription
 // STRATA_SANITIZED=1): the CLI tests build the command beside them and the
 // test bundle links its module, where a second allocator beside the
 // sanitizer's fails at the first free.
-let strataAllocator: [Target.Dependency] = Context.environment["STRATA_SANITIZED"] == "1" ? [] : ["CJemalloc"]
+let strataAllocator: [Target.Dependency] =
+    Context.environment["STRATA_SANITIZED"] == "1" ? [] : ["CJemalloc", "CJemallocOptions"]
 
 let package = Package(
     name: "Strata",
@@ -63,6 +64,7 @@ let package = Package(
         ),
         .target(name: "CChecksum"),
         .target(name: "CBenchmarkSink"),
+        .target(name: "CJemallocOptions"),
 
         // MARK: Support
         // Seeded generator shared by the bench workloads and the property tests.
