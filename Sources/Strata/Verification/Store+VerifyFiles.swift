@@ -222,12 +222,16 @@ private struct FileCheck {
             case .damage(_, let offset, let reason)?:
                 problem(file, at: offset, reason)
                 // What follows the damage in this segment is not read: how
-                // many records it held is not known.
-                value = nil
+                // many records it held is not known. The records before it
+                // are replayed (below), so that a snapshot of one of them
+                // is still compared; the replay stops after them.
                 damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             case nil: break
             }
-            guard let first = scan.header else { continue }
+            guard let first = scan.header else {
+                if case .damage? = scan.finding { value = nil }
+                continue
+            }
             if first != expected {
                 // After damage, the records it hid are unknown: no gap to report.
                 if damagedFrom == nil {
@@ -254,6 +258,7 @@ private struct FileCheck {
             }
             let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
             if let newerFile { throw newerFile }
+            if case .damage? = scan.finding { value = nil }
             let summaryName = SegmentSummary.name(ofSegment: name)
             // A summary is compared with a segment read whole only.
             if summaries.contains(summaryName),

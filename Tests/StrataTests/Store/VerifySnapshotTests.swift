@@ -265,4 +265,47 @@ struct VerifySnapshotTests {
         #expect(both.problems.first?.file == file, "\(both.problems)")
         #expect(both.problems.last?.file == logDirectory + "/" + segment, "\(both.problems)")
     }
+
+    /// Damage in a segment ends the replay there, but the records before it
+    /// are replayed: a snapshot of one of them is compared, in the same
+    /// segment as the damage.
+    @Test("a snapshot whose basis lies before damage in its own segment is still compared with the log")
+    func snapshotBeforeDamageInItsSegment() async throws {
+        let path = temporaryStorePath("verify-snapshot-damage")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact(message: "first") { builder in
+            try builder.insert(["title": "Gamma"], id: "g", into: "songs")
+        }
+        try await store.snapshot()
+        try await store.transact(message: "second") { builder in
+            try builder.insert(["title": "MARKER-TWO"], id: "m", into: "songs")
+        }
+        try await store.transact(message: "third") { builder in
+            try builder.insert(["title": "Delta"], id: "d", into: "songs")
+        }
+        try await store.close()
+        let logDirectory = path + "/log"
+        let segments = try FileManager.default.contentsOfDirectory(atPath: logDirectory).filter { $0.hasSuffix(".log") }
+        try #require(segments.count == 1, "\(segments)")
+        let segment = logDirectory + "/" + segments[0]
+        var log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
+        let marker = Array("MARKER-TWO".utf8)
+        let at = try #require((0...(log.count - marker.count)).first { Array(log[$0..<($0 + marker.count)]) == marker })
+        log[at] ^= 0x20
+        try Data(log).write(to: URL(fileURLWithPath: segment))
+
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        let report = try Self.verified(path, file, bytes, layout, chunk: records, replacing: "Gamma", with: "Gammb")
+        #expect(report.problems.first?.file == segment, "\(report.problems)")
+        #expect(
+            report.problems.contains {
+                $0.file == file
+                    && $0.reason == #"differs from the log replayed to t 1: record "g" of songs differs (1 records do)"#
+            },
+            "\(report.problems)"
+        )
+        #expect(report.transactions == 1)
+    }
 }
