@@ -156,8 +156,11 @@ struct VerifySnapshotTests {
         let letters = Array("abcdefghijklmnopqrstuvwxyz")
         // Each title one letter repeated, a letter per length: each is the only place its text occurs.
         let titles = lengths.enumerated().map { String(repeating: letters[$0.offset], count: $0.element) }
+        let uuid = UUID()
         let store = try await Store.open(at: path, options: testOptions())
         try await store.transact(message: "import") { builder in
+            try builder.insert(["title": "OMEGAS"], id: RecordID("cl\u{E9}-\u{1F600}"), into: "notes")
+            try builder.insert(["title": "OMEGAU"], id: RecordID(uuid), into: "notes")
             for (n, title) in titles.enumerated() {
                 try builder.insert(
                     ["title": .string(title), "n": .int(Int64(n))],
@@ -193,6 +196,12 @@ struct VerifySnapshotTests {
                     "length \(count), letter \(place): \(reasons)"
                 )
             }
+        }
+        // Records under string (non-ASCII) and UUID IDs, whose digests hash the ID's bytes.
+        for (title, id) in [("OMEGAS", RecordID("cl\u{E9}-\u{1F600}")), ("OMEGAU", RecordID(uuid))] {
+            let report = try Self.verified(path, file, bytes, layout, chunk: records, replacing: title, with: "OMEGAX")
+            let reasons = report.problems.map(\.reason)
+            #expect(reasons.count == 1 && reasons[0].hasSuffix("of notes differs (1 records do)"), "\(id): \(reasons)")
         }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
         #expect(try Store.verify(at: path).isSound)
