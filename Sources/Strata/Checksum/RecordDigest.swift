@@ -1,4 +1,4 @@
-/// A record's 64-bit digest, seeded per process: what `strata verify` sums
+/// A record's 64-bit digest, keyed per process: what `strata verify` sums
 /// per table to compare a snapshot's records with the replayed log's
 /// without looking any record up.
 ///
@@ -6,42 +6,50 @@
 /// the function is free to change between builds. It was the standard
 /// library's SipHash, about 8% of `strata verify`'s samples on a
 /// million-record store (three snapshots of a million records each, and
-/// every record the replay changed); this one takes one 64 × 64 → 128-bit
-/// multiply per 16 bytes, and about 5%, nearly all of it waiting for the
-/// record's bytes to arrive from memory. Sums of digests are equal for
-/// equal multisets of records; a damaged record changes its digest, and so
-/// its table's sum, except for a chance of about 2^-64 per
-/// difference. The keys are drawn like the standard library's seed (so
-/// fixed under `SWIFT_DETERMINISTIC_HASHING`): a file written without
-/// knowing them cannot choose records whose digests cancel out.
+/// every record the replay changed); this one takes two 64-bit multiplies
+/// per 16 bytes, and about 5%, nearly all of it waiting for the record's
+/// bytes to arrive from memory.
+///
+/// Each 8-byte word goes into the state as `rotate((state ^ word) × key)`
+/// with an odd key: for a fixed state, a one-to-one function of the word,
+/// and for a fixed word, of the state. So a record that differs from
+/// another in one word (or in its length, mixed in first) always has
+/// another state at the end, before the finalizer (murmur3's 64-bit mix
+/// with a key); no word can wipe out what came before it, as a product
+/// that may be zero would. Sums of digests are equal for equal multisets of
+/// records; otherwise they differ except for a chance of about 2^-64. The
+/// keys are drawn from the system's random source in each process (also
+/// under `SWIFT_DETERMINISTIC_HASHING`, and 64 bits on every platform): a
+/// file written without knowing them cannot choose records whose digests
+/// cancel out.
 struct RecordDigest {
     private var state: UInt64
 
     /// An empty digest.
-    init() { state = Self.keys.0 }
+    init() { state = Self.keys.3 }
 
-    /// Mixes `a` and `b`: the exclusive or of the halves of their full product.
+    /// The state after `word`: one-to-one in each of `state` and `word`
+    /// (`key` is odd).
     @inline(__always)
-    private static func mix(_ a: UInt64, _ b: UInt64) -> UInt64 {
-        let product = a.multipliedFullWidth(by: b)
-        return product.high ^ product.low
+    private static func step(_ state: UInt64, _ word: UInt64, _ key: UInt64) -> UInt64 {
+        let x = (state ^ word) &* key
+        return x << 29 | x >> 35
     }
 
     /// Adds a 64-bit word (a tag, a length or an integer payload).
     @inline(__always)
     mutating func combine(_ word: UInt64) {
-        state = Self.mix(state ^ word ^ Self.keys.1, Self.keys.2)
+        state = Self.step(state, word, Self.keys.0)
     }
 
     /// Adds `bytes`, their length included: O(bytes.count).
     mutating func combine(bytes: UnsafeRawBufferPointer) {
         let count = bytes.count
-        var h = state ^ Self.mix(UInt64(count) ^ Self.keys.0, Self.keys.3)
+        var h = Self.step(state, UInt64(count), Self.keys.0)
         var offset = 0
         while offset + 16 <= count {
-            let a = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            let b = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-            h = Self.mix(a ^ Self.keys.1, b ^ h)
+            h = Self.step(h, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self), Self.keys.1)
+            h = Self.step(h, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self), Self.keys.2)
             offset += 16
         }
         // The last 0–15 bytes, zero-padded (the length is in already).
@@ -51,22 +59,28 @@ struct RecordDigest {
             let byte = UInt64(bytes[i]) << (UInt64((i - offset) & 7) * 8)
             if i - offset < 8 { a |= byte } else { b |= byte }
         }
-        state = Self.mix(a ^ Self.keys.2, b ^ h)
+        h = Self.step(h, a, Self.keys.1)
+        state = Self.step(h, b, Self.keys.2)
     }
 
-    /// The digest of what was combined.
+    /// The digest of what was combined: every bit of the state spread over
+    /// every bit of the result (murmur3's finalizer), so that the sums of
+    /// digests behave as sums of random numbers.
     func finalize() -> UInt64 {
-        Self.mix(state ^ Self.keys.3, Self.keys.1 ^ 0x9e37_79b9_7f4a_7c15)
+        var x = state ^ Self.keys.4
+        x ^= x >> 33
+        x &*= 0xff51_afd7_ed55_8ccd
+        x ^= x >> 33
+        x &*= 0xc4ce_b9fe_1a85_ec53
+        x ^= x >> 33
+        return x
     }
 
-    /// Four keys from the process's hashing seed, each odd (a multiply by
-    /// an odd key loses no bits).
-    private static let keys: (UInt64, UInt64, UInt64, UInt64) = {
-        func key(_ n: UInt64) -> UInt64 {
-            var hasher = Hasher()
-            hasher.combine(0x5245_4344_4947_0000 as UInt64 | n)
-            return UInt64(bitPattern: Int64(hasher.finalize())) | 1
-        }
-        return (key(0), key(1), key(2), key(3))
+    /// The process's keys: the first three odd (multipliers), the last two
+    /// any value (a starting state and a finalizing mask).
+    private static let keys: (UInt64, UInt64, UInt64, UInt64, UInt64) = {
+        var random = SystemRandomNumberGenerator()
+        let (a, b, c) = (random.next() | 1, random.next() | 1, random.next() | 1) as (UInt64, UInt64, UInt64)
+        return (a, b, c, random.next(), random.next())
     }()
 }
