@@ -221,19 +221,20 @@ private struct FileCheck {
                 report.notes.append("\(file) at offset \(offset): \(Self.describeTail(bytes, at: offset, size: size))")
             case .damage(_, let offset, let reason)?:
                 problem(file, at: offset, reason)
-                // What follows the damage in this segment is not read: how
-                // many records it held is not known. The records before it
-                // are replayed (below), so that a snapshot of one of them
-                // is still compared; the replay stops after them.
-                damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             case nil: break
             }
+            let isDamaged = scan.finding.map { if case .damage = $0 { true } else { false } } ?? false
             guard let first = scan.header else {
-                if case .damage? = scan.finding { value = nil }
+                if isDamaged {
+                    damagedFrom = damagedFrom ?? expected
+                    value = nil
+                }
                 continue
             }
             if first != expected {
-                // After damage, the records it hid are unknown: no gap to report.
+                // After damage in an earlier segment, the records it hid
+                // are unknown: no gap to report. (This segment's own damage
+                // lies after its header, and hides no gap before it.)
                 if damagedFrom == nil {
                     let what = first > expected ? "a segment before it is missing" : "it overlaps the one before"
                     problem(file, at: 12, "starts at record \(first) where \(expected) was expected: \(what)")
@@ -256,14 +257,19 @@ private struct FileCheck {
                 }
                 expected = first
             }
+            if isDamaged {
+                // What follows the damage in this segment is not read: how
+                // many records it held is not known. The records before it
+                // are replayed (below), so that a snapshot of one of them
+                // is still compared; the replay stops after them.
+                damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
+            }
             let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
             if let newerFile { throw newerFile }
-            if case .damage? = scan.finding { value = nil }
+            if isDamaged { value = nil }
             let summaryName = SegmentSummary.name(ofSegment: name)
             // A summary is compared with a segment read whole only.
-            if summaries.contains(summaryName),
-                scan.finding.map({ if case .damage = $0 { false } else { true } }) ?? true
-            {
+            if summaries.contains(summaryName), !isDamaged {
                 checkSummary(summaryName, of: bytes.count, first: first, entries: entries, isLast: isLast)
             }
         }
@@ -509,6 +515,10 @@ private struct FileCheck {
                 }
             } else {
                 // No replay to compare with: its indexes against its own records.
+                report.notes.append(
+                    "\(file): the log's replay stopped before its basis t \(basis) (above); "
+                        + "checked against its own records only, not compared with the log"
+                )
                 let (snapshot, _) = try SnapshotFile.decode(bytes, file: file)
                 if let indexProblem = snapshot._indexProblem() { problem(file, indexProblem) }
             }
