@@ -16,10 +16,11 @@
 import PackageDescription
 
 // The `strata` command runs on jemalloc (see Sources/strata/main.swift),
-// except under AddressSanitizer (`make test-optimized` sets
-// STRATA_SANITIZED=1): the CLI tests build the command beside them and the
-// test bundle links its module, where a second allocator beside the
-// sanitizer's fails at the first free.
+// except in sanitizer builds, which must set STRATA_SANITIZED=1 (as
+// `make test-optimized` does): the CLI tests build the command beside them
+// and the test bundle links its module, where a second allocator beside
+// the sanitizer's fails at the first free. (So an unsanitized test bundle
+// runs on jemalloc too.)
 let strataAllocator: [Target.Dependency] =
     Context.environment["STRATA_SANITIZED"] == "1" ? [] : ["CJemalloc", "CJemallocOptions"]
 
