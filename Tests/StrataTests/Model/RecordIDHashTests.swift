@@ -53,8 +53,9 @@ struct RecordIDHashTests {
         let chosen = chosenIntegers.map { RecordID($0) }
         // The deepest path of 100k keyed hashes is set by the pair sharing
         // the longest prefix, 4 bits a level: 32 bits are shared by about
-        // one pair (depth 9), 36 bits by one pair in 14 maps (depth 10), 48
-        // bits by one in 56,000 (depth 13). So a keyed map is never compared
+        // one pair (depth 9), 36 bits by one pair in 14 maps (depth 10), and
+        // going past depth 13 takes 52 shared bits: one map in 900,000. So
+        // a keyed map is held to that bound and never compared
         // with another's depth (8 for one and 10 for the other happens in
         // one run in 16). The 100k IDs chosen against the unkeyed mix would
         // share 40 bits: 10 levels of one path each, then four more.
