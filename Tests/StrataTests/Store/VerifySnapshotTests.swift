@@ -208,10 +208,10 @@ struct VerifySnapshotTests {
         #expect(try Store.verify(at: path).isSound)
     }
 
-    /// Snapshots are compared beside the replay; what a comparison finds
-    /// still comes in the report where the check reached the snapshot:
-    /// before the damage the log shows after its basis, and as of the
-    /// basis, not of the transactions replayed while it ran.
+    /// What a snapshot's comparison finds comes in the report where the
+    /// check reached the snapshot, before the damage the log shows after
+    /// its basis; and it is found against the value at the basis, not
+    /// after the transactions that follow (every record changes after it).
     @Test("a snapshot's difference is reported before later log damage, against the value at its basis")
     func findingsInPlace() async throws {
         let path = temporaryStorePath("verify-snapshot-order")
