@@ -140,6 +140,11 @@ extension CommonOptions {
             options.snapshotEveryLogBytes = nil
             // No past values kept for as-of: the command ends with the import.
             options.checkpointsKept = 0
+            // The final snapshot at zstd's level 1, not 3: an import of 1M
+            // songs 3.60–3.81 s against 3.68–4.18 s, for a snapshot of
+            // 56 MB against 51 MB that opens as fast (0.27 s `strata get`).
+            // The store's next snapshot goes back to its own level.
+            options.compressionLevel = 1
         }
         do {
             let store = try await Store.open(at: path, options: options)
