@@ -86,7 +86,7 @@ extension Store {
         try checkWritable()
         let target = try database(asOf: t)
         guard let log, t < Int64(history.count) else { return }
-        let id = t == 0 ? UUID(uuid: UUID.zero) : history.summary(t).id
+        let id = history.id(of: t)!  // 0 ≤ t < count
         do {
             try log.updateManifest {
                 $0.pendingCut = StoreManifest.PendingCut(t: t, id: id)

@@ -169,7 +169,7 @@ extension Store {
                 throw StoreError.writeFailed(error)
             }
         }
-        return value.basis == 0 ? UUID(uuid: UUID.zero) : history.summary(value.basis).id
+        return history.id(of: value.basis)!  // a published value's basis is in the history
     }
 
     /// Starts a background snapshot when the policy says one is due.
