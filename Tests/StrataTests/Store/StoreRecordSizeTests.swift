@@ -104,12 +104,19 @@ struct StoreRecordSizeTests {
         return options
     }
 
-    @Test("records of every size read back across reopen, snapshots and compaction blocks")
-    func everySize() async throws {
+    /// Snapshots written at zstd level `level` (1: what `strata import`
+    /// writes), read back by stores of the default level.
+    @Test(
+        "records of every size read back across reopen, snapshots and compaction blocks",
+        arguments: [Int32(3), 1]
+    )
+    func everySize(level: Int32) async throws {
         let path = temporaryStorePath()
         defer { removeStore(path) }
         let options = Self.options()
-        let store = try await Store.open(at: path, options: options)
+        var writing = options
+        writing.compressionLevel = level
+        let store = try await Store.open(at: path, options: writing)
         let values = try await Self.fill(store)
         try await Self.check(store, against: values, label: "live")
         try await store.close()

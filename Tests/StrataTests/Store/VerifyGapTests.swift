@@ -37,7 +37,7 @@ struct VerifyGapTests {
             try segments.first { file in
                 guard FileManager.default.fileExists(atPath: file) else { return false }
                 let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-                return (0...(bytes.count - needle.count)).contains { Array(bytes[$0..<($0 + needle.count)]) == needle }
+                return bytes.firstRange(of: needle) != nil
             }
         )
     }
@@ -51,10 +51,7 @@ struct VerifyGapTests {
         // A letter of t 3's record flipped: its frame's checksum fails.
         let third = try Self.segment(holding: "MARKER-3", in: segments)
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: third)))
-        let needle = Array("MARKER-3".utf8)
-        let at = try #require(
-            (0...(bytes.count - needle.count)).first { Array(bytes[$0..<($0 + needle.count)]) == needle }
-        )
+        let at = try #require(bytes.firstRange(of: Array("MARKER-3".utf8))).lowerBound
         bytes[at] ^= 0x20
         try Data(bytes).write(to: URL(fileURLWithPath: third))
 

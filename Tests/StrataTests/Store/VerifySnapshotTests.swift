@@ -22,9 +22,8 @@ struct VerifySnapshotTests {
         with to: String
     ) throws -> VerificationReport {
         var raw = try layout.raw(of: chunk, in: bytes)
-        let needle = Array(from.utf8)
-        let at = try #require((0...(raw.count - needle.count)).first { Array(raw[$0..<($0 + needle.count)]) == needle })
-        raw.replaceSubrange(at..<(at + needle.count), with: Array(to.utf8))
+        let found = try #require(raw.firstRange(of: Array(from.utf8)))
+        raw.replaceSubrange(found, with: Array(to.utf8))
         try Data(try layout.resealing(bytes, chunk: chunk, raw: raw)).write(to: URL(fileURLWithPath: file))
         return try Store.verify(at: path)
     }
@@ -68,7 +67,7 @@ struct VerifySnapshotTests {
         let alpha = Array("Alpha".utf8)
         let gamma = Array("Gamma".utf8)
         func first(_ needle: [UInt8]) throws -> Int {
-            try #require((0...(raw.count - 5)).first { Array(raw[$0..<($0 + 5)]) == needle })
+            try #require(raw.firstRange(of: needle)).lowerBound
         }
         let (a, g) = (try first(alpha), try first(gamma))
         raw.replaceSubrange(a..<(a + 5), with: gamma)
@@ -257,17 +256,15 @@ struct VerifySnapshotTests {
         }
         #expect(segments.count == 3, "\(segments)")
         let marker = Array("MARKER-TWO".utf8)
-        func markerOffset(_ log: [UInt8]) -> Int? {
-            (0...(log.count - marker.count)).first { Array(log[$0..<($0 + marker.count)]) == marker }
-        }
         let segment = try #require(
             try segments.first {
-                markerOffset([UInt8](try Data(contentsOf: URL(fileURLWithPath: logDirectory + "/" + $0)))) != nil
+                [UInt8](try Data(contentsOf: URL(fileURLWithPath: logDirectory + "/" + $0))).firstRange(of: marker)
+                    != nil
             }
         )
         #expect(segment != segments.first)
         var log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: logDirectory + "/" + segment)))
-        let at = try #require(markerOffset(log))
+        let at = try #require(log.firstRange(of: marker)).lowerBound
         log[at] ^= 0x20
         try Data(log).write(to: URL(fileURLWithPath: logDirectory + "/" + segment))
         let both = try Store.verify(at: path)
@@ -300,8 +297,7 @@ struct VerifySnapshotTests {
         try #require(segments.count == 1, "\(segments)")
         let segment = logDirectory + "/" + segments[0]
         var log = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
-        let marker = Array("MARKER-TWO".utf8)
-        let at = try #require((0...(log.count - marker.count)).first { Array(log[$0..<($0 + marker.count)]) == marker })
+        let at = try #require(log.firstRange(of: Array("MARKER-TWO".utf8))).lowerBound
         log[at] ^= 0x20
         try Data(log).write(to: URL(fileURLWithPath: segment))
 
