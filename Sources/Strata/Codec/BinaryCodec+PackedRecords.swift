@@ -100,18 +100,29 @@ extension _PackedReader {
         }
     }
 
-    private mutating func skipValue(markingNames used: inout [Bool]) {
+    private mutating func skipValue(markingNames used: inout [Bool], levelsAbove: Int = 0) {
         let start = offset
+        if levelsAbove >= Value.recursionLimit {
+            // Deeper without recursion: a record built in memory may nest without bound.
+            let source = bytes
+            return walkValue { part in
+                guard case .scalar(let range) = part, source[range.lowerBound] == ValueTag.reference.rawValue else {
+                    return
+                }
+                var reference = _PackedReader(source, offset: range.lowerBound + 1)
+                used[Int(reference.varint())] = true
+            }
+        }
         switch valueTag() {
         case .reference:
             used[Int(varint())] = true
             skipRecordID()
         case .list:
-            for _ in 0..<varint() { skipValue(markingNames: &used) }
+            for _ in 0..<varint() { skipValue(markingNames: &used, levelsAbove: levelsAbove + 1) }
         case .map:
             for _ in 0..<varint() {
                 offset += Int(varint())
-                skipValue(markingNames: &used)
+                skipValue(markingNames: &used, levelsAbove: levelsAbove + 1)
             }
         case .null, .false, .true, .int, .double, .string, .bytes, .date:
             offset = start

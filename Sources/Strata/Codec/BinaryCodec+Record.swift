@@ -29,12 +29,15 @@ extension ByteWriter {
     }
 
     /// Copies one packed value, writing the table names of references
-    /// through `writeName`.
+    /// through `writeName` (past ``Value/recursionLimit`` levels without
+    /// recursion: a record built in memory may nest without bound).
     private mutating func copyPackedValue(
         _ reader: inout _PackedReader,
-        writingNames writeName: (inout ByteWriter, UInt32) -> Void
+        writingNames writeName: (inout ByteWriter, UInt32) -> Void,
+        levelsAbove: Int = 0
     ) {
         let start = reader.offset
+        if levelsAbove >= Value.recursionLimit { return copyDeepPackedValue(&reader, writingNames: writeName) }
         switch reader.valueTag() {
         case .reference:
             tag(.reference)
@@ -46,7 +49,7 @@ extension ByteWriter {
             tag(.list)
             let count = reader.varint()
             varint(count)
-            for _ in 0..<count { copyPackedValue(&reader, writingNames: writeName) }
+            for _ in 0..<count { copyPackedValue(&reader, writingNames: writeName, levelsAbove: levelsAbove + 1) }
         case .map:
             tag(.map)
             let count = reader.varint()
@@ -55,12 +58,39 @@ extension ByteWriter {
                 let keyStart = reader.offset
                 reader.offset += Int(reader.varint())
                 bytes.append(bytesOf: reader.bytes, in: keyStart..<reader.offset)
-                copyPackedValue(&reader, writingNames: writeName)
+                copyPackedValue(&reader, writingNames: writeName, levelsAbove: levelsAbove + 1)
             }
         case .null, .false, .true, .int, .double, .string, .bytes, .date:
             reader.offset = start
             reader.skipValue()
             bytes.append(bytesOf: reader.bytes, in: start..<reader.offset)
+        }
+    }
+
+    /// ``copyPackedValue(_:writingNames:levelsAbove:)`` without recursion.
+    private mutating func copyDeepPackedValue(
+        _ reader: inout _PackedReader,
+        writingNames writeName: (inout ByteWriter, UInt32) -> Void
+    ) {
+        let source = reader.bytes
+        reader.walkValue { part in
+            switch part {
+            case .scalar(let range) where source[range.lowerBound] == ValueTag.reference.rawValue:
+                var reference = _PackedReader(source, offset: range.lowerBound + 1)
+                tag(.reference)
+                writeName(&self, UInt32(reference.varint()))
+                bytes.append(bytesOf: source, in: reference.offset..<range.upperBound)
+            case .scalar(let range), .key(let range):
+                bytes.append(bytesOf: source, in: range)
+            case .list(let count):
+                tag(.list)
+                varint(count)
+            case .map(let count):
+                tag(.map)
+                varint(count)
+            case .end:
+                break
+            }
         }
     }
 }

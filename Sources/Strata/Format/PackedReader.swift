@@ -63,7 +63,11 @@ struct _PackedReader {
         }
     }
 
-    mutating func value() -> Value {
+    /// The value at the reader. Lists and maps are entered by recursion
+    /// down to ``Value/recursionLimit`` levels, deeper ones on the heap
+    /// (`deepValue()`): a record built in memory may nest without bound.
+    mutating func value(levelsAbove: Int = 0) -> Value {
+        let start = offset
         switch valueTag() {
         case .null: return .null
         case .false: return .bool(false)
@@ -80,24 +84,34 @@ struct _PackedReader {
             let table = FieldNames.name(UInt32(varint()))
             return .reference(RecordReference(table: table, id: recordID()))
         case .list:
+            guard levelsAbove < Value.recursionLimit else {
+                offset = start
+                return deepValue()
+            }
             let count = Int(varint())
             var elements: [Value] = []
             elements.reserveCapacity(count)
-            for _ in 0..<count { elements.append(value()) }
+            for _ in 0..<count { elements.append(value(levelsAbove: levelsAbove + 1)) }
             return .list(PersistentVector(elements))
         case .map:
+            guard levelsAbove < Value.recursionLimit else {
+                offset = start
+                return deepValue()
+            }
             let count = Int(varint())
             var map = PersistentMap<Key, Value>.Builder()
             for _ in 0..<count {
                 let key = Key(string())
-                map.updateValue(value(), forKey: key)
+                map.updateValue(value(levelsAbove: levelsAbove + 1), forKey: key)
             }
             return .map(map.build())
         }
     }
 
-    /// Moves past one value without building it.
-    mutating func skipValue() {
+    /// Moves past one value without building it (past
+    /// ``Value/recursionLimit`` levels without recursion).
+    mutating func skipValue(levelsAbove: Int = 0) {
+        let start = offset
         switch valueTag() {
         case .null, .false, .true: return
         case .int: _ = varint()
@@ -107,11 +121,19 @@ struct _PackedReader {
             _ = varint()
             skipRecordID()
         case .list:
-            for _ in 0..<varint() { skipValue() }
+            guard levelsAbove < Value.recursionLimit else {
+                offset = start
+                return walkValue { _ in }
+            }
+            for _ in 0..<varint() { skipValue(levelsAbove: levelsAbove + 1) }
         case .map:
+            guard levelsAbove < Value.recursionLimit else {
+                offset = start
+                return walkValue { _ in }
+            }
             for _ in 0..<varint() {
                 offset += Int(varint())
-                skipValue()
+                skipValue(levelsAbove: levelsAbove + 1)
             }
         }
     }

@@ -73,10 +73,36 @@ extension IndexEntry {
         }
     }
 
-    /// Moves past one value (the checked walk of IndexEntry+Validation,
-    /// trapping where it fails: these bytes are trusted).
+    /// Moves past one value, at any depth and without recursion (a value
+    /// in memory may nest past what a stored record may). Scalars go
+    /// through the checked walk of IndexEntry+Validation, trapping where it
+    /// fails: these bytes are trusted.
     static func skipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
-        precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
+        // Per list or map entered: whether it is a map (its entries start with 0x01 and a key).
+        var open: [Bool] = []
+        repeat {
+            if let isMap = open.last {
+                if bytes[offset] == _IndexTag.end {
+                    offset += 1
+                    open.removeLast()
+                    continue
+                }
+                if isMap {
+                    offset += 1
+                    precondition(checkedSkipBody(bytes, &offset), "a malformed index entry")
+                }
+            }
+            switch bytes[offset] {
+            case _IndexTag.list:
+                offset += 1
+                open.append(false)
+            case _IndexTag.map:
+                offset += 1
+                open.append(true)
+            default:
+                precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
+            }
+        } while !open.isEmpty
     }
 
     static func readBody(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> [UInt8] {
@@ -136,8 +162,13 @@ extension IndexEntry {
         }
     }
 
-    static func readValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Value {
+    /// The value at `offset`, moving past it; lists and maps deeper than
+    /// ``Value/recursionLimit`` levels are read without recursion.
+    static func readValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, levelsAbove: Int = 0) -> Value {
         let tag = bytes[offset]
+        if tag == _IndexTag.list || tag == _IndexTag.map, levelsAbove >= Value.recursionLimit {
+            return readDeepValue(bytes, &offset)
+        }
         offset += 1
         switch tag {
         case _IndexTag.null: return .null
@@ -154,7 +185,9 @@ extension IndexEntry {
             return .reference(RecordReference(table: table, id: readRecordID(bytes, &offset)))
         case _IndexTag.list:
             var elements: [Value] = []
-            while bytes[offset] != _IndexTag.end { elements.append(readValue(bytes, &offset)) }
+            while bytes[offset] != _IndexTag.end {
+                elements.append(readValue(bytes, &offset, levelsAbove: levelsAbove + 1))
+            }
             offset += 1
             return .list(PersistentVector(elements))
         case _IndexTag.map:
@@ -162,11 +195,47 @@ extension IndexEntry {
             while bytes[offset] != _IndexTag.end {
                 offset += 1
                 let key = Key(String(decoding: readBody(bytes, &offset), as: UTF8.self))
-                map[key] = readValue(bytes, &offset)
+                map[key] = readValue(bytes, &offset, levelsAbove: levelsAbove + 1)
             }
             offset += 1
             return .map(map)
         default: preconditionFailure("index entry tag \(tag)")
         }
+    }
+}
+
+extension IndexEntry {
+    /// ``readValue(_:_:levelsAbove:)`` without recursion. O(size).
+    static func readDeepValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Value {
+        var assembler = _ValueAssembler()
+        // Per list or map entered: whether it is a map (its entries start with 0x01 and a key).
+        var open: [Bool] = []
+        repeat {
+            if let isMap = open.last {
+                if bytes[offset] == _IndexTag.end {
+                    offset += 1
+                    open.removeLast()
+                    assembler.end()
+                    continue
+                }
+                if isMap {
+                    offset += 1
+                    assembler.key(Key(String(decoding: readBody(bytes, &offset), as: UTF8.self)))
+                }
+            }
+            switch bytes[offset] {
+            case _IndexTag.list:
+                offset += 1
+                open.append(false)
+                assembler.beginList()
+            case _IndexTag.map:
+                offset += 1
+                open.append(true)
+                assembler.beginMap()
+            default:
+                assembler.add(readValue(bytes, &offset))  // a scalar
+            }
+        } while !open.isEmpty
+        return assembler.result!
     }
 }

@@ -274,9 +274,45 @@ extension Value: CustomStringConvertible {
         case .bytes(let v): return "<\(v.count) bytes>"
         case .date(let v): return Self.describe(v)
         case .reference(let v): return "@\(v)"
-        case .list(let v): return v.description
-        case .map(let v): return v.description
+        case .list, .map: return _nestedDescription
         }
+    }
+
+    /// The description of a list or map, written without recursion (a
+    /// value in memory may nest thousands of levels), a map's entries in
+    /// key order. O(size).
+    private var _nestedDescription: String {
+        var text = ""
+        // Per list or map open: whether its next entry is its first.
+        var isFirst: [Bool] = []
+        var afterKey = false
+        _walk { part in
+            if case .end = part {
+                text += "]"
+                isFirst.removeLast()
+                return
+            }
+            if afterKey {
+                afterKey = false  // a map's value follows its key
+            } else if let first = isFirst.last {
+                if !first { text += ", " }
+                isFirst[isFirst.count - 1] = false
+            }
+            switch part {
+            case .scalar(let scalar): text += scalar.description
+            case .list:
+                text += "["
+                isFirst.append(true)
+            case .map(let count):
+                text += count == 0 ? "[:" : "["
+                isFirst.append(true)
+            case .key(let key):
+                text += key.debugDescription + ": "
+                afterKey = true
+            case .end: break
+            }
+        }
+        return text
     }
 
     /// ISO 8601 in UTC with the fraction digits that tell the date apart

@@ -244,4 +244,102 @@ struct DeepValueTests {
         }
         #expect(builder.database == (try Self.database()))
     }
+
+    /// What `description` writes for ``nestedMap(_:)``: the outermost key first.
+    static func nestedMapText(_ depth: Int) -> String {
+        (0..<depth).reversed().map { "[\"k\($0 % 3)\": " }.joined() + "\"leaf\"" + String(repeating: "]", count: depth)
+    }
+
+    @Test(
+        "a record built in memory holding a value nested thousands deep reads back, prints, encodes and diffs",
+        arguments: [DeepValueTests.depth, 60_000]
+    )
+    func recordsInMemory(depth: Int) throws {
+        let list = Self.nestedList(depth)
+        let map = Self.nestedMap(depth)
+        #expect(list.description == String(repeating: "[", count: depth) + "1" + String(repeating: "]", count: depth))
+        #expect(map.description == Self.nestedMapText(depth))
+        for deep in [list, map, Self.wrapped(.string("leaf"), levels: depth)] {
+            let record: Record = ["a": 1, "deep": deep, "z": "after"]
+            #expect(record["deep"] == deep)
+            #expect(record["z"] == "after")
+            #expect(record.fields.map(\.name) == ["a", "deep", "z"])
+            #expect(record.fields[1].value == deep)
+            #expect("\(record)".contains("\"after\""))
+            // Encoded (a record, a database) as written, then refused for its depth when read.
+            #expect(throws: (any Error).self) { try BinaryCodec.decodeRecord(BinaryCodec.encode(record)) }
+            let database = try apply(
+                Database(),
+                Transaction(t: 1, basis: 0, changes: ["t": [1: .insert(record), 2: .insert(["a": 2])]])
+            )
+            #expect(throws: (any Error).self) { try BinaryCodec.decodeDatabase(BinaryCodec.encode(database)) }
+            // The difference from a shallow value and back.
+            let shallow = try apply(
+                Database(),
+                Transaction(t: 1, basis: 0, changes: ["t": [1: .insert(["a": 1]), 2: .insert(["a": 2])]])
+            )
+            let forward = diff(from: shallow, to: database)
+            #expect(forward.tables["t"]?.changed[RecordID(1)]?.sorted() == ["deep", "z"])
+            #expect(try apply(shallow, forward.transaction()).tables == database.tables)
+            #expect(try apply(database, diff(from: database, to: shallow).transaction()).tables == shallow.tables)
+            // A refused change whose expected value is the deep one: the error prints.
+            let stale = Transaction(
+                t: 2,
+                basis: 1,
+                changes: ["t": [2: .update(["a": FieldChange(old: deep, new: 3)])]]
+            )
+            #expect(throws: ApplyError.self) { try apply(database, stale) }
+            do {
+                _ = try apply(database, stale)
+            } catch {
+                #expect("\(error)".contains(String(deep.description.prefix(200))))
+            }
+        }
+    }
+
+    @Test(
+        "an index over values nested thousands deep, in memory, answers queries and names a unique key's values",
+        arguments: [DeepValueTests.depth, 60_000]
+    )
+    func indexedInMemory(depth: Int) throws {
+        var declare = TransactionBuilder(on: Database())
+        try declare.createIndex("byDeep", on: "t", fields: ["deep", "n"])
+        try declare.createIndex("unique", on: "u", fields: ["deep"], unique: true)
+        let empty = declare.database
+        let (list, map) = (Self.nestedList(depth), Self.nestedMap(depth))
+        let database = try apply(
+            empty,
+            Transaction(
+                t: empty.basis + 1,
+                basis: empty.basis,
+                changes: [
+                    "t": [
+                        1: .insert(["deep": list, "n": 1]), 2: .insert(["deep": map, "n": 2]),
+                        3: .insert(["deep": 5, "n": 3]), 4: .insert(["deep": list, "n": 0]),
+                    ]
+                ]
+            )
+        )
+        // Integers sort before lists, lists before maps; equal lists by `n`.
+        #expect(try database.query("t").order(by: "deep").ids() == [3, 4, 1, 2].map { RecordID($0) })
+        #expect(try database.query("t").order(by: "deep", descending: true).ids() == [2, 1, 4, 3].map { RecordID($0) })
+        #expect(
+            try database.query("t").where("deep", equals: list).order(by: "n").ids() == [4, 1].map { RecordID($0) }
+        )
+        #expect(try database.query("t").where("deep", equals: map).count() == 1)
+        #expect(try database.query("t").order(by: "deep").last()?.record["deep"] == map)
+        #expect(try database.query("t").order(by: "deep").records().map { $0.record["n"] } == [3, 0, 1, 2])
+        // A unique index refuses a second record with the deep value; its error names the key.
+        let twice = Transaction(
+            t: empty.basis + 1,
+            basis: empty.basis,
+            changes: ["u": [1: .insert(["deep": map]), 2: .insert(["deep": map])]]
+        )
+        #expect(throws: ApplyError.self) { try apply(empty, twice) }
+        do {
+            _ = try apply(empty, twice)
+        } catch {
+            #expect("\(error)".contains(#"["k0": "leaf"]"#))
+        }
+    }
 }
