@@ -122,11 +122,14 @@ package struct RecordLineParser: Sendable {
                 guard let recordID = JSONReader.recordID(value) else {
                     throw Failure(line: number, reason: "\(idField) must be an integer, a string or {\"$uuid\": …}")
                 }
+                // A repeated ID would pick one record silently (JSON readers differ on which).
+                guard id == nil else { throw Failure(line: number, reason: "two \(idField) members: which ID?") }
                 id = recordID
             } else if name == Self.tableField {
                 guard table == nil else {
                     throw Failure(line: number, reason: "a $table member, and --table was given: which table?")
                 }
+                guard lineTable == nil else { throw Failure(line: number, reason: "two $table members: which table?") }
                 // "" names a table too: the engine takes it, and export writes it.
                 guard case .string(let text) = value else {
                     throw Failure(line: number, reason: "$table must be a string (a table name)")

@@ -141,7 +141,7 @@ struct RecordLineTests {
             (#"{"$id":1,"m":{"k":1}}"#, true),  // a map
             (#"{"$map":{"x":1},"$id":1}"#, true),
             (#"{"$id":1,"a":1,"a":2}"#, true),  // a field twice: the last wins
-            (#"{"$id":1,"$id":2}"#, true),
+            (#"{"$id":1,"$id":2}"#, false),  // an ID twice: which record?
             (#"{"$id":1,"$table":"songs"}"#, false),  // a table member, and the table given
             (#"{"$id":1,"d":{"$date":"2020-01-02T03:04:05Z","$date":"x"}}"#, true),  // a map
             (#"{"$id":1,"d":{"$seconds":"5"}}"#, false),
@@ -383,5 +383,31 @@ struct RecordLineTests {
             }
         }
         #expect(readDirectly == lines.count - 2)
+    }
+
+    @Test("a line that names its ID or its table twice is refused: which record it meant is not known")
+    func repeatedIDOrTable() {
+        func reason(_ line: String, table: Key? = nil, idField: Key = "$id") -> String? {
+            let parser = RecordLineParser(table: table, idField: idField)
+            return [UInt8](line.utf8).withUnsafeBufferPointer { text -> String? in
+                do {
+                    _ = try parser.generalRecord(text, line: 7)
+                    return nil
+                } catch let error as RecordLineParser.Failure {
+                    #expect(error.line == 7)
+                    return error.reason
+                } catch {
+                    return "\(error)"
+                }
+            }
+        }
+        #expect(reason(#"{"$table":"t","$id":10,"$id":11,"a":1}"#) == "two $id members: which ID?")
+        #expect(reason(#"{"$id":10,"a":1,"$id":10}"#) == "two $id members: which ID?")
+        #expect(reason(#"{"key":1,"a":1,"key":"1"}"#, table: "t", idField: "key") == "two key members: which ID?")
+        #expect(reason(#"{"$table":"t","$table":"u","$id":12,"a":1}"#) == "two $table members: which table?")
+        #expect(reason(#"{"$table":"t","$id":12,"$table":"t"}"#) == "two $table members: which table?")
+        // Once each, or a repeated plain field (its last value, as JSON readers take it), is a record.
+        #expect(reason(#"{"$table":"t","$id":12,"a":1,"a":2}"#) == nil)
+        #expect(reason(#"{"$id":12,"a":1}"#, table: "t") == nil)
     }
 }
