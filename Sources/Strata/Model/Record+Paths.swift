@@ -30,14 +30,7 @@ extension Record {
             return old
         }
         var old: Value?
-        let updated = try Self._setting(
-            value,
-            in: self[path.field],
-            keys: path.keys[...],
-            path: path,
-            depth: 0,
-            old: &old
-        )
+        let updated = try Self._setting(value, in: self[path.field], path: path, old: &old)
         self[path.field] = updated
         return old
     }
@@ -56,45 +49,64 @@ extension Record {
         }
         guard let field = self[path.field] else { return nil }
         var old: Value?
-        let updated = Self._removing(in: field, keys: path.keys[...], old: &old)
+        let updated = Self._removing(in: field, keys: path.keys, old: &old)
         if old != nil { self[path.field] = updated }
         return old
     }
 
-    static func _setting(
-        _ value: Value,
-        in current: Value?,
-        keys: ArraySlice<Key>,
-        path: FieldPath,
-        depth: Int,
-        old: inout Value?
-    ) throws -> Value {
-        guard let key = keys.first else {
-            old = current
-            return value
+    // Both walk the path down and rebuild its maps on the way up, in
+    // loops: a path, like a value built in memory, may nest thousands of
+    // levels, which recursion would overflow the stack with.
+
+    /// The field's value `current` with `value` at `path`'s keys, and the
+    /// value it replaced in `old`. O(depth · log16 n).
+    static func _setting(_ value: Value, in current: Value?, path: FieldPath, old: inout Value?) throws -> Value {
+        // The maps the path goes through (an absent one is empty).
+        var maps: [PersistentMap<Key, Value>] = []
+        maps.reserveCapacity(path.keys.count)
+        var here = current
+        for (depth, key) in path.keys.enumerated() {
+            let map: PersistentMap<Key, Value>
+            switch here {
+            case .none: map = PersistentMap()
+            case .map(let existing)?: map = existing
+            case let other?:
+                throw FieldPathError.notAMap(
+                    path: path,
+                    prefix: FieldPath(field: path.field, keys: Array(path.keys.prefix(depth))),
+                    found: other
+                )
+            }
+            here = map[key]
+            maps.append(map)
         }
-        var map: PersistentMap<Key, Value>
-        switch current {
-        case .none: map = PersistentMap()
-        case .map(let existing)?: map = existing
-        case let other?:
-            throw FieldPathError.notAMap(
-                path: path,
-                prefix: FieldPath(field: path.field, keys: Array(path.keys.prefix(depth))),
-                found: other
-            )
+        old = here
+        var result = value
+        while var map = maps.popLast() {
+            map[path.keys[maps.count]] = result
+            result = .map(map)
         }
-        map[key] = try _setting(value, in: map[key], keys: keys.dropFirst(), path: path, depth: depth + 1, old: &old)
-        return .map(map)
+        return result
     }
 
-    static func _removing(in current: Value, keys: ArraySlice<Key>, old: inout Value?) -> Value {
-        guard let key = keys.first, case .map(var map) = current, let child = map[key] else { return current }
-        if keys.count == 1 {
-            old = map.removeValue(forKey: key)
-        } else {
-            map[key] = _removing(in: child, keys: keys.dropFirst(), old: &old)
+    /// `current` without the value at `keys` (not empty), which goes in
+    /// `old`; `current` itself where the keys lead to no value.
+    /// O(depth · log16 n).
+    static func _removing(in current: Value, keys: [Key], old: inout Value?) -> Value {
+        var maps: [PersistentMap<Key, Value>] = []
+        maps.reserveCapacity(keys.count)
+        var here = current
+        for key in keys {
+            guard case .map(let map) = here, let next = map[key] else { return current }
+            maps.append(map)
+            here = next
         }
-        return .map(map)
+        old = here
+        var result: Value?
+        while var map = maps.popLast() {
+            map[keys[maps.count]] = result
+            result = .map(map)
+        }
+        return result!
     }
 }

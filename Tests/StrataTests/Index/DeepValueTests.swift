@@ -342,4 +342,29 @@ struct DeepValueTests {
             #expect("\(error)".contains(#"["k0": "leaf"]"#))
         }
     }
+
+    @Test("a field path thousands of keys long writes, reads and removes its value without overflowing the stack")
+    func longPaths() throws {
+        let keys = (0..<60_000).map { Key("k\($0 % 7)") }
+        let path = FieldPath(field: "deep", keys: keys)
+        var record: Record = ["other": 1]
+        #expect(try record.setValue("leaf", at: path) == nil)
+        #expect(record[path: path] == "leaf")
+        #expect(record["deep"]?.nestingDepth == keys.count)
+        #expect(try record.setValue("again", at: path) == "leaf")
+        // A value that is not a map, halfway down, is named with its place.
+        var blocked = record
+        let halfway = FieldPath(field: "deep", keys: Array(keys.prefix(30_000)))
+        #expect(try blocked.setValue(7, at: halfway) != nil)
+        #expect(throws: FieldPathError.notAMap(path: path, prefix: halfway, found: 7)) {
+            try blocked.setValue("x", at: path)
+        }
+        #expect(blocked[path: halfway] == 7)
+        // Removed: the maps on the way stay, now holding nothing at the end.
+        #expect(record.removeValue(at: path) == "again")
+        #expect(record[path: path] == nil)
+        #expect(record[path: FieldPath(field: "deep", keys: Array(keys.dropLast()))] == .map([:]))
+        #expect(record.removeValue(at: path) == nil)
+        #expect(record["other"] == 1)
+    }
 }
