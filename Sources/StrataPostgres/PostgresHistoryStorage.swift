@@ -125,7 +125,7 @@ public actor PostgresHistoryStorage: HistoryStorage {
     ]
 
     /// Whether ``close()`` was called. O(1).
-    public func isClosed() -> Bool { closed }
+    public func isClosed() async -> Bool { closed }
 
     /// Closes the connections and ends every ``newTransactions()`` stream.
     public func close() async {

@@ -164,7 +164,10 @@ extension PostgresServerTests {
                 )
             }
             #expect(doomed.acknowledged().count <= rows.count - 120)
+            #expect(await storage.isClosed() == false)
             await storage.close()
+            // Its own answer, not the protocol's default ("never closed").
+            #expect(await storage.isClosed())
         }
 
         @Test(

@@ -69,6 +69,9 @@ public protocol HistoryStorage: Sendable {
     var canCutHistory: Bool { get }
 }
 
+// A conformer's own versions of these must be `async`, as the protocol
+// declares them: async code calling a synchronous one on the concrete type
+// gets the default below instead (Swift prefers the async overload there).
 extension HistoryStorage {
     /// Never closed.
     public func isClosed() async -> Bool { false }

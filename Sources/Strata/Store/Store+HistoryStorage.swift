@@ -21,7 +21,7 @@ import Foundation
 /// ``PeerError/divergentHistory(t:reason:)``; open the peers again.
 extension Store: HistoryStorage {
     /// Whether the store is closed. O(1).
-    public func isClosed() -> Bool { log == nil }
+    public func isClosed() async -> Bool { log == nil }
 
     /// True: ``truncate(after:)`` cuts the history, and later commits take
     /// the numbers it freed.
@@ -92,7 +92,7 @@ extension Store: HistoryStorage {
 
     /// The ID of durable transaction `t`, from memory. O(1).
     /// - Throws: ``StoreError/closed``.
-    public func transactionID(at t: Int64) throws -> UUID? {
+    public func transactionID(at t: Int64) async throws -> UUID? {
         guard log != nil else { throw StoreError.closed }
         guard t >= 1, t <= current.basis else { return nil }
         return history.summary(t).id

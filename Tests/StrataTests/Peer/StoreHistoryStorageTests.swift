@@ -418,4 +418,44 @@ struct StoreHistoryStorageTests {
             try await store.close()
         }
     }
+
+    @Test(
+        "called on a Store from async code, isClosed() and transactionID(at:) are the store's own, not the protocol's defaults"
+    )
+    func ownMethodsOverDefaults() async throws {
+        let path = temporaryStorePath("own-methods")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.segmentSize = 1_024
+        var store = try await Store.open(at: path, options: options)
+        #expect(await store.isClosed() == false)
+        var ids: [UUID] = []
+        for n in 1...40 {
+            let report = try await store.transact {
+                try $0.insert(
+                    ["n": .int(Int64(n)), "pad": .string(String(repeating: "x", count: 100))],
+                    id: RecordID(n),
+                    into: "t"
+                )
+            }
+            ids.append(report.transaction.id)
+        }
+        try await store.snapshot()
+        try await store.close()
+        // The protocol's default said "never closed".
+        #expect(await store.isClosed())
+        // A record damaged in a sealed segment before the snapshot: open
+        // reads its summary, not the record, and the store knows every ID.
+        let segment = logSegments(path)[0]
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: segment)))
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+        store = try await Store.open(at: path, options: testOptions())
+        // The default read each transaction from the log: slower, and a damaged one threw.
+        for (n, id) in ids.enumerated() { #expect(try await store.transactionID(at: Int64(n + 1)) == id) }
+        #expect(try await store.transactionID(at: 41) == nil)
+        #expect(try await store.transactionID(at: 0) == nil)
+        try await store.close()
+        await #expect(throws: StoreError.self) { try await store.transactionID(at: 1) }
+    }
 }
