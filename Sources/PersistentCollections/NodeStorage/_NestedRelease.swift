@@ -48,6 +48,16 @@ final class _SetAsideElements {
     }
 }
 
+/// A part of a node (a branch's separators) moved out of a node that was
+/// freed deep inside others, freed with this box.
+@usableFromInline
+final class _SetAsideValue<Value> {
+    @usableFromInline let value: Value
+
+    @usableFromInline
+    init(_ value: Value) { self.value = value }
+}
+
 @usableFromInline
 enum _NestedRelease {
     /// Destructions one inside another past which elements are set aside.

@@ -13,21 +13,18 @@ extension PersistentSortedSet {
         var firsts: [Element] = []
         var iterator = elements.makeIterator()
         var pending = iterator.next()
-        // Debug builds compare a leaf's first element with the last of the
-        // leaf before it.
-        var previous: _Leaf?
         while let first = pending {
             // Each leaf is filled in place, straight from the input.
             let leaf = _Leaf.make(capacity: _Leaf.maximum)
             leaf.append(upTo: _Leaf.filled) {
                 guard let element = pending else { return nil }
                 pending = iterator.next()
+                // Debug builds compare every element with the next, within a leaf and across leaves.
+                assert(pending.map { element < $0 } ?? true, "elements are not strictly ascending")
                 return element
             }
-            assert(previous.map { $0[$0.width - 1] < leaf[0] } ?? true, "elements are not strictly ascending")
             firsts.append(first)
             level.append(_SortedChild(node: leaf, count: leaf.width))
-            previous = leaf
         }
         guard !level.isEmpty else {
             self.init()

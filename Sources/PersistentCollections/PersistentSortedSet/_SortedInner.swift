@@ -160,6 +160,18 @@ final class _SortedInner<Element: Comparable>: ManagedBuffer<_SortedInnerHeader<
         let width = _header.pointee.width
         _prefetchObjects(_nodes, count: width)
         _nodes._deinitializeReferences(count: width)
+        // The separators are copies of elements (a map's values too), and
+        // often the last ones: freed through `_NestedRelease` like a
+        // leaf's elements, not by the header's destruction after this.
+        if !_isPOD(Element.self) && !_header.pointee.separators.isEmpty {
+            var separators = ContiguousArray<Element>()
+            swap(&separators, &_header.pointee.separators)
+            _NestedRelease.destroying {
+                separators = []
+            } orSettingAside: {
+                _SetAsideValue(separators)
+            }
+        }
     }
 
     /// The header, through a pointer: the `header` property of

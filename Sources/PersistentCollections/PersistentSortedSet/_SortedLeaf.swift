@@ -64,7 +64,9 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
     }
 
     deinit {
-        _ = withUnsafeMutablePointers { header, storage in storage.deinitialize(count: header.pointee.width) }
+        // Through `_NestedRelease`: an element may hold sorted maps or sets
+        // nested in it without bound, each freed inside the one before.
+        _ = withUnsafeMutablePointers { header, storage in storage._destroyElementsOfNode(count: header.pointee.width) }
     }
 
     /// The header, through a pointer: the `header` property of
