@@ -262,8 +262,9 @@ enum _ValuePart {
 
 extension Value: CustomStringConvertible {
     /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`,
-    /// `["a": 1]`, a date as `2026-11-24T06:00:00.25Z`. Two different dates
-    /// never print alike. O(size).
+    /// `["a": 1, "b": 2]` (a map's entries in key order, so equal values
+    /// print alike), a date as `2026-11-24T06:00:00.25Z`. Two different
+    /// dates never print alike. O(size), at any depth.
     public var description: String {
         switch self {
         case .null: return "null"
