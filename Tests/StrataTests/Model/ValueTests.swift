@@ -49,6 +49,11 @@ struct ValueTests {
         #expect(Value.null.description == "null")
         #expect(Value.string("hi").description == "\"hi\"")
         #expect(([1, 2] as Value).description == "[1, 2]")
+        // Maps in key order (UTF-8 bytes), whatever their hash order; empty ones as literals.
+        let keys = (0..<40).map { "k\($0)" }
+        let map = Value.map(PersistentMap(uniqueKeysWithValues: keys.reversed().map { (Key($0), Value.int(1)) }))
+        #expect(map.description == "[" + keys.sorted().map { "\"\($0)\": 1" }.joined(separator: ", ") + "]")
+        #expect(Value.list([.map([:]), .list([]), .map(["é": [.null, "x"]])]).description == #"[[:], [], ["é": [null, "x"]]]"#)
         #expect(Value.reference(RecordReference(table: "songs", id: "a")).description == "@songs/\"a\"")
     }
 
