@@ -25,7 +25,10 @@ extension Peer {
     ///   cut (a peer that is not following checks before every commit on a
     ///   storage that can be cut, one more request; a following one after
     ///   lost notifications; nothing sent), and
-    ///   ``PeerError/divergentHistory(t:reason:)`` when it was;
+    ///   ``PeerError/divergentHistory(t:reason:)`` when it was (also from
+    ///   the append: on such a storage the peer sends the ID of the
+    ///   transaction it built on, and the storage refuses the commit when
+    ///   it holds another there);
     ///   an append's refusal (``HistoryStorageError``, a ``StoreError``
     ///   other than a failed write: a read-only or closed file store, say;
     ///   nothing stored);
@@ -67,7 +70,16 @@ extension Peer {
         for attempt in 0..<attempts {
             var outcome: HistoryAppend
             do {
-                outcome = try await storage.append(transaction)
+                // With the ID of the transaction it was built on, where the
+                // history can be cut: stored only on that history.
+                if storage.canCutHistory, let basisID = id(at: transaction.basis) {
+                    outcome = try await storage.append(transaction, basisID: basisID)
+                } else {
+                    outcome = try await storage.append(transaction)
+                }
+            } catch let error as PeerError {
+                if case .divergentHistory = error { diverged(error) }
+                throw error
             } catch let refusal where Self.refusedAppend(refusal) {
                 guard let unsettled else { throw refusal }
                 throw PeerError.outcomeUnknown(
@@ -160,6 +172,14 @@ extension Peer {
         case is StoreError: return true
         default: return false
         }
+    }
+
+    /// The ID of transaction `t` as this peer knows it: the zero UUID at
+    /// 0, a transaction applied since open, or the one it started after;
+    /// nil otherwise. O(1).
+    func id(at t: Int64) -> UUID? {
+        if t == 0 { return UUID(uuid: UUID.zero) }
+        return summary(at: t)?.id ?? (start.basis == t ? start.id : nil)
     }
 
     /// The summary of transaction `t` when this peer applied it since

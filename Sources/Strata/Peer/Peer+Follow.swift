@@ -84,12 +84,7 @@ extension Peer {
         guard let last = newest, last.t == head.basis, last.t > 0 else { return }
         let stored = try await storage.transactionID(at: last.t)
         guard stored != last.id, head.basis == last.t else { return }
-        throw PeerError.divergentHistory(
-            t: last.t,
-            reason: stored == nil
-                ? "the storage's history no longer reaches transaction \(last.t): it was cut"
-                : "the storage holds another transaction at \(last.t): its history was cut and rewritten"
-        )
+        throw PeerError.historyCut(at: last.t, holding: stored)
     }
 
     func setListeningLost() {

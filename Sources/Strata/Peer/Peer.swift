@@ -99,11 +99,16 @@ public actor Peer {
         var startID: UUID?
         var fromCache = false
         let newest = try await storage.snapshotBases().last
-        if let cache, let (cached, id) = cache.load(),
-            cached.basis + cacheLead >= (newest ?? 0),
-            try await storage.transactionID(at: cached.basis) == id
-        {
-            start = cached
+        var cached = cache?.load()
+        if let cache, let (value, id) = cached, value.basis + cacheLead >= (newest ?? 0) {
+            if try await storage.transactionID(at: value.basis) != id {
+                // Another history's value (one cut since): never a start again.
+                cache.removeValues()
+                cached = nil
+            }
+        }
+        if let (value, id) = cached, value.basis + cacheLead >= (newest ?? 0) {
+            start = value
             startID = id
             fromCache = true
         } else if let newest, let snapshot = try await storage.snapshot(at: newest) {
@@ -137,11 +142,13 @@ public actor Peer {
     }
 
     /// Reads and applies every transaction stored after ``current``, then
-    /// publishes the newest value. A peer that is not following, on a
-    /// storage that can be cut (``HistoryStorage/canCutHistory``: a file
-    /// store), first asks whether the storage still holds the peer's newest
-    /// transaction (a history cut and grown again holds others at the same
-    /// numbers): one more request. O(new transactions' changes).
+    /// publishes the newest value. On a storage that can be cut
+    /// (``HistoryStorage/canCutHistory``: a file store), a peer that is not
+    /// following first asks whether the storage still holds the peer's
+    /// newest transaction (a history cut and grown again holds others at
+    /// the same numbers), and every peer asks again after reading new
+    /// transactions, before applying them: a request each.
+    /// O(new transactions' changes).
     /// - Returns: the newest value.
     /// - Throws: what the storage throws (what was applied before stays);
     ///   ``PeerError/divergentHistory(t:reason:)`` when the storage no
@@ -154,6 +161,19 @@ public actor Peer {
         defer { publish() }
         while true {
             let batch = try await storage.transactions(from: head.basis + 1, limit: Self.catchUpBatch)
+            // On a history that can be cut, what was read follows this
+            // peer's newest transaction only if the storage still holds it
+            // after the read: a cut and new commits before the read would
+            // have handed over another history's transactions (a following
+            // peer hears of a cut only later, from its stream's end).
+            if storage.canCutHistory, batch.contains(where: { $0.t > head.basis }) {
+                do {
+                    try await checkContinuity()
+                } catch let error as PeerError {
+                    diverged(error)
+                    throw error
+                }
+            }
             // Another catch-up may have run while this one waited (the
             // actor is reentrant): what it applied is skipped.
             for transaction in batch where transaction.t > head.basis {

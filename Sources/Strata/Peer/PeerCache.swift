@@ -35,16 +35,24 @@ struct PeerCache: Sendable {
     }
 
     /// Writes `value` (whose basis transaction has ID `basisID`) durably,
-    /// then removes the cache's older values (never a newer one, nor any
-    /// other file). O(value size).
+    /// then removes the cache's other values, older ones and newer ones
+    /// alike (no other file). A newer one is from a history cut since
+    /// (its transaction is not the storage's any more, or this peer,
+    /// which writes its values in order, would be past it): left there, it
+    /// would be the one `load()` finds at every open. O(value size).
     func write(_ value: Database, basisID: UUID) throws {
         try fileSystem.createDirectory(directory)
         _ = try SnapshotFile.write(value, basisID: basisID, to: directory, fileSystem: fileSystem, level: 1)
+        removeValues(except: value.basis)
+    }
+
+    /// Removes the cached values (and temporary files of unfinished
+    /// writes), but the one at basis `kept`; no other file. Best effort.
+    func removeValues(except kept: Int64? = nil) {
         for name in (try? fileSystem.contents(ofDirectory: directory)) ?? [] {
-            let final =
-                name.hasSuffix(SnapshotFile.temporarySuffix)
-                ? String(name.dropLast(SnapshotFile.temporarySuffix.count)) : name
-            if let basis = SnapshotFile.basis(ofName: final), basis < value.basis {
+            let isTemporary = name.hasSuffix(SnapshotFile.temporarySuffix)
+            let final = isTemporary ? String(name.dropLast(SnapshotFile.temporarySuffix.count)) : name
+            if let basis = SnapshotFile.basis(ofName: final), isTemporary || basis != kept {
                 try? fileSystem.remove(directory + "/" + name)
             }
         }

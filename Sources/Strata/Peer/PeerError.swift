@@ -34,3 +34,17 @@ public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+extension PeerError {
+    /// The divergence found when the storage holds `stored` (nil: nothing)
+    /// at `t`, where the peer holds another transaction: the storage's
+    /// history was cut under it.
+    static func historyCut(at t: Int64, holding stored: UUID?) -> PeerError {
+        .divergentHistory(
+            t: t,
+            reason: stored == nil
+                ? "the storage's history no longer reaches transaction \(t): it was cut"
+                : "the storage holds another transaction at \(t): its history was cut and rewritten"
+        )
+    }
+}

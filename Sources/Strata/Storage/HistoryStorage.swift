@@ -32,6 +32,19 @@ public protocol HistoryStorage: Sendable {
     ///   for the transaction's ID).
     func append(_ transaction: Transaction) async throws -> HistoryAppend
 
+    /// ``append(_:)``, checking in the same step that the transaction the
+    /// storage holds at `transaction.basis` is `basisID` (the zero UUID at
+    /// basis 0): the one the writer built on. A storage whose history can
+    /// be cut (``canCutHistory``) should check it there, since it may hold
+    /// another transaction at that number; the default checks it with
+    /// ``transactionID(at:)`` just before ``append(_:)`` (a cut between
+    /// the two goes unseen), and for a storage whose numbers are never
+    /// reused is ``append(_:)``.
+    /// - Throws: ``PeerError/divergentHistory(t:reason:)`` when the
+    ///   storage holds another transaction at the basis, or none (nothing
+    ///   is stored); otherwise as ``append(_:)``.
+    func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend
+
     /// The stored transactions numbered `t` and above, ascending, at most
     /// `limit` of them; fewer (or none) when the history ends sooner.
     func transactions(from t: Int64, limit: Int) async throws -> [Transaction]
@@ -78,6 +91,18 @@ extension HistoryStorage {
 
     /// Never cut.
     public var canCutHistory: Bool { false }
+
+    /// ``append(_:)``, after checking the basis with
+    /// ``transactionID(at:)`` where the history can be cut (a number once
+    /// stored elsewhere keeps its transaction).
+    public func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend {
+        if canCutHistory {
+            let basis = transaction.basis
+            let stored = basis == 0 ? UUID(uuid: UUID.zero) : try await transactionID(at: basis)
+            if stored != basisID { throw PeerError.historyCut(at: basis, holding: stored) }
+        }
+        return try await append(transaction)
+    }
 
     /// Reads transaction `t` whole for its ID. O(its size).
     public func transactionID(at t: Int64) async throws -> UUID? {

@@ -2,7 +2,9 @@ import Foundation
 
 extension Store {
     /// Each new durable value, in commit order, from now until the store
-    /// closes or the consumer stops iterating.
+    /// closes or the consumer stops iterating; after a
+    /// ``truncate(after:)``, the value it leaves (an older basis than the
+    /// one before it).
     public func values() -> AsyncStream<Database> {
         let (stream, continuation) = AsyncStream<Database>.makeStream(bufferingPolicy: .unbounded)
         let key = UUID()

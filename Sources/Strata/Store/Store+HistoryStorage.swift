@@ -46,12 +46,26 @@ extension Store: HistoryStorage {
     ///   change does not fit the value at `t - 1`, and the errors of
     ///   ``commit(_:)``.
     public func append(_ transaction: Transaction) async throws -> HistoryAppend {
+        try await append(transaction, checkingBasis: nil)
+    }
+
+    /// ``append(_:)``, refused with ``PeerError/divergentHistory(t:reason:)``
+    /// unless this store's transaction at `transaction.basis` is `basisID`:
+    /// a peer that built on a transaction ``truncate(after:)`` since cut
+    /// (and later commits replaced) must not have its commit stored on
+    /// another history. Checked in the same actor turn as the append.
+    public func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend {
+        try await append(transaction, checkingBasis: basisID)
+    }
+
+    private func append(_ transaction: Transaction, checkingBasis basisID: UUID?) async throws -> HistoryAppend {
         // This peer's turn, if it lost its number last time, ends with this
         // try, unless it loses again.
         var keepTurn = false
         defer { if !keepTurn { endPeerTurn(of: transaction.id) } }
         while true {
             try await admitWriter(peer: true)
+            if let basisID { try checkBasis(of: transaction, is: basisID) }
             let next = head.basis + 1
             try HistoryStorageError.checkPlacement(of: transaction, next: next)
             if transaction.t == next { break }
@@ -74,6 +88,15 @@ extension Store: HistoryStorage {
         endPeerTurn(of: transaction.id)
         _ = try await append(transaction, producing: after)
         return .appended
+    }
+
+    /// Throws unless this store holds `basisID` at `transaction.basis`
+    /// (appended, durable or being synced). O(1).
+    private func checkBasis(of transaction: Transaction, is basisID: UUID) throws {
+        let basis = transaction.basis
+        let stored = basis <= head.basis ? history.id(of: basis) : nil
+        guard stored != basisID else { return }
+        throw PeerError.historyCut(at: basis, holding: stored)
     }
 
     /// At most `limit` durable transactions from number `t` on, ascending.

@@ -112,6 +112,8 @@ extension Store {
         lastSnapshotBasis = snapshotSizes.keys.max() ?? 0
         setCurrent(target)
         notifyAllObservers(on: target)
+        // The value after the cut is the current one now, as after a commit.
+        for feed in valueFeeds.values { feed.yield(target) }
         // Peers following this history hold numbers that now mean other
         // transactions: their streams end, and on listening again they
         // find their newest transaction gone (see `Peer.startFollowing`).

@@ -53,7 +53,10 @@ struct ValueTests {
         let keys = (0..<40).map { "k\($0)" }
         let map = Value.map(PersistentMap(uniqueKeysWithValues: keys.reversed().map { (Key($0), Value.int(1)) }))
         #expect(map.description == "[" + keys.sorted().map { "\"\($0)\": 1" }.joined(separator: ", ") + "]")
-        #expect(Value.list([.map([:]), .list([]), .map(["é": [.null, "x"]])]).description == #"[[:], [], ["é": [null, "x"]]]"#)
+        #expect(
+            Value.list([.map([:]), .list([]), .map(["é": [.null, "x"]])]).description
+                == #"[[:], [], ["é": [null, "x"]]]"#
+        )
         #expect(Value.reference(RecordReference(table: "songs", id: "a")).description == "@songs/\"a\"")
     }
 

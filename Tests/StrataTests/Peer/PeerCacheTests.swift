@@ -156,4 +156,83 @@ struct PeerCacheTests {
         #expect(await again.summaries.isEmpty)
         #expect(again.current == peer.current)
     }
+
+    @Test(
+        "after a cut, the peer's cache of the cut history is removed; a restart reads only what follows its new cache"
+    )
+    func cacheAfterCut() async throws {
+        let path = temporaryStorePath("cache-cut")
+        let cache = temporaryStorePath("cache-cut-files")
+        defer {
+            removeStore(path)
+            removeStore(cache)
+        }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...20 {
+            try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        var peer = try await Peer.open(store, cache: cache)
+        try await peer.saveCache()
+        await peer.close()
+        try await store.truncate(after: 5)
+        for n in 100...104 {
+            try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        // The cached value at 20 is another history's: not used, and gone.
+        let counting = CountingStorage(store)
+        peer = try await Peer.open(counting, cache: cache)
+        #expect(await counting.firstReads.first == 1)
+        #expect(Self.cachedFiles(cache).isEmpty)
+        #expect(peer.current == store.current)
+        try await peer.saveCache()
+        await peer.close()
+        #expect(Self.cachedFiles(cache) == ["snapshot-" + String(format: "%020d", 10) + ".strata"])
+        // A newer-numbered file left by a cut history (written by hand
+        // here) goes when the peer writes its next value.
+        try FileManager.default.copyItem(
+            atPath: cache + "/" + Self.cachedFiles(cache)[0],
+            toPath: cache + "/snapshot-" + String(format: "%020d", 30) + ".strata"
+        )
+        let again = CountingStorage(store)
+        peer = try await Peer.open(again, cache: cache)
+        // Its name and its header disagree: not read, and the history read whole.
+        #expect(await again.firstReads.first == 1)
+        try await store.transact { try $0.insert(["n": 11], id: 11, into: "t") }
+        _ = try await peer.catchUp()
+        try await peer.saveCache()
+        await peer.close()
+        #expect(Self.cachedFiles(cache) == ["snapshot-" + String(format: "%020d", 11) + ".strata"])
+        let last = CountingStorage(store)
+        peer = try await Peer.open(last, cache: cache)
+        #expect(await last.firstReads.first == 12)
+        #expect(peer.current == store.current)
+        await peer.close()
+        try await store.close()
+    }
+}
+
+/// A storage that passes every call to another and records where each
+/// read of transactions starts.
+actor CountingStorage: HistoryStorage {
+    let base: any HistoryStorage
+    private(set) var firstReads: [Int64] = []
+
+    init(_ base: any HistoryStorage) { self.base = base }
+
+    func latestT() async throws -> Int64 { try await base.latestT() }
+    func append(_ transaction: Transaction) async throws -> HistoryAppend { try await base.append(transaction) }
+    func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend {
+        try await base.append(transaction, basisID: basisID)
+    }
+    func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
+        firstReads.append(t)
+        return try await base.transactions(from: t, limit: limit)
+    }
+    func transactionID(at t: Int64) async throws -> UUID? { try await base.transactionID(at: t) }
+    func newTransactions() async -> AsyncStream<Int64> { await base.newTransactions() }
+    func putSnapshot(_ value: Database) async throws { try await base.putSnapshot(value) }
+    func snapshotBases() async throws -> [Int64] { try await base.snapshotBases() }
+    func snapshot(at basis: Int64) async throws -> Database? { try await base.snapshot(at: basis) }
+    func isClosed() async -> Bool { await base.isClosed() }
+    nonisolated var canCutHistory: Bool { base.canCutHistory }
 }

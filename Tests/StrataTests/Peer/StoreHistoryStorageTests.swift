@@ -458,4 +458,75 @@ struct StoreHistoryStorageTests {
         try await store.close()
         await #expect(throws: StoreError.self) { try await store.transactionID(at: 1) }
     }
+
+    /// Whether `body` threw the peer's divergence (anything else is recorded).
+    static func diverges(_ round: Int, _ body: () async throws -> Void) async -> Bool {
+        do {
+            try await body()
+            return false
+        } catch PeerError.divergentHistory {
+            return true
+        } catch {
+            Issue.record("round \(round): \(error)")
+            return false
+        }
+    }
+
+    @Test(
+        "a following peer's commit on a history cut under it is refused, however soon after the cut: the store checks the commit's basis"
+    )
+    func commitAfterCut() async throws {
+        for round in 0..<30 {
+            let path = temporaryStorePath("cut-commit")
+            defer { removeStore(path) }
+            let store = try await Store.open(at: path, options: testOptions())
+            for n in 1...5 {
+                try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
+            }
+            let follower = try await Peer.open(store)
+            await follower.startFollowing()
+            // Listening by now, most rounds: it hears of the cut only
+            // when its stream ends, after what follows has run.
+            try await Task.sleep(for: .milliseconds(5))
+            try await store.truncate(after: 4)
+            // Grown back past the follower's newest number, or not.
+            if round % 2 == 0 { try await store.transact { try $0.insert(["new": 5], id: 100, into: "t") } }
+            let refused = await Self.diverges(round) {
+                try await follower.transact { try $0.insert(["peer": 1], id: 200, into: "t") }
+            }
+            #expect(refused, "round \(round): stored on the cut history")
+            #expect(store.current[table: "t"].records[RecordID(200)] == nil, "round \(round)")
+            #expect(await Self.diverges(round) { _ = try await follower.catchUp() }, "round \(round)")
+            await follower.close()
+            try await store.close()
+        }
+    }
+
+    @Test("a peer catching up on a history cut under it and grown again refuses it, however soon after the cut")
+    func catchUpAfterCut() async throws {
+        for round in 0..<30 {
+            let path = temporaryStorePath("cut-catch-up")
+            defer { removeStore(path) }
+            let store = try await Store.open(at: path, options: testOptions())
+            for n in 1...5 {
+                try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
+            }
+            let follower = try await Peer.open(store)
+            await follower.startFollowing()
+            // Listening by now, most rounds: it hears of the cut only
+            // when its stream ends, after what follows has run.
+            try await Task.sleep(for: .milliseconds(5))
+            try await store.truncate(after: 4)
+            for n in 5...6 {
+                try await store.transact { try $0.insert(["new": .int(Int64(n))], id: RecordID(100 + n), into: "t") }
+            }
+            // Before: it read transaction 6 of the new history and applied
+            // it on its 5 of the old one, when its follow task had not yet
+            // heard of the cut.
+            #expect(await Self.diverges(round) { _ = try await follower.catchUp() }, "round \(round)")
+            #expect(follower.current.basis <= 5, "round \(round)")
+            await follower.close()
+            try await store.close()
+        }
+    }
 }

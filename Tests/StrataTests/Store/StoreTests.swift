@@ -219,6 +219,24 @@ struct StoreTests {
         #expect(messages == ["n0", "n1", "n2", "n3", "n4"])
     }
 
+    @Test("the values feed delivers the value a truncate leaves, as observers get it")
+    func valuesAfterTruncate() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        let values = await store.values()
+        for n in 1...4 { try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "s") } }
+        try await store.truncate(after: 2)
+        // Nothing cut: no value.
+        try await store.truncate(after: 2)
+        try await store.transact { try $0.insert(["n": 9], id: 9, into: "s") }
+        try await store.close()
+        var seen: [(basis: Int64, count: Int)] = []
+        for await value in values { seen.append((value.basis, value[table: "s"].count)) }
+        #expect(seen.map(\.basis) == [1, 2, 3, 4, 2, 3])
+        #expect(seen.map(\.count) == [1, 2, 3, 4, 2, 3])
+    }
+
     @Test("group commit: concurrent writers all land, each durable when it returns")
     func groupCommit() async throws {
         let path = temporaryStorePath()
