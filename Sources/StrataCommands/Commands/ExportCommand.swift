@@ -29,14 +29,21 @@ struct ExportCommand: AsyncParsableCommand {
     @Option(help: "Only this table.")
     var table: String?
 
-    @Option(help: "jsonl or json.")
-    var format: Format = .jsonl
+    @Option(help: "jsonl or json (with --json, json).")
+    var format: Format?
 
     @Option(name: .customLong("id-field"), help: "The member that holds each record's ID.")
     var idField = "$id"
 
+    /// The format written: `--json` promises one JSON document on stdout,
+    /// which JSON lines are not.
+    var written: Format { format ?? (common.json ? .json : .jsonl) }
+
     func validate() throws {
-        try RecordLineParser.validate(idField: idField, linesNameTables: format == .jsonl && table == nil)
+        if common.json, format == .jsonl {
+            throw ValidationError("--json writes one JSON document and --format jsonl writes lines: give one of them")
+        }
+        try RecordLineParser.validate(idField: idField, linesNameTables: written == .jsonl && table == nil)
     }
 
     func run() async throws {
@@ -52,7 +59,7 @@ struct ExportCommand: AsyncParsableCommand {
             tables = [Key(table)]
         }
         let named = table == nil
-        if format == .json {
+        if written == .json {
             // Refused before a byte is written: a refusal after the opening
             // brace left a fragment that no JSON reader takes.
             for name in tables {
@@ -63,7 +70,7 @@ struct ExportCommand: AsyncParsableCommand {
             console.write(Array("{".utf8))
         }
         for (tableIndex, name) in tables.enumerated() {
-            if format == .json {
+            if written == .json {
                 var writer = JSONWriter()
                 if tableIndex > 0 { writer.byte(UInt8(ascii: ",")) }
                 writer.string(name.string)
@@ -72,14 +79,14 @@ struct ExportCommand: AsyncParsableCommand {
             }
             try Self.write(
                 value[table: name],
-                table: named && format == .jsonl ? name.string : nil,
+                table: named && written == .jsonl ? name.string : nil,
                 idField: idField,
-                json: format == .json,
+                json: written == .json,
                 to: console
             )
-            if format == .json { console.write(Array("]".utf8)) }
+            if written == .json { console.write(Array("]".utf8)) }
         }
-        if format == .json { console.write(Array("}\n".utf8)) }
+        if written == .json { console.write(Array("}\n".utf8)) }
         console.flush()
     }
 

@@ -69,6 +69,11 @@ struct CLIWritingTests {
         let json = try await StrataRunner.run(["export", path, "--format", "json"]).object()
         #expect((json["songs"] as? [Any])?.count == value[table: "songs"].count)
         #expect(Set(json.keys) == Set(value.tableNames.map(\.string)))
+        // --json, as on every command, is one JSON document: the json format.
+        let promised = try await StrataRunner.run(["export", path, "--json"])
+        #expect(promised.output == (try await StrataRunner.run(["export", path, "--format", "json"])).output)
+        let both = try await StrataRunner.run(["export", path, "--json", "--format", "jsonl"])
+        #expect(both.status == 2 && both.output.contains("give one of them"), "\(both)")
     }
 
     @Test("a table named \"\" (which the engine takes) travels through export and import, with and without --table")
