@@ -73,11 +73,31 @@ extension IndexEntry {
         }
     }
 
-    /// Moves past one value, at any depth and without recursion (a value
-    /// in memory may nest past what a stored record may). Scalars go
-    /// through the checked walk of IndexEntry+Validation, trapping where it
-    /// fails: these bytes are trusted.
-    static func skipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
+    /// Moves past one value, at any depth: lists and maps deeper than
+    /// ``Value/recursionLimit`` levels (a value in memory may nest past what
+    /// a stored record may) without recursion. Scalars go through the
+    /// checked walk of IndexEntry+Validation, trapping where it fails:
+    /// these bytes are trusted.
+    static func skipValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, levelsAbove: Int = 0) {
+        let tag = bytes[offset]
+        guard tag == _IndexTag.list || tag == _IndexTag.map else {
+            precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
+            return
+        }
+        guard levelsAbove < Value.recursionLimit else { return skipDeepValue(bytes, &offset) }
+        offset += 1
+        while bytes[offset] != _IndexTag.end {
+            if tag == _IndexTag.map {
+                offset += 1
+                precondition(checkedSkipBody(bytes, &offset), "a malformed index entry")
+            }
+            skipValue(bytes, &offset, levelsAbove: levelsAbove + 1)
+        }
+        offset += 1
+    }
+
+    /// ``skipValue(_:_:levelsAbove:)`` without recursion.
+    static func skipDeepValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
         // Per list or map entered: whether it is a map (its entries start with 0x01 and a key).
         var open: [Bool] = []
         repeat {

@@ -12,13 +12,20 @@ extension Peer {
     ///   value's basis transaction must be read from it.
     public func saveCache() async throws {
         guard let cache else { return }
-        // One write at a time: a background one under way finishes first.
-        while let running = cacheWrite { await running.value }
-        let value = head
-        guard value.basis != cachedBasis, value.basis > 0 else { return }
-        let id = try await basisID(of: value)
+        var value: Database
+        var id: UUID
+        repeat {
+            // One write at a time: a background one under way finishes
+            // first, also one that started while the basis ID was read (it
+            // may hold a newer value, which this one must not replace).
+            while let running = cacheWrite { await running.value }
+            value = head
+            guard value.basis != cachedBasis, value.basis > 0 else { return }
+            id = try await basisID(of: value)
+        } while cacheWrite != nil
         let queue = cacheQueue
-        let write = Task { await queue.run { try cache.write(value, basisID: id) } }
+        let (written, writtenID) = (value, id)
+        let write = Task { await queue.run { try cache.write(written, basisID: writtenID) } }
         cacheWrite = Task { _ = await write.value }
         defer { cacheWrite = nil }
         try await write.value.get()

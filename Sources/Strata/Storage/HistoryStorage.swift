@@ -35,11 +35,13 @@ public protocol HistoryStorage: Sendable {
     /// ``append(_:)``, checking in the same step that the transaction the
     /// storage holds at `transaction.basis` is `basisID` (the zero UUID at
     /// basis 0): the one the writer built on. A storage whose history can
-    /// be cut (``canCutHistory``) should check it there, since it may hold
-    /// another transaction at that number; the default checks it with
-    /// ``transactionID(at:)`` just before ``append(_:)`` (a cut between
-    /// the two goes unseen), and for a storage whose numbers are never
-    /// reused is ``append(_:)``.
+    /// be cut (``canCutHistory``) should check it in the same step, since
+    /// it may hold another transaction at that number, and a storage that
+    /// wraps another should pass this call on. The default checks with
+    /// ``transactionID(at:)`` before ``append(_:)`` and again after it (a
+    /// cut between them is then reported, though the transaction was
+    /// stored), and for a storage whose numbers are never reused is
+    /// ``append(_:)``.
     /// - Throws: ``PeerError/divergentHistory(t:reason:)`` when the
     ///   storage holds another transaction at the basis, or none (nothing
     ///   is stored); otherwise as ``append(_:)``.
@@ -92,16 +94,22 @@ extension HistoryStorage {
     /// Never cut.
     public var canCutHistory: Bool { false }
 
-    /// ``append(_:)``, after checking the basis with
-    /// ``transactionID(at:)`` where the history can be cut (a number once
-    /// stored elsewhere keeps its transaction).
+    /// ``append(_:)``, where the history can be cut with the basis checked
+    /// by ``transactionID(at:)`` before and after it (a number once stored
+    /// elsewhere keeps its transaction).
     public func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend {
-        if canCutHistory {
-            let basis = transaction.basis
+        guard canCutHistory else { return try await append(transaction) }
+        let basis = transaction.basis
+        func checkBasis() async throws {
             let stored = basis == 0 ? UUID(uuid: UUID.zero) : try await transactionID(at: basis)
             if stored != basisID { throw PeerError.historyCut(at: basis, holding: stored) }
         }
-        return try await append(transaction)
+        try await checkBasis()
+        let outcome = try await append(transaction)
+        // Stored on another history, if a cut came between the check and
+        // the append: the writer must not go on as if on its own.
+        if outcome == .appended { try await checkBasis() }
+        return outcome
     }
 
     /// Reads transaction `t` whole for its ID. O(its size).

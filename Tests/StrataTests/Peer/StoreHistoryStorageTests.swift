@@ -529,4 +529,64 @@ struct StoreHistoryStorageTests {
             try await store.close()
         }
     }
+
+    @Test(
+        "through a storage that leaves the basis check to the protocol's default, a cut between the check and the append is still reported"
+    )
+    func defaultBasisCheck() async throws {
+        let path = temporaryStorePath("cut-default")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...5 {
+            try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        let storage = CuttingStorage(store)
+        let peer = try await Peer.open(storage)
+        // A commit with no cut: stored, no divergence.
+        try await peer.transact { try $0.insert(["peer": 1], id: 100, into: "t") }
+        #expect(store.current[table: "t"].records[RecordID(100)] != nil)
+        // The store cut and grown again while the peer's append is on its way.
+        await storage.cutBeforeNextAppend()
+        await #expect(throws: PeerError.self) {
+            try await peer.transact { try $0.insert(["peer": 2], id: 200, into: "t") }
+        }
+        await #expect(throws: PeerError.self) {
+            try await peer.transact { try $0.insert(["peer": 3], id: 300, into: "t") }
+        }
+        #expect(store.current[table: "t"].records[RecordID(300)] == nil)
+        try await store.close()
+    }
+}
+
+/// A storage around a store that passes on every call but
+/// `append(_:basisID:)`, so that the protocol's default checks the basis,
+/// and can cut the store (truncate, then a commit) just before passing on
+/// an append.
+actor CuttingStorage: HistoryStorage {
+    let store: Store
+    private var cutsBeforeAppend = false
+
+    init(_ store: Store) { self.store = store }
+
+    func cutBeforeNextAppend() { cutsBeforeAppend = true }
+
+    func latestT() async throws -> Int64 { try await store.latestT() }
+    func append(_ transaction: Transaction) async throws -> HistoryAppend {
+        if cutsBeforeAppend {
+            cutsBeforeAppend = false
+            try await store.truncate(after: transaction.basis - 1)
+            try await store.transact { try $0.insert(["new": 1], id: 999, into: "t") }
+        }
+        return try await store.append(transaction)
+    }
+    func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
+        try await store.transactions(from: t, limit: limit)
+    }
+    func transactionID(at t: Int64) async throws -> UUID? { try await store.transactionID(at: t) }
+    func newTransactions() async -> AsyncStream<Int64> { await store.newTransactions() }
+    func putSnapshot(_ value: Database) async throws { try await store.putSnapshot(value) }
+    func snapshotBases() async throws -> [Int64] { try await store.snapshotBases() }
+    func snapshot(at basis: Int64) async throws -> Database? { try await store.snapshot(at: basis) }
+    func isClosed() async -> Bool { await store.isClosed() }
+    nonisolated var canCutHistory: Bool { true }
 }
