@@ -4,7 +4,10 @@ import Foundation
 public enum PeerError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The storage holds a transaction that does not follow the one before
     /// it (a gap, a wrong basis, changes that do not apply): the history is
-    /// damaged or was written by something that did not check.
+    /// damaged or was written by something that did not check; or it no
+    /// longer holds the transaction this peer built on: its history was
+    /// cut under the peer (a file store's `truncate(after:)`). The peer
+    /// stops; open a new one.
     case divergentHistory(t: Int64, reason: String)
     /// Other writers took every number this commit tried; it was not stored.
     case tooManyAttempts(t: Int64, attempts: Int)

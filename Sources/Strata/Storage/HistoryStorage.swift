@@ -43,8 +43,10 @@ public protocol HistoryStorage: Sendable {
     /// stored), and for a storage whose numbers are never reused is
     /// ``append(_:)``.
     /// - Throws: ``PeerError/divergentHistory(t:reason:)`` when the
-    ///   storage holds another transaction at the basis, or none (nothing
-    ///   is stored); otherwise as ``append(_:)``.
+    ///   storage holds another transaction at the basis, or none: nothing
+    ///   is stored, but when the default's second check finds it (the
+    ///   transaction is then stored on the other history); otherwise as
+    ///   ``append(_:)``.
     func append(_ transaction: Transaction, basisID: UUID) async throws -> HistoryAppend
 
     /// The stored transactions numbered `t` and above, ascending, at most
