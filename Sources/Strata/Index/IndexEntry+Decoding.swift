@@ -84,7 +84,7 @@ extension IndexEntry {
             precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
             return
         }
-        guard levelsAbove < Value.recursionLimit else { return skipDeepValue(bytes, &offset) }
+        guard levelsAbove < Value.recursionLimit else { return walkValue(bytes, &offset) { _ in } }
         offset += 1
         while bytes[offset] != _IndexTag.end {
             if tag == _IndexTag.map {
@@ -96,8 +96,11 @@ extension IndexEntry {
         offset += 1
     }
 
-    /// ``skipValue(_:_:levelsAbove:)`` without recursion.
-    static func skipDeepValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) {
+    /// Moves past one value, calling `visit` with each of its parts in
+    /// order, the lists and maps entered kept on the heap: no recursion,
+    /// whatever the depth. Scalars and keys are skipped by the checked walk
+    /// of IndexEntry+Validation (trusted bytes: a failure traps). O(size).
+    static func walkValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int, _ visit: (_IndexPart) -> Void) {
         // Per list or map entered: whether it is a map (its entries start with 0x01 and a key).
         var open: [Bool] = []
         repeat {
@@ -105,10 +108,12 @@ extension IndexEntry {
                 if bytes[offset] == _IndexTag.end {
                     offset += 1
                     open.removeLast()
+                    visit(.end)
                     continue
                 }
                 if isMap {
                     offset += 1
+                    visit(.key(at: offset))
                     precondition(checkedSkipBody(bytes, &offset), "a malformed index entry")
                 }
             }
@@ -116,10 +121,13 @@ extension IndexEntry {
             case _IndexTag.list:
                 offset += 1
                 open.append(false)
+                visit(.list)
             case _IndexTag.map:
                 offset += 1
                 open.append(true)
+                visit(.map)
             default:
+                visit(.scalar(at: offset))
                 precondition(checkedSkipValue(bytes, &offset, depth: 0), "a malformed index entry")
             }
         } while !open.isEmpty
@@ -228,34 +236,31 @@ extension IndexEntry {
     /// ``readValue(_:_:levelsAbove:)`` without recursion. O(size).
     static func readDeepValue(_ bytes: UnsafeRawBufferPointer, _ offset: inout Int) -> Value {
         var assembler = _ValueAssembler()
-        // Per list or map entered: whether it is a map (its entries start with 0x01 and a key).
-        var open: [Bool] = []
-        repeat {
-            if let isMap = open.last {
-                if bytes[offset] == _IndexTag.end {
-                    offset += 1
-                    open.removeLast()
-                    assembler.end()
-                    continue
-                }
-                if isMap {
-                    offset += 1
-                    assembler.key(Key(String(decoding: readBody(bytes, &offset), as: UTF8.self)))
-                }
+        walkValue(bytes, &offset) { part in
+            switch part {
+            case .scalar(var at): assembler.add(readValue(bytes, &at))
+            case .list: assembler.beginList()
+            case .map: assembler.beginMap()
+            case .key(var at): assembler.key(Key(String(decoding: readBody(bytes, &at), as: UTF8.self)))
+            case .end: assembler.end()
             }
-            switch bytes[offset] {
-            case _IndexTag.list:
-                offset += 1
-                open.append(false)
-                assembler.beginList()
-            case _IndexTag.map:
-                offset += 1
-                open.append(true)
-                assembler.beginMap()
-            default:
-                assembler.add(readValue(bytes, &offset))  // a scalar
-            }
-        } while !open.isEmpty
+        }
         return assembler.result!
     }
+}
+
+/// One part of an index entry's value, as ``IndexEntry/walkValue(_:_:_:)``
+/// meets it.
+enum _IndexPart {
+    /// A value that is not a list or map, starting at this offset (its tag).
+    case scalar(at: Int)
+    /// A list starts; its elements follow, then ``end``.
+    case list
+    /// A map starts; each entry's key, then its value, follow, then ``end``.
+    case map
+    /// The key of the map entry whose value comes next, its body starting
+    /// at this offset.
+    case key(at: Int)
+    /// The list or map last started ends.
+    case end
 }
