@@ -472,6 +472,28 @@ struct StoreHistoryStorageTests {
         }
     }
 
+    /// A store at `path` holding transactions 1–5, each inserting a record,
+    /// with no other process.
+    static func storeOfFive(at path: String) async throws -> Store {
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 1...5 {
+            try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        return store
+    }
+
+    /// ``storeOfFive(at:)`` with a peer following it at 5, then cut after 4.
+    static func followerOfCutStore(at path: String) async throws -> (Store, Peer) {
+        let store = try await storeOfFive(at: path)
+        let follower = try await Peer.open(store)
+        await follower.startFollowing()
+        // Listening by now, most rounds: it hears of the cut only when its
+        // stream ends, after what follows has run.
+        try await Task.sleep(for: .milliseconds(5))
+        try await store.truncate(after: 4)
+        return (store, follower)
+    }
+
     @Test(
         "a following peer's commit on a history cut under it is refused, however soon after the cut: the store checks the commit's basis"
     )
@@ -479,16 +501,7 @@ struct StoreHistoryStorageTests {
         for round in 0..<30 {
             let path = temporaryStorePath("cut-commit")
             defer { removeStore(path) }
-            let store = try await Store.open(at: path, options: testOptions())
-            for n in 1...5 {
-                try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
-            }
-            let follower = try await Peer.open(store)
-            await follower.startFollowing()
-            // Listening by now, most rounds: it hears of the cut only
-            // when its stream ends, after what follows has run.
-            try await Task.sleep(for: .milliseconds(5))
-            try await store.truncate(after: 4)
+            let (store, follower) = try await Self.followerOfCutStore(at: path)
             // Grown back past the follower's newest number, or not.
             if round % 2 == 0 { try await store.transact { try $0.insert(["new": 5], id: 100, into: "t") } }
             let refused = await Self.diverges(round) {
@@ -507,16 +520,7 @@ struct StoreHistoryStorageTests {
         for round in 0..<30 {
             let path = temporaryStorePath("cut-catch-up")
             defer { removeStore(path) }
-            let store = try await Store.open(at: path, options: testOptions())
-            for n in 1...5 {
-                try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
-            }
-            let follower = try await Peer.open(store)
-            await follower.startFollowing()
-            // Listening by now, most rounds: it hears of the cut only
-            // when its stream ends, after what follows has run.
-            try await Task.sleep(for: .milliseconds(5))
-            try await store.truncate(after: 4)
+            let (store, follower) = try await Self.followerOfCutStore(at: path)
             for n in 5...6 {
                 try await store.transact { try $0.insert(["new": .int(Int64(n))], id: RecordID(100 + n), into: "t") }
             }
@@ -536,10 +540,7 @@ struct StoreHistoryStorageTests {
     func defaultBasisCheck() async throws {
         let path = temporaryStorePath("cut-default")
         defer { removeStore(path) }
-        let store = try await Store.open(at: path, options: testOptions())
-        for n in 1...5 {
-            try await store.transact { try $0.insert(["old": .int(Int64(n))], id: RecordID(n), into: "t") }
-        }
+        let store = try await Self.storeOfFive(at: path)
         let storage = CuttingStorage(store)
         let peer = try await Peer.open(storage)
         // A commit with no cut: stored, no divergence.
