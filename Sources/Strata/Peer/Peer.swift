@@ -100,14 +100,14 @@ public actor Peer {
         var fromCache = false
         let newest = try await storage.snapshotBases().last
         var cached = cache?.load()
-        if let cache, let (value, id) = cached, value.basis + cacheLead >= (newest ?? 0) {
-            if try await storage.transactionID(at: value.basis) != id {
-                // Another history's value (one cut since): never a start again.
-                cache.removeValues()
-                cached = nil
-            }
+        // Far behind the storage's snapshot: not the better start (kept).
+        if let (value, _) = cached, value.basis + cacheLead < (newest ?? 0) { cached = nil }
+        if let cache, let (value, id) = cached, try await storage.transactionID(at: value.basis) != id {
+            // Another history's value (one cut since): never a start again.
+            cache.removeValues()
+            cached = nil
         }
-        if let (value, id) = cached, value.basis + cacheLead >= (newest ?? 0) {
+        if let (value, id) = cached {
             start = value
             startID = id
             fromCache = true
