@@ -69,8 +69,11 @@ extension PersistentVector {
     @inlinable
     public func element(at index: Int) -> Element {
         precondition(index >= 0 && index < _count, "PersistentVector index \(index) out of range 0..<\(_count)")
-        let (leaf, offset, _) = _leaf(containing: index)
-        return leaf[offset]
+        let treeCount = _treeCount
+        if index >= treeCount {
+            return _tail.unsafelyUnwrapped._elements[index &- treeCount]
+        }
+        return _Node.element(at: index, root: _root.unsafelyUnwrapped, height: _height)
     }
 }
 

@@ -106,7 +106,7 @@ extension _VectorNode {
         if slot.isRelaxed {
             slotIndex = index >> shift
             while slot._sizes[slotIndex] <= index { slotIndex += 1 }
-            if slotIndex > 0 { relative -= slot._sizes[slotIndex - 1] }
+            relative -= slot._sizes[slotIndex - 1]
         } else {
             slotIndex = (index >> shift) & 31
             relative &= (1 << shift) - 1

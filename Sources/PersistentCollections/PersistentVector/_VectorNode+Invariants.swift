@@ -48,6 +48,7 @@ extension _VectorNode {
             for i in count..<Self.branching {
                 precondition(_sizes[i] == .max, "size table slot \(i) past the count is not Int.max, height \(height)")
             }
+            precondition(_sizes[-1] == 0, "the word before the size table is not 0, height \(height)")
         }
         return total
     }

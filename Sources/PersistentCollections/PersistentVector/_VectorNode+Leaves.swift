@@ -127,7 +127,7 @@ extension _VectorNode {
                         &+ (sizes[Swift.min(slot &+ 1, end)] <= relative ? 1 : 0)
                         &+ (sizes[Swift.min(slot &+ 2, end)] <= relative ? 1 : 0)
                     while sizes[slot] <= relative { slot &+= 1 }
-                    return (node._unretainedChild(slot), slot == 0 ? 0 : sizes[slot &- 1])
+                    return (node._unretainedChild(slot), sizes[slot &- 1])
                 }
                 let slot = (relative &>> shift) & 31
                 return (node._unretainedChild(slot), slot &<< shift)
@@ -137,6 +137,71 @@ extension _VectorNode {
             height &-= 1
         }
         return (_VectorLeaf(node), relative, index - relative)
+    }
+
+    /// The element at `index` of the tree under `root` (a node at
+    /// `height`). O(height), no reference counting.
+    ///
+    /// Random indexing's path, kept to a few instructions a level: an
+    /// out-of-order core holds only so many instructions in flight, and
+    /// the fewer each lookup takes, the more lookups' cache misses overlap.
+    /// The levels of trees up to 32^4 elements are spelled out (see
+    /// `_child(of:_:_:)` for one level).
+    /// - Precondition: `0 <= index <` the tree's element count.
+    @inlinable
+    @inline(__always)
+    static func element(at index: Int, root: _VectorNode, height: Int) -> Element {
+        var node = Unmanaged.passUnretained(root)
+        var relative = index
+        var level = height
+        while level > 3 {
+            node = _child(of: node, level, &relative)
+            level &-= 1
+        }
+        switch level {
+        case 3:
+            node = _child(of: node, 3, &relative)
+            fallthrough
+        case 2:
+            node = _child(of: node, 2, &relative)
+            fallthrough
+        case 1:
+            node = _child(of: node, 1, &relative)
+            fallthrough
+        default:
+            return node._withUnsafeGuaranteedRef { $0._elements[relative] }
+        }
+    }
+
+    /// The child of `node`, a branch at `level`, on the way to the element
+    /// at `relative` (its position under `node`), which becomes the
+    /// position under the child. O(1).
+    @inlinable
+    @inline(__always)
+    static func _child(of node: Unmanaged<_VectorNode>, _ level: Int, _ relative: inout Int) -> Unmanaged<_VectorNode> {
+        let shift = bits &* level
+        return node._withUnsafeGuaranteedRef { node in
+            guard _slowPath(node.isRelaxed) else {
+                // Every child but the last is complete: the slot is the
+                // position's digit at this level, the rest its position
+                // in the child.
+                let slot = relative &>> shift
+                relative &= (1 &<< shift) &- 1
+                return node._unretainedChild(slot)
+            }
+            // The answer lies at or past the radix guess, usually within
+            // two slots of it (the concatenation plan's bound): two steps
+            // without a branch to mispredict, then a loop that rarely runs.
+            // No step passes the last child's slot, whose size exceeds
+            // every position in the node; the slots past it hold Int.max.
+            let sizes = node._sizes
+            var slot = relative &>> shift
+            slot &+= sizes[slot] <= relative ? 1 : 0
+            slot &+= sizes[slot] <= relative ? 1 : 0
+            while sizes[slot] <= relative { slot &+= 1 }
+            relative &-= sizes[slot &- 1]
+            return node._unretainedChild(slot)
+        }
     }
 
     /// Appends `element` to this leaf when it has room; false when full.

@@ -94,7 +94,7 @@ extension _VectorNode {
         if isRelaxed {
             var slot = index >> shift
             while _sizes[slot] <= index { slot += 1 }
-            return (slot, slot == 0 ? 0 : _sizes[slot - 1])
+            return (slot, _sizes[slot - 1])
         }
         let slot = index >> shift
         return (slot, slot << shift)

@@ -40,9 +40,11 @@ struct _VectorNodeWord {
 /// relaxed, a size table right after the children:
 ///
 ///     leaf:    [ elements: capacity × stride(Element) ]
-///     branch:  [ children: capacity × 8 ][ sizes: capacity × 8, relaxed only ]
+///     branch:  [ children: capacity × 8 ][ 0 ][ sizes: capacity × 8 ]  (the last two relaxed only)
 ///
-/// `sizes[i]` is the number of elements in children 0...i (cumulative). A
+/// `sizes[i]` is the number of elements in children 0...i (cumulative),
+/// and `sizes[-1]` is 0, so that the elements before child i are always
+/// `sizes[i - 1]`, without a test for the first child. A
 /// relaxed branch has capacity 32, and its size slots past `count` hold
 /// `Int.max` (a branch's count only grows in place), so that a lookup
 /// reads the table at a fixed offset and past the last child without
@@ -55,8 +57,8 @@ struct _VectorNodeWord {
 /// - A regular (non-relaxed) branch: every child but the last is complete
 ///   (holds 32^height elements), so the child of index i is i >> (5·height).
 /// - A relaxed branch's size table is strictly increasing and equals the
-///   children's sizes; its capacity is 32 and its slots past `count` hold
-///   `Int.max`.
+///   children's sizes; its capacity is 32, its slots past `count` hold
+///   `Int.max`, and the word before it holds 0.
 ///
 /// Element and child pointers derive from the node's own storage and are
 /// valid only while the node is alive. A local variable does not guarantee
@@ -104,7 +106,7 @@ extension _VectorNode {
         // hold Int.max: a lookup reads the table without first reading the
         // node's capacity or count (two dependent loads fewer a level).
         let capacity = relaxed ? branching : requested
-        let words = capacity * (relaxed ? 2 : 1)
+        let words = relaxed ? 2 &* capacity &+ 1 : capacity
         let node = unsafeDowncast(
             _VectorNode.create(minimumCapacity: max(words, 1)) { _ in
                 _VectorNodeHeader(count: 0, capacity: UInt32(capacity), isLeaf: false, isRelaxed: relaxed)
@@ -115,8 +117,9 @@ extension _VectorNode {
             let raw = UnsafeMutableRawPointer($0)
             raw.bindMemory(to: _VectorNode.self, capacity: capacity)
             if relaxed {
-                (raw + capacity * 8).bindMemory(to: Int.self, capacity: capacity)
-                    .initialize(repeating: .max, count: capacity)
+                let table = (raw + capacity * 8).bindMemory(to: Int.self, capacity: capacity &+ 1)
+                table.initialize(to: 0)
+                (table + 1).initialize(repeating: .max, count: capacity)
             }
         }
         return node
@@ -136,11 +139,12 @@ extension _VectorNode {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0).assumingMemoryBound(to: _VectorNode.self) }
     }
 
-    /// A relaxed branch's size table (after its 32 child slots).
+    /// A relaxed branch's size table (after its 32 child slots and the
+    /// 0 that `_sizes[-1]` reads).
     @inlinable
     var _sizes: UnsafeMutablePointer<Int> {
         withUnsafeMutablePointerToElements {
-            (UnsafeMutableRawPointer($0) + Self.branching * 8).assumingMemoryBound(to: Int.self)
+            (UnsafeMutableRawPointer($0) + (Self.branching &+ 1) &* 8).assumingMemoryBound(to: Int.self)
         }
     }
 

@@ -9,10 +9,10 @@ struct PersistentVectorModelTests {
         vector._invariantCheck()
         #expect(vector.count == model.count, "count, \(context())")
         #expect(Array(vector) == model, "contents, \(context())")
-        if !model.isEmpty {
-            for index in [0, model.count / 3, model.count / 2, model.count - 1] {
-                #expect(vector[index] == model[index], "index \(index), \(context())")
-            }
+        // Every element through the subscript (a descent of its own, not
+        // the iterator's walk), and the first that differs named.
+        if let index = model.indices.first(where: { vector[$0] != model[$0] }) {
+            Issue.record("index \(index): \(vector[index]) against \(model[index]), \(context())")
         }
     }
 
@@ -133,6 +133,33 @@ struct PersistentVectorModelTests {
             }
         }
         Self.check(vector, model, "end")
+    }
+
+    @Test(
+        "a relaxed tree joined below regular branches indexes through both",
+        arguments: [1, 31, 33, 1_000, 32 * 32 + 5, 32 * 32 * 32 + 77]
+    )
+    func relaxedBelowRegular(relaxedLength: Int) {
+        // A relaxed subtree (a split and rejoin) followed by appends: the
+        // tree grows above it, and its regular ancestors leave in the
+        // index the digits of their levels, which the relaxed branches
+        // must drop before searching their size tables.
+        var random = SeededRandom(seed: UInt64(relaxedLength))
+        for prefixLength in [0, 32 * 32, 32 * 32 * 32, 40_000] {
+            var model = Array(0..<prefixLength)
+            var vector = Self.make(prefixLength, from: 0)
+            let cut = relaxedLength / 3
+            let piece = Self.make(relaxedLength, from: prefixLength)
+            vector += piece.prefix(cut) + Self.make(7, from: -7) + piece.suffix(from: cut)
+            model +=
+                Array(prefixLength..<(prefixLength + cut)) + Array(-7..<0)
+                + Array((prefixLength + cut)..<(prefixLength + relaxedLength))
+            for _ in 0..<(32 * 32 * 3 + random.int(below: 32 * 32)) {
+                vector.append(model.count)
+                model.append(model.count)
+            }
+            Self.check(vector, model, "relaxed \(relaxedLength) after \(prefixLength)")
+        }
     }
 
     @Test(
