@@ -17,33 +17,50 @@ extension _MapNode {
             }
             let initialized = pending
             defer { _ = probes.baseAddress!.deinitialize(count: initialized) }
-            var found = [UnsafeMutablePointer<Item>?](repeating: nil, count: count)
-            var shift = 0
-            // Every probe starts at the root and descends one level per
-            // round, so all pending probes share `shift`.
-            while pending > 0 {
-                var kept = 0
-                for i in 0..<pending {
-                    // Through the pointer: a copy of the probe would copy its key.
-                    let probe = probes.baseAddress! + i
-                    let step = probe.pointee.node._withUnsafeGuaranteedRef {
-                        $0._step(probe.pointee.key, probe.pointee.hash, shift)
-                    }
-                    switch step {
-                    case .found(let item):
-                        found[probe.pointee.position] = item
-                    case .absent:
-                        break
-                    case .descend(let child):
-                        if kept != i { probes.swapAt(kept, i) }
-                        probes[kept].node = child
-                        kept += 1
-                    }
-                }
-                pending = kept
-                shift &+= bitsPerLevel
+            // Where each answer lies, on the stack: an array of these
+            // pointers fetched its generic metadata at run time on every
+            // call (some 800 instructions, more than a lookup).
+            return withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<Item>?.self, capacity: count) { found in
+                found.initialize(repeating: nil)
+                descend(probes, pending: pending, into: found)
+                return found.map { $0?.pointee.value }
             }
-            return found.map { $0?.pointee.value }
+        }
+    }
+
+    /// Descends `pending` probes one level a round from where each stands,
+    /// storing each found item's place at its position in `found`.
+    @inlinable
+    static func descend(
+        _ probes: UnsafeMutableBufferPointer<_BatchProbe<Key, Value>>,
+        pending: Int,
+        into found: UnsafeMutableBufferPointer<UnsafeMutablePointer<Item>?>
+    ) {
+        var pending = pending
+        var shift = 0
+        // Every probe starts at the root and descends one level per
+        // round, so all pending probes share `shift`.
+        while pending > 0 {
+            var kept = 0
+            for i in 0..<pending {
+                // Through the pointer: a copy of the probe would copy its key.
+                let probe = probes.baseAddress! + i
+                let step = probe.pointee.node._withUnsafeGuaranteedRef {
+                    $0._step(probe.pointee.key, probe.pointee.hash, shift)
+                }
+                switch step {
+                case .found(let item):
+                    found[probe.pointee.position] = item
+                case .absent:
+                    break
+                case .descend(let child):
+                    if kept != i { probes.swapAt(kept, i) }
+                    probes[kept].node = child
+                    kept += 1
+                }
+            }
+            pending = kept
+            shift &+= bitsPerLevel
         }
     }
 }
