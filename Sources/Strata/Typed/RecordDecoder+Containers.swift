@@ -331,7 +331,11 @@ final class _KeyedStorage {
     func decode(_ type: Double.Type, forKey key: any CodingKey) throws -> Double {
         switch direct(key) {
         case .field(var reader, .double): return Double(bitPattern: reader.fixed64())
-        case .field(var reader, .int): return Double(reader.zigzag())
+        case .field(var reader, .int):
+            if let value = Double(exactly: reader.zigzag()) { return value }
+            // Not exact: the general path below says so.
+            context.rewindName()
+            return try self.reader(key).double(required(key, type))
         default: return try reader(key).double(required(key, type))
         }
     }

@@ -103,18 +103,30 @@ struct _ValueReader {
         return result
     }
 
-    /// A double, or an integer read as one (a field that widened).
+    /// A double, or an integer read as one (a field that widened) when
+    /// the double holds it exactly: beyond 2^53 most integers have none.
     func double(_ slot: _Slot) throws -> Double {
         var reader = slot.reader
         switch reader.valueTag() {
         case .double: return Double(bitPattern: reader.fixed64())
-        case .int: return Double(reader.zigzag())
+        case .int:
+            let int = reader.zigzag()
+            guard let value = Double(exactly: int) else { throw corrupted(Double.self, slot, "\(int) is not a Double") }
+            return value
         default: throw mismatch(Double.self, slot)
         }
     }
 
-    /// A double that fits a `Float` (infinities and NaN pass).
+    /// A double that fits a `Float` (infinities and NaN pass); an integer
+    /// only when the float holds it exactly.
     func float(_ slot: _Slot) throws -> Float {
+        if slot.tag == .int {
+            var reader = slot.reader
+            _ = reader.byte()
+            let int = reader.zigzag()
+            guard let value = Float(exactly: int) else { throw corrupted(Float.self, slot, "\(int) is not a Float") }
+            return value
+        }
         let value = try double(slot)
         guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
             throw corrupted(Float.self, slot, "\(value) does not fit Float")
@@ -181,7 +193,36 @@ struct _ValueReader {
         case is Data.Type: return try data(slot) as! T
         case is UUID.Type: return try uuid(slot) as! T
         case is URL.Type: return try url(slot) as! T
-        default: return try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
+        default:
+            let value = try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
+            // A map's keys differ by their bytes, a `[String: V]`'s by
+            // canonical equivalence: two stored keys such as "caf\u{E9}" and
+            // "cafe\u{301}" would become one entry (the other's value lost,
+            // and saving the model back would delete it).
+            if slot.tag == .map, let dictionary = value as? any _StringKeyedDictionary {
+                var reader = slot.reader
+                _ = reader.byte()
+                let stored = Int(reader.varint())
+                if dictionary._count != stored {
+                    throw corrupted(
+                        type,
+                        slot,
+                        "the map's \(stored) keys are \(dictionary._count) distinct Strings: "
+                            + "some differ only in Unicode normalization"
+                    )
+                }
+            }
+            return value
         }
     }
+}
+
+/// A dictionary keyed by `String`, whose keys compare by canonical
+/// equivalence where a stored map's compare by their bytes.
+protocol _StringKeyedDictionary {
+    var _count: Int { get }
+}
+
+extension Dictionary: _StringKeyedDictionary where Key == String {
+    var _count: Int { count }
 }

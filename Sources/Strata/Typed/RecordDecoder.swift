@@ -3,9 +3,14 @@ import Foundation
 /// Decodes `Decodable` values from records, reading each field straight
 /// from the packed record bytes (no `Value` dictionary in between): the
 /// mapping of ``RecordEncoder`` read back, with two leniencies for older
-/// records, an integer read as a `Double` and a missing field read as
-/// `nil` by an optional property. A ``RecordSchema`` says how renamed,
-/// defaulted and retyped fields of older versions read.
+/// records, an integer read as a `Double` or `Float` (when it holds it
+/// exactly) and a missing field read as `nil` by an optional property.
+/// A ``RecordSchema`` says how renamed, defaulted and retyped fields of
+/// older versions read. What a model cannot hold is a
+/// ``RecordDecodingError``, never a rounded or merged value: an integer
+/// beyond the float's precision, or a map whose keys differ only in
+/// Unicode normalization read as a `[String: V]` (a stored map's keys
+/// compare by bytes, a `String`'s by canonical equivalence).
 ///
 ///     let song = try RecordDecoder().decode(Song.self, from: record, id: 7, table: "songs")
 ///

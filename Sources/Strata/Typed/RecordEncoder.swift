@@ -1,4 +1,5 @@
 import Foundation
+import PersistentCollections
 
 /// Encodes `Encodable` values into records, writing the packed record form
 /// directly (no `Value` dictionary in between).
@@ -57,6 +58,14 @@ extension Set: _UnorderedCollection {
 }
 
 extension Dictionary: _UnorderedCollection {
+    static var _encodesPairs: Bool { true }
+}
+
+// A persistent map iterates in the order of its keys' hashes, which the
+// process's random hash seed decides: it encodes its pairs (key, value,
+// key, value) in that order, so without sorting, an unchanged model read
+// back in another process would save as a change.
+extension PersistentMap: _UnorderedCollection {
     static var _encodesPairs: Bool { true }
 }
 
