@@ -16,8 +16,13 @@ extension Change: CustomStringConvertible {
 }
 
 extension FieldChange: CustomStringConvertible {
-    /// `old → new`, `absent` for a missing side.
+    /// `old → new`, `absent` for a missing side; both sides in their
+    /// ``Value/exactDescription`` when their descriptions are the same
+    /// (`"caf\u{E9}" → "cafe\u{301}"`, not `"café" → "café"`).
     public var description: String {
-        "\(old.map { "\($0)" } ?? "absent") → \(new.map { "\($0)" } ?? "absent")"
+        if let old, let new, case let text = old.description, text == new.description, old != new {
+            return "\(old.exactDescription) → \(new.exactDescription)"
+        }
+        return "\(old.map { "\($0)" } ?? "absent") → \(new.map { "\($0)" } ?? "absent")"
     }
 }

@@ -107,8 +107,13 @@ enum TransactionText {
             let width = fields.keys.map { Text.safe($0.string).count }.max() ?? 0
             for (field, change) in fields.sorted(by: { $0.key < $1.key }) {
                 let label = Text.padded(Text.safe(field.string), to: width)
-                let before = change.old.map { Text.safe(Text.value($0)) } ?? "(absent)"
-                let after = change.new.map { Text.safe(Text.value($0)) } ?? "(absent)"
+                var before = change.old.map { Text.safe(Text.value($0)) } ?? "(absent)"
+                var after = change.new.map { Text.safe(Text.value($0)) } ?? "(absent)"
+                // Values that print alike (a string in NFC and in NFD, bytes
+                // of one length) in the form that tells them apart.
+                if before == after, let old = change.old, let new = change.new {
+                    (before, after) = (old.exactDescription, new.exactDescription)
+                }
                 lines.append("    \(label)  \(before) → \(after)")
             }
             return lines

@@ -89,6 +89,18 @@ struct CLIReadingTests {
         #expect(update.output.contains("plays  2 → 101"), "\(update)")
         // A t as `log` prints it, grouped by thousands, reads as the number.
         #expect(try await StrataRunner.run(["show", path, "0,002"]).output == update.output)
+        // An edit between values that print alike shows what differs.
+        let store = try await Store.open(at: path)
+        let edit = try await store.transact { builder in
+            try builder.update(RecordID(2), in: "songs", [.set("title", .string("caf\u{E9}"))])
+        }
+        let respelled = try await store.transact { builder in
+            try builder.update(RecordID(2), in: "songs", [.set("title", .string("cafe\u{301}"))])
+        }
+        try await store.close()
+        let renamed = try await StrataRunner.run(["show", path, "\(respelled.transaction.t)"])
+        #expect(renamed.output.contains(#"title  "caf\u{E9}" → "cafe\u{301}""#), "\(renamed)")
+        #expect(edit.transaction.t < respelled.transaction.t)
         for malformed in ["1,00", ",002", "1,0002", "1,,000", "1,00a"] {
             #expect(try await StrataRunner.run(["show", path, malformed]).status == 2, "\(malformed)")
         }

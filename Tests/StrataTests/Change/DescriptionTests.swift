@@ -35,6 +35,27 @@ struct DescriptionTests {
         }
     }
 
+    @Test("a change between values that print alike prints both in the form that tells them apart")
+    func changesThatPrintAlike() throws {
+        let nfc = Value.string("caf\u{E9}")
+        let nfd = Value.string("cafe\u{301}")
+        #expect(nfc.description == nfd.description)
+        #expect(nfc.exactDescription == #""caf\u{E9}""#)
+        #expect(nfd.exactDescription == #""cafe\u{301}""#)
+        #expect(FieldChange(old: nfc, new: nfd).description == #""caf\u{E9}" → "cafe\u{301}""#)
+        let bytes = FieldChange(old: .bytes([0x00, 0xAB]), new: .bytes([0x00, 0xAC]))
+        #expect(bytes.description == "<00 ab> → <00 ac>")
+        // In nested values and map keys, through the walk that any depth takes.
+        let keyed = FieldChange(old: .map(["caf\u{E9}": 1]), new: .map(["cafe\u{301}": 1]))
+        #expect(keyed.description == #"["caf\u{E9}": 1] → ["cafe\u{301}": 1]"#)
+        let quoted = Value.list([.string("a\"b\\c\n"), .reference(RecordReference(table: "t\u{301}", id: 3))])
+        #expect(quoted.exactDescription == #"["a\"b\\c\u{A}", @"t\u{301}"/3]"#)
+        // Values that print apart keep their plain descriptions.
+        #expect(FieldChange(old: "Blue", new: "Blue River").description == #""Blue" → "Blue River""#)
+        #expect(FieldChange(old: nfc, new: nil).description == #""café" → absent"#)
+        #expect(FieldChange(old: .double(-.nan), new: .double(.nan)).description == "-nan → nan")
+    }
+
     @Test("descriptions read like the values they show")
     func descriptions() throws {
         let small = Database(["songs": [7: ["title": "Blue River", "plays": 1]], "albums": [1: ["name": "Rivers"]]])

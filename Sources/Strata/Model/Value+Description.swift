@@ -1,0 +1,126 @@
+import Foundation
+
+extension Value: CustomStringConvertible {
+    /// A literal-like rendering: `null`, `true`, `42`, `"text"`, `[1, 2]`,
+    /// `["a": 1, "b": 2]` (a map's entries in key order, so equal values
+    /// print alike), a date as `2026-11-24T06:00:00.25Z`. Two different
+    /// dates never print alike; two strings equal to a reader but not in
+    /// their bytes (`"café"` in NFC and in NFD) do, and so do byte values
+    /// of one length: ``exactDescription`` tells them apart. O(size), at
+    /// any depth.
+    public var description: String { _rendered(exact: false) }
+
+    /// A rendering in which two different values never print alike: as
+    /// ``description``, with every scalar of a string or map key outside
+    /// printable ASCII escaped (`"cafe\u{301}"`), bytes in hexadecimal
+    /// (`<63 61 66>`) and doubles with their NaN payloads. What a change
+    /// prints when both sides' descriptions are the same. O(size).
+    public var exactDescription: String { _rendered(exact: true) }
+
+    private func _rendered(exact: Bool) -> String {
+        switch self {
+        case .null: return "null"
+        case .bool(let v): return String(v)
+        case .int(let v): return String(v)
+        case .double(let v): return exact ? v.debugDescription : String(v)
+        case .string(let v): return exact ? Self.escaped(v) : String(reflecting: v)
+        case .bytes(let v):
+            guard exact else { return "<\(v.count) bytes>" }
+            return "<" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ") + ">"
+        case .date(let v): return Self.describe(v)
+        case .reference(let v): return exact ? "@\(Self.escaped(v.table.string))/\(v.id)" : "@\(v)"
+        case .list, .map: return _nestedDescription(exact: exact)
+        }
+    }
+
+    /// `text` quoted, with `\`, `"` and every scalar outside printable
+    /// ASCII escaped.
+    static func escaped(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case " "..."~": result.unicodeScalars.append(scalar)
+            default: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+            }
+        }
+        return result + "\""
+    }
+
+    /// The description of a list or map, written without recursion (a
+    /// value in memory may nest thousands of levels), a map's entries in
+    /// key order. O(size).
+    private func _nestedDescription(exact: Bool) -> String {
+        var text = ""
+        // Per list or map open: whether its next entry is its first.
+        var isFirst: [Bool] = []
+        var afterKey = false
+        _walk { part in
+            if case .end = part {
+                text += "]"
+                isFirst.removeLast()
+                return
+            }
+            if afterKey {
+                afterKey = false  // a map's value follows its key
+            } else if let first = isFirst.last {
+                if !first { text += ", " }
+                isFirst[isFirst.count - 1] = false
+            }
+            switch part {
+            case .scalar(let scalar): text += scalar._rendered(exact: exact)
+            case .list:
+                text += "["
+                isFirst.append(true)
+            case .map(let count):
+                text += count == 0 ? "[:" : "["
+                isFirst.append(true)
+            case .key(let key):
+                text += (exact ? Self.escaped(key.string) : key.debugDescription) + ": "
+                afterKey = true
+            case .end: break
+            }
+        }
+        return text
+    }
+
+    /// ISO 8601 in UTC with the fraction digits that tell the date apart
+    /// from every other (`2001-01-01T00:00:10.5Z`). As its seconds
+    /// (`Date(timeIntervalSinceReferenceDate: 1e+20)`): a date no
+    /// four-digit year can say, −0, NaN (with its payload), and one within
+    /// 0.0001 s of 2001 whose digits Swift writes with an exponent. A
+    /// formatter clamps far dates to its limits, turns NaN into a year and
+    /// drops the fraction, so an edit would print as "X → X".
+    static func describe(_ date: Date) -> String {
+        let seconds = date.timeIntervalSinceReferenceDate
+        let exact = "Date(timeIntervalSinceReferenceDate: \(seconds.debugDescription))"
+        // 1583-01-01 ..< 10000-01-01, in seconds since 2001; NaN fails.
+        guard seconds >= -13_190_860_800, seconds < 252_423_993_600, seconds != 0 || seconds.sign == .plus,
+            case let digits = String(seconds.magnitude), !digits.contains("e"),
+            let point = digits.firstIndex(of: ".")
+        else { return exact }
+        // The shortest digits that read back as this double: two doubles
+        // never share them. They never end in a zero, unless they are "0".
+        var fraction = Array(digits.utf8[digits.utf8.index(after: point)...])
+        let text = Date(timeIntervalSinceReferenceDate: seconds.rounded(.down)).formatted(.iso8601)
+        guard text.hasSuffix("Z") else { return exact }
+        if fraction == [UInt8(ascii: "0")] { return text }
+        if seconds < 0 {
+            // The text counts from the second below: 1 − 0.digits, digit by
+            // digit (10 − the last, which is not 0; 9 − each other).
+            for i in fraction.indices {
+                let nine = i == fraction.count - 1 ? UInt8(ascii: "9") + 1 : UInt8(ascii: "9")
+                fraction[i] = nine - fraction[i] + UInt8(ascii: "0")
+            }
+        }
+        return text.dropLast() + "." + String(decoding: fraction, as: UTF8.self) + "Z"
+    }
+}
+
+extension String {
+    /// This string with zeros before it, to at least `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}
