@@ -131,36 +131,75 @@ extension PostgresHistoryStorage {
     }
 
     /// At most `limit` transactions from `t` on, each checked (checksum,
-    /// number, encoding).
+    /// number, encoding). Read in requests of about
+    /// ``readBudget`` bytes of payload each (one transaction at least),
+    /// each given the operation timeout: a batch of large transactions on a
+    /// slow link still arrives.
     public func transactions(from t: Int64, limit: Int) async throws -> [Transaction] {
         guard limit > 0 else { return [] }
         let store = self.store
-        let parameters: [PostgresValue] = [.text(store), .int64(max(t, 1)), .int64(Int64(min(limit, Int(Int32.max))))]
-        let result = try await withConnection(reading: true) { client in
-            try client.execute(
-                "SELECT t, payload, checksum FROM strata_log WHERE store = $1 AND t >= $2 ORDER BY t LIMIT $3",
-                parameters
-            )
+        var read: [Transaction] = []
+        var next = max(t, 1)
+        while read.count < limit {
+            // Rows a request considers are bounded too: the window sums
+            // every row the inner query selects, and a request with no
+            // row limit (a full read) would sum the rest of the log each
+            // time.
+            let wanted = min(limit - read.count, Self.rowsPerRequest)
+            let parameters: [PostgresValue] = [
+                .text(store), .int64(next), .int64(Int64(wanted)), .int64(Int64(Self.readBudget)),
+            ]
+            // Rows while the payload read before them stays under the
+            // budget; `reached`: the budget was reached (more may follow).
+            let result = try await withConnection(reading: true) { client in
+                try client.execute(
+                    """
+                    SELECT t, payload, checksum, before + octet_length(payload) >= $4 AS reached FROM (
+                        SELECT t, payload, checksum,
+                            COALESCE(sum(octet_length(payload)) OVER (ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING
+                                AND 1 PRECEDING), 0) AS before
+                        FROM strata_log WHERE store = $1 AND t >= $2 ORDER BY t LIMIT $3) AS batch
+                    WHERE before < $4 ORDER BY t
+                    """,
+                    parameters
+                )
+            }
+            let rows = result.rows
+            read += try rows.map { try Self.decodeLogRow($0, store: store) }
+            // Fewer rows than wanted, and not for the budget: the end.
+            let budgetReached = rows.last.flatMap { $0.count > 3 ? $0[3] : nil } == .bool(true)
+            guard let last = read.last, !rows.isEmpty, rows.count == wanted || budgetReached else { break }
+            next = last.t + 1
         }
-        return try result.rows.map { row in
-            guard row.count == 3, let t = row[0]?.int64, let payload = row[1]?.bytes, let checksum = row[2]?.int64
-            else {
-                throw PostgresStorageError.damaged(store: store, what: "a log row does not decode: \(row)")
-            }
-            guard Int64(CRC32C.checksum(payload)) == checksum else {
-                throw PostgresStorageError.damaged(store: store, what: "transaction \(t): checksum mismatch")
-            }
-            let transaction: Transaction
-            do {
-                transaction = try BinaryCodec.decodeTransaction(payload)
-            } catch {
-                throw PostgresStorageError.undecodable(error, store: store, what: "transaction \(t)")
-            }
-            guard transaction.t == t else {
-                throw PostgresStorageError.damaged(store: store, what: "row \(t) holds transaction \(transaction.t)")
-            }
-            return transaction
+        return read
+    }
+
+    /// Bytes of payload one request of ``transactions(from:limit:)`` reads
+    /// (one transaction at least), as a snapshot's chunk.
+    static let readBudget = 1 << 20
+
+    /// Rows one request of ``transactions(from:limit:)`` considers.
+    static let rowsPerRequest = 4_096
+
+    /// A row of the log (t, payload, checksum) as its transaction, checked.
+    static func decodeLogRow(_ row: [PostgresValue?], store: String) throws -> Transaction {
+        guard row.count >= 3, let t = row[0]?.int64, let payload = row[1]?.bytes, let checksum = row[2]?.int64
+        else {
+            throw PostgresStorageError.damaged(store: store, what: "a log row does not decode: \(row.prefix(1))")
         }
+        guard Int64(CRC32C.checksum(payload)) == checksum else {
+            throw PostgresStorageError.damaged(store: store, what: "transaction \(t): checksum mismatch")
+        }
+        let transaction: Transaction
+        do {
+            transaction = try BinaryCodec.decodeTransaction(payload)
+        } catch {
+            throw PostgresStorageError.undecodable(error, store: store, what: "transaction \(t)")
+        }
+        guard transaction.t == t else {
+            throw PostgresStorageError.damaged(store: store, what: "row \(t) holds transaction \(transaction.t)")
+        }
+        return transaction
     }
 
     /// The newest t now and at every commit, through LISTEN on a connection

@@ -77,7 +77,19 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private func prepare(create: Bool) async throws {
         let store = self.store
         let found = try await withConnection { client in
-            if create {
+            // Made already (by an administrator, say): nothing to create.
+            // CREATE TABLE IF NOT EXISTS would still need the right to
+            // create in the schema, which an application's role may lack.
+            let ready =
+                try client.execute(
+                    """
+                    SELECT to_regclass('strata_stores') IS NOT NULL AND to_regclass('strata_log') IS NOT NULL
+                        AND to_regclass('strata_snapshots') IS NOT NULL
+                    """
+                ).scalar == .bool(true)
+                && (try client.execute("SELECT count(*) FROM strata_stores WHERE store = $1", [.text(store)])
+                    .scalar?.int64 ?? 0) == 1
+            if create && !ready {
                 try client.transaction {
                     // One creator at a time: CREATE TABLE IF NOT EXISTS races.
                     _ = try client.execute("SELECT pg_advisory_xact_lock(7415263901)")

@@ -116,3 +116,16 @@ extension PostgresStorageError {
         return .damaged(store: store, what: "\(what) does not decode: \(error)")
     }
 }
+
+extension PostgresStorageError: HistoryStorageRefusal {
+    /// True for the server's refusal of the statement (any SQLSTATE): an
+    /// append is one statement in its own transaction, and a refused
+    /// statement rolls that transaction back (a connection lost meanwhile
+    /// is ``unreachable(server:reason:)``, not a refusal).
+    public var refusesAppend: Bool {
+        switch self {
+        case .server, .missingTables: return true
+        default: return false
+        }
+    }
+}

@@ -142,7 +142,17 @@ extension Peer {
                     let ceiling = 250 << min(attempt, 7)
                     try? await Task.sleep(for: .microseconds(Int.random(in: 0...ceiling)))
                 }
-                try await catchUp()
+                do {
+                    try await catchUp()
+                } catch let lookup where unsettled != nil && !(lookup is PeerError) {
+                    // `taken` after a failed attempt at this number: the
+                    // holder of t may be that attempt, landed late.
+                    throw PeerError.outcomeUnknown(
+                        id: transaction.id,
+                        t: transaction.t,
+                        reason: "\(unsettled!); then taken; then \(lookup)"
+                    )
+                }
                 // A storage that stored it and still answered `taken`
                 // (a retried request): it is committed.
                 if summary(at: transaction.t)?.id == transaction.id {
@@ -165,6 +175,7 @@ extension Peer {
     static func refusedAppend(_ error: any Error) -> Bool {
         switch error {
         case is HistoryStorageError, is ApplyError: return true
+        case let refusal as any HistoryStorageRefusal: return refusal.refusesAppend
         // A failed write may be on disk after all (a cut back that failed
         // on a failing disk). Every other store error refuses before
         // writing (one after a failed write is made unknown by `unsettled`).

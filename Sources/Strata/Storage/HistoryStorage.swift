@@ -24,8 +24,9 @@ public protocol HistoryStorage: Sendable {
     /// - Returns: ``HistoryAppend/appended``, or ``HistoryAppend/taken``
     ///   when another writer stored a transaction at `t` first (this one is
     ///   not stored).
-    /// - Throws: ``HistoryStorageError``, ``ApplyError`` or a ``StoreError``
-    ///   (but ``StoreError/writeFailed(_:)``)
+    /// - Throws: ``HistoryStorageError``, ``ApplyError``, a ``StoreError``
+    ///   (but ``StoreError/writeFailed(_:)``) or a ``HistoryStorageRefusal``
+    ///   whose `refusesAppend` is true
     ///   when the storage refuses it: it is not stored. Any other error
     ///   (the storage could not be reached): the append may or may not
     ///   have happened, or may happen still (a caller that must know looks
@@ -127,4 +128,13 @@ public enum HistoryAppend: Sendable, Equatable {
     case appended
     /// Another transaction holds that `t`: nothing was stored.
     case taken
+}
+
+/// An error of a storage's own that may say an append was refused: not
+/// stored, and never to be (a server's refusal of the statement, say).
+/// A ``Peer`` throws such a refusal at once, as it does a
+/// ``HistoryStorageError``, instead of settling the outcome by reading.
+public protocol HistoryStorageRefusal: Error {
+    /// Whether the append that threw this was not stored and never will be.
+    var refusesAppend: Bool { get }
 }

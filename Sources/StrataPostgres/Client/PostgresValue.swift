@@ -156,7 +156,10 @@ extension PostgresValue {
     /// `-infinity`.
     static func postgresMicroseconds(_ date: Date) -> Int64 {
         let microseconds = (date.timeIntervalSince1970 * 1_000_000).rounded() - Double(epochOffset)
-        guard microseconds.isFinite, abs(microseconds) < 9.2e18 else { return microseconds < 0 ? .min : .max }
+        // PostgreSQL's own range (4714-11-24 BC to 294277 AD), narrower
+        // than Int64's: a value outside it is refused ("timestamp out of range").
+        guard microseconds.isFinite, microseconds >= -211_813_488_000_000_000, microseconds < 9_223_371_331_200_000_000
+        else { return microseconds < 0 ? .min : .max }
         return Int64(microseconds)
     }
 
