@@ -69,6 +69,11 @@ extension PersistentVector {
     @inlinable
     public func element(at index: Int) -> Element {
         precondition(index >= 0 && index < _count, "PersistentVector index \(index) out of range 0..<\(_count)")
+        // The tail holds at most 32 elements: below `count - 32`, the
+        // index is in the tree, known without reading the tail's count.
+        if index < _count &- _Node.branching {
+            return _Node.element(at: index, root: _root.unsafelyUnwrapped, height: _height)
+        }
         let treeCount = _treeCount
         if index >= treeCount {
             return _tail.unsafelyUnwrapped._elements[index &- treeCount]
