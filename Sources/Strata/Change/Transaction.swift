@@ -23,7 +23,10 @@ public struct TransactionSummary: Hashable, Sendable {
     /// Its number in the history.
     public var t: Int64
     /// When it was committed.
-    public var timestamp: Date
+    public var timestamp: Date {
+        get { _timestamp.date }
+        set { _timestamp = _ExactDate(newValue) }
+    }
     /// Its message.
     public var message: String {
         get { _message.string }
@@ -33,11 +36,13 @@ public struct TransactionSummary: Hashable, Sendable {
     public var significance: Significance
     /// The message, compared by its bytes.
     var _message: Key
+    /// The timestamp, compared by its bits.
+    var _timestamp: _ExactDate
 
     init(id: UUID, t: Int64, timestamp: Date, message: String, significance: Significance) {
         self.id = id
         self.t = t
-        self.timestamp = timestamp
+        self._timestamp = _ExactDate(timestamp)
         self._message = Key(message)
         self.significance = significance
     }
@@ -59,7 +64,10 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     /// The basis of the database it applies to.
     public var basis: Int64
     /// When it was committed.
-    public var timestamp: Date
+    public var timestamp: Date {
+        get { _timestamp.date }
+        set { _timestamp = _ExactDate(newValue) }
+    }
     /// A description for the history.
     public var message: String {
         get { _message.string }
@@ -81,6 +89,8 @@ public struct Transaction: Hashable, Sendable, Identifiable {
     public var reverts: UUID?
     /// The message, compared by its bytes.
     var _message: Key
+    /// The timestamp, compared by its bits.
+    var _timestamp: _ExactDate
 
     /// A transaction with the given description and changes.
     public init(
@@ -99,7 +109,7 @@ public struct Transaction: Hashable, Sendable, Identifiable {
         self.id = id
         self.t = t
         self.basis = basis
-        self.timestamp = timestamp
+        self._timestamp = _ExactDate(timestamp)
         self._message = Key(message)
         self.significance = significance
         self.metadata = metadata
@@ -126,4 +136,22 @@ public struct Transaction: Hashable, Sendable, Identifiable {
 
     /// The change of record `id` in `table`, if any. O(log16 n).
     public func change(of id: RecordID, in table: Key) -> Change? { changes[table]?[id] }
+}
+
+/// A date compared and hashed by its bits, as a ``Value/date(_:)`` is: a
+/// transaction whose timestamp is NaN (which the codec carries) equals
+/// itself, where `Date`'s `==` (the double's) would make it unequal to
+/// itself, and a sound history would read as damaged.
+struct _ExactDate: Hashable, Sendable {
+    var date: Date
+
+    init(_ date: Date) { self.date = date }
+
+    static func == (lhs: _ExactDate, rhs: _ExactDate) -> Bool {
+        lhs.date.timeIntervalSinceReferenceDate.bitPattern == rhs.date.timeIntervalSinceReferenceDate.bitPattern
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(date.timeIntervalSinceReferenceDate.bitPattern)
+    }
 }

@@ -36,6 +36,13 @@ final class BackgroundQueue: @unchecked Sendable {
         self.lowered = lowered
     }
 
+    /// Jobs queued and not yet started. O(1).
+    var backlog: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return jobs.count
+    }
+
     /// Runs `job` after the jobs already queued. O(1).
     func async(_ job: @escaping @Sendable () -> Void) {
         condition.lock()
@@ -62,9 +69,12 @@ final class BackgroundQueue: @unchecked Sendable {
         while true {
             condition.lock()
             while jobs.isEmpty { condition.wait() }
-            let job = jobs.removeFirst()
+            // The whole backlog at once: `removeFirst()` moves every job
+            // left behind it, so a backlog of thousands cost O(n) per job.
+            let batch = jobs
+            jobs = []
             condition.unlock()
-            job()
+            for job in batch { job() }
         }
     }
 }

@@ -39,7 +39,12 @@ extension Store {
         // which open knows by its summary instead of reading it (not when
         // later commits are already in it: open reads it for them anyway).
         if let log, log.nextSequence - 1 == value.basis { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
-        let (directory, fileSystem, level) = (snapshotDirectory, options.fileSystem, options.compressionLevel)
+        // A level outside zstd's range would fail every snapshot (the
+        // background ones silently, each after encoding the whole value):
+        // the nearest level zstd has instead.
+        let levels = ZstdCompressor.levels
+        let level = min(max(options.compressionLevel, levels.lowerBound), levels.upperBound)
+        let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         let queue = snapshotQueue
         let basis = value.basis
         // The value is let go of on the snapshot's thread once written: by

@@ -33,7 +33,8 @@ public struct StoreOptions: Sendable {
     public var snapshotEveryLogBytes: Int? = 64 << 20
     /// How many snapshots to keep (the newest). Default 3, at least 1.
     public var snapshotsKept: Int = 3
-    /// zstd level of snapshots. Default 3.
+    /// zstd level of snapshots. Default 3; a level outside
+    /// `ZstdCompressor.levels` counts as the nearest one there.
     public var compressionLevel: Int32 = 3
     /// A new log segment starts after this many bytes. Default 64 MiB.
     public var segmentSize: Int = 64 << 20

@@ -302,8 +302,16 @@ extension Store {
     static func releaseOffActor<T: Sendable>(_ values: consuming [T]) {
         let moved = consume values
         guard !moved.isEmpty else { return }
+        // Backpressure: a thread below the writers' priority falls behind a
+        // caller that rebuilds past values in a loop, and what waits for it
+        // is memory no budget counts (gigabytes). Past a short backlog the
+        // caller frees its own garbage.
+        guard upkeepQueue.backlog < maximumReleaseBacklog else { return }
         upkeepQueue.async { withExtendedLifetime(moved) {} }
     }
+
+    /// Releases waiting for the upkeep thread, past which the caller frees.
+    static let maximumReleaseBacklog = 16
 
     private func startValue(_ start: RebuildStart) throws -> Database {
         switch start {
