@@ -77,19 +77,30 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private func prepare(create: Bool) async throws {
         let store = self.store
         let found = try await withConnection { client in
-            // Made already (by an administrator, say): nothing to create.
-            // CREATE TABLE IF NOT EXISTS would still need the right to
-            // create in the schema, which an application's role may lack.
-            let ready =
+            // Tables made already (by an administrator, say) are not made
+            // again: CREATE TABLE IF NOT EXISTS needs the right to create
+            // in the schema, which an application's role may lack, and a
+            // new store in them is one row.
+            let tablesExist =
                 try client.execute(
                     """
                     SELECT to_regclass('strata_stores') IS NOT NULL AND to_regclass('strata_log') IS NOT NULL
                         AND to_regclass('strata_snapshots') IS NOT NULL
                     """
                 ).scalar == .bool(true)
-                && (try client.execute("SELECT count(*) FROM strata_stores WHERE store = $1", [.text(store)])
-                    .scalar?.int64 ?? 0) == 1
-            if create && !ready {
+            func storeExists() throws -> Bool {
+                try client.execute("SELECT count(*) FROM strata_stores WHERE store = $1", [.text(store)])
+                    .scalar?.int64 == 1
+            }
+            if create && tablesExist {
+                // Only when missing: a role that may only read opens too.
+                if try !storeExists() {
+                    _ = try client.execute(
+                        "INSERT INTO strata_stores (store) VALUES ($1) ON CONFLICT DO NOTHING",
+                        [.text(store)]
+                    )
+                }
+            } else if create {
                 try client.transaction {
                     // One creator at a time: CREATE TABLE IF NOT EXISTS races.
                     _ = try client.execute("SELECT pg_advisory_xact_lock(7415263901)")
@@ -100,10 +111,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
                     )
                 }
             }
-            let rows = try client.execute("SELECT count(*) FROM strata_stores WHERE store = $1", [.text(store)])
-            return rows.scalar?.int64 ?? 0
+            return try storeExists()
         }
-        guard found == 1 else {
+        guard found else {
             throw PostgresStorageError.noStore(name: store, server: settings.server)
         }
     }

@@ -118,13 +118,21 @@ extension PostgresStorageError {
 }
 
 extension PostgresStorageError: HistoryStorageRefusal {
-    /// True for the server's refusal of the statement (any SQLSTATE): an
-    /// append is one statement in its own transaction, and a refused
-    /// statement rolls that transaction back (a connection lost meanwhile
-    /// is ``unreachable(server:reason:)``, not a refusal).
+    /// True for the server's refusal of the statement: an append is one
+    /// statement in its own transaction, and a refused statement rolls
+    /// that transaction back (a connection lost meanwhile is
+    /// ``unreachable(server:reason:)``, not a refusal). False for the
+    /// conditions that pass, which a peer settles and sends again: a
+    /// serialization failure or deadlock (class 40), resources or locks
+    /// not available now (53, 55), a cancelled statement or a server
+    /// shutting down (57), an I/O error (58), a connection problem (08),
+    /// a standby during a failover (25006).
     public var refusesAppend: Bool {
         switch self {
-        case .server, .missingTables: return true
+        case .server(let state, _):
+            let passing = ["08", "40", "53", "55", "57", "58"]
+            return !(passing.contains { state.hasPrefix($0) } || state == "25006")
+        case .missingTables: return true
         default: return false
         }
     }

@@ -37,6 +37,17 @@ extension PostgresServerTests {
             await made.close()
         }
 
+        @Test("conditions that pass are settled and sent again; the others refuse at once")
+        func refusalClasses() {
+            for state in ["40001", "40P01", "53100", "53200", "55P03", "57014", "57P01", "58030", "08006", "25006"] {
+                #expect(!PostgresStorageError.server(sqlState: state, message: "").refusesAppend, "\(state)")
+            }
+            for state in ["23503", "23505", "42501", "42703", "22008", "25P02", "XX000"] {
+                #expect(PostgresStorageError.server(sqlState: state, message: "").refusesAppend, "\(state)")
+            }
+            #expect(!PostgresStorageError.unreachable(server: "db", reason: "lost").refusesAppend)
+        }
+
         @Test("a given-up append that lands, then `taken` and a failed read: outcome unknown, never a plain error")
         func givenUpThenTaken() async throws {
             let made = try await TestServer.newStore("given-up")
@@ -84,6 +95,10 @@ extension PostgresServerTests {
                 try await Self.insert(peer, 1)
                 #expect(try await storage.latestT() == 1)
                 await storage.close()
+                // A new store in the tables is one row: no CREATE either.
+                let second = try await PostgresHistoryStorage.open(store: "podcasts", settings: app, create: true)
+                #expect(try await second.latestT() == 0)
+                await second.close()
             } catch {
                 Issue.record("\(error)")
             }

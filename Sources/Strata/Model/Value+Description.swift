@@ -28,7 +28,10 @@ extension Value: CustomStringConvertible {
             guard exact else { return "<\(v.count) bytes>" }
             return "<" + v.map { String($0, radix: 16).leftPadded(to: 2) }.joined(separator: " ") + ">"
         case .date(let v): return Self.describe(v)
-        case .reference(let v): return exact ? "@\(Self.escaped(v.table.string))/\(v.id)" : "@\(v)"
+        case .reference(let v):
+            guard exact else { return "@\(v)" }
+            if case .string(let id) = v.id.kind { return "@\(Self.escaped(v.table.string))/\(Self.escaped(id))" }
+            return "@\(Self.escaped(v.table.string))/\(v.id)"
         case .list, .map: return _nestedDescription(exact: exact)
         }
     }

@@ -23,10 +23,14 @@ final class BackgroundQueue: @unchecked Sendable {
     private let name: String
     /// Whether the thread runs below the writers (else at their priority).
     private let lowered: Bool
-    // `@unchecked Sendable`: `jobs` and `started` are only touched with
-    // `condition` locked.
+    // `@unchecked Sendable`: `jobs`, `head` and `started` are only touched
+    // with `condition` locked.
     private let condition = NSCondition()
-    private var jobs: [@Sendable () -> Void] = []
+    /// The jobs waiting are `jobs[head...]`; those before `head` ran and
+    /// were let go of (nil), so that a job's captures are freed when it
+    /// has run, and taking the next job costs O(1) however long the queue.
+    private var jobs: [(@Sendable () -> Void)?] = []
+    private var head = 0
     private var started = false
 
     /// A queue named `name`; `lowered: false` for short jobs whose results
@@ -40,7 +44,7 @@ final class BackgroundQueue: @unchecked Sendable {
     var backlog: Int {
         condition.lock()
         defer { condition.unlock() }
-        return jobs.count
+        return jobs.count - head
     }
 
     /// Runs `job` after the jobs already queued. O(1).
@@ -68,13 +72,22 @@ final class BackgroundQueue: @unchecked Sendable {
         }
         while true {
             condition.lock()
-            while jobs.isEmpty { condition.wait() }
-            // The whole backlog at once: `removeFirst()` moves every job
-            // left behind it, so a backlog of thousands cost O(n) per job.
-            let batch = jobs
-            jobs = []
+            while head == jobs.count { condition.wait() }
+            let job = jobs[head].unsafelyUnwrapped
+            jobs[head] = nil
+            head += 1
+            // The slots of jobs that ran go once they are half the array
+            // (`removeFirst()` for each job moved every job behind it: a
+            // backlog of thousands cost O(n) a job).
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 64, head * 2 >= jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
             condition.unlock()
-            for job in batch { job() }
+            job()
         }
     }
 }

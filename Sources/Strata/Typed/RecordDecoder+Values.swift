@@ -212,8 +212,29 @@ struct _ValueReader {
                     )
                 }
             }
+            if slot.tag == .list, let set = value as? any _StringSet { try checkDistinct(set, slot, type) }
             return value
         }
+    }
+
+    /// Refuses a `Set<String>` read from a list whose strings differ only
+    /// in Unicode normalization: the set holds one of them, and saving the
+    /// model back would delete the others. (Strings equal in their bytes
+    /// the set drops as sets do.)
+    private func checkDistinct(_ set: any _StringSet, _ slot: _Slot, _ type: Any.Type) throws {
+        var reader = slot.reader
+        _ = reader.byte()
+        let stored = Int(reader.varint())
+        guard set._count != stored else { return }
+        var distinct = Set<Key>()
+        for _ in 0..<stored where reader.valueTag() == .string { distinct.insert(Key(reader.string())) }
+        guard distinct.count != set._count else { return }
+        throw corrupted(
+            type,
+            slot,
+            "the list's \(distinct.count) distinct strings are \(set._count) distinct Strings: "
+                + "some differ only in Unicode normalization"
+        )
     }
 }
 
@@ -224,5 +245,15 @@ protocol _StringKeyedDictionary {
 }
 
 extension Dictionary: _StringKeyedDictionary where Key == String {
+    var _count: Int { count }
+}
+
+/// A set of `String`, whose elements compare by canonical equivalence
+/// where a stored list's strings compare by their bytes.
+protocol _StringSet {
+    var _count: Int { get }
+}
+
+extension Set: _StringSet where Element == String {
     var _count: Int { count }
 }

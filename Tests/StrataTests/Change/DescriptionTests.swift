@@ -50,6 +50,12 @@ struct DescriptionTests {
         #expect(keyed.description == #"["caf\u{E9}": 1] → ["cafe\u{301}": 1]"#)
         let quoted = Value.list([.string("a\"b\\c\n"), .reference(RecordReference(table: "t\u{301}", id: 3))])
         #expect(quoted.exactDescription == #"["a\"b\\c\u{A}", @"t\u{301}"/3]"#)
+        // A reference's string ID as much as its table.
+        let referred = FieldChange(
+            old: .reference(RecordReference(table: "songs", id: RecordID("caf\u{E9}"))),
+            new: .reference(RecordReference(table: "songs", id: RecordID("cafe\u{301}")))
+        )
+        #expect(referred.description == #"@"songs"/"caf\u{E9}" → @"songs"/"cafe\u{301}""#)
         // Values that print apart keep their plain descriptions.
         #expect(FieldChange(old: "Blue", new: "Blue River").description == #""Blue" → "Blue River""#)
         #expect(FieldChange(old: nfc, new: nil).description == #""café" → absent"#)

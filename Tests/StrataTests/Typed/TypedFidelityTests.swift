@@ -66,6 +66,16 @@ struct TypedFidelityTests {
         #expect(error.id == RecordID(1))
         #expect(String(describing: error).contains("Unicode normalization"))
         #expect(try database.record(Labels.self, id: 2)?.labels == ["caf\u{E9}": 1, "cafe": 2])
+
+        // The same in a list read as a Set<String>; strings equal in their
+        // bytes a set drops, as sets do.
+        struct Tagged: Codable { var tags: Set<String> }
+        let decoder = RecordDecoder()
+        let merged = Record(["tags": ["caf\u{E9}", "cafe\u{301}", "blue"]])
+        let setError = try #require(throws: RecordDecodingError.self) { try decoder.decode(Tagged.self, from: merged) }
+        #expect(setError.path == "tags")
+        let repeated = Record(["tags": ["caf\u{E9}", "caf\u{E9}", "blue"]])
+        #expect(try decoder.decode(Tagged.self, from: repeated).tags == ["caf\u{E9}", "blue"])
     }
 
     @Test("an integer is read as a Double or a Float only when it holds it exactly")
