@@ -100,18 +100,8 @@ extension _VectorNode {
             slot._elements[index] = element
             return
         }
-        let shift = bits * height
-        var slotIndex: Int
-        var relative = index
-        if slot.isRelaxed {
-            slotIndex = index >> shift
-            while slot._sizes[slotIndex] <= index { slotIndex += 1 }
-            relative -= slot._sizes[slotIndex - 1]
-        } else {
-            slotIndex = (index >> shift) & 31
-            relative &= (1 << shift) - 1
-        }
+        let (slotIndex, before) = slot.locate(index, height: height)
         let children = slot._children
-        set(&children[slotIndex], height: height - 1, relative, element)
+        set(&children[slotIndex], height: height - 1, index - before, element)
     }
 }

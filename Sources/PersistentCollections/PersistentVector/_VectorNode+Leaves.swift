@@ -103,38 +103,13 @@ extension _VectorNode {
         if index >= treeCount {
             return (_VectorLeaf(Unmanaged.passUnretained(tail.unsafelyUnwrapped)), index - treeCount, treeCount)
         }
+        // One level at a time as random indexing descends (`_child(of:_:_:)`).
         var node = Unmanaged.passUnretained(root.unsafelyUnwrapped)
-        var height = height
+        var level = height
         var relative = index
-        while height > 0 {
-            let shift = Self.bits &* height
-            let (child, consumed) = node._withUnsafeGuaranteedRef { node -> (Unmanaged<_VectorNode>, Int) in
-                if node.isRelaxed {
-                    let sizes = node._sizes
-                    // The answer lies at or past the radix guess, usually
-                    // within two slots of it (the concatenation plan's
-                    // bound). The three candidates are compared at once,
-                    // without a branch to mispredict or a chain of
-                    // dependent loads (the table's place and its unused
-                    // slots, Int.max, do not depend on the header); reads
-                    // past the table are clamped to its last slot, which
-                    // like every slot from the last child's on exceeds
-                    // every `relative` in the node, so they add 0.
-                    let end = Self.branching &- 1
-                    var slot = relative &>> shift
-                    slot &+=
-                        (sizes[slot] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 1, end)] <= relative ? 1 : 0)
-                        &+ (sizes[Swift.min(slot &+ 2, end)] <= relative ? 1 : 0)
-                    while sizes[slot] <= relative { slot &+= 1 }
-                    return (node._unretainedChild(slot), sizes[slot &- 1])
-                }
-                let slot = (relative &>> shift) & 31
-                return (node._unretainedChild(slot), slot &<< shift)
-            }
-            relative &-= consumed
-            node = child
-            height &-= 1
+        while level > 0 {
+            node = _child(of: node, level, &relative)
+            level &-= 1
         }
         return (_VectorLeaf(node), relative, index - relative)
     }
