@@ -195,65 +195,54 @@ struct _ValueReader {
         case is URL.Type: return try url(slot) as! T
         default:
             let value = try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
-            // A map's keys differ by their bytes, a `[String: V]`'s by
-            // canonical equivalence: two stored keys such as "caf\u{E9}" and
-            // "cafe\u{301}" would become one entry (the other's value lost,
-            // and saving the model back would delete it).
-            if slot.tag == .map, let dictionary = value as? any _StringKeyedDictionary {
-                var reader = slot.reader
-                _ = reader.byte()
-                let stored = Int(reader.varint())
-                if dictionary._count != stored {
-                    throw corrupted(
-                        type,
-                        slot,
-                        "the map's \(stored) keys are \(dictionary._count) distinct Strings: "
-                            + "some differ only in Unicode normalization"
-                    )
-                }
+            // A stored map's keys and list's strings differ by their bytes,
+            // a `[String: V]`'s keys and a `Set<String>`'s elements by
+            // canonical equivalence: "caf\u{E9}" and "cafe\u{301}" would
+            // become one (the other's value lost, and saving the model back
+            // would delete it).
+            if slot.tag == .map || slot.tag == .list, let strings = value as? any _StringCollection {
+                try checkDistinct(strings._count, slot, type)
             }
-            if slot.tag == .list, let set = value as? any _StringSet { try checkDistinct(set, slot, type) }
             return value
         }
     }
 
-    /// Refuses a `Set<String>` read from a list whose strings differ only
-    /// in Unicode normalization: the set holds one of them, and saving the
-    /// model back would delete the others. (Strings equal in their bytes
-    /// the set drops as sets do.)
-    private func checkDistinct(_ set: any _StringSet, _ slot: _Slot, _ type: Any.Type) throws {
+    /// Refuses a `[String: V]` or `Set<String>` of `count` read from the
+    /// map or list at `slot` whose keys or strings differ only in Unicode
+    /// normalization. (A list's strings equal in their bytes a set drops,
+    /// as sets do; a map's keys are distinct in their bytes.)
+    private func checkDistinct(_ count: Int, _ slot: _Slot, _ type: Any.Type) throws {
         var reader = slot.reader
-        _ = reader.byte()
+        let isMap = reader.valueTag() == .map
         let stored = Int(reader.varint())
-        guard set._count != stored else { return }
-        var distinct = Set<Key>()
-        for _ in 0..<stored where reader.valueTag() == .string { distinct.insert(Key(reader.string())) }
-        guard distinct.count != set._count else { return }
+        guard count != stored else { return }
+        var distinct = stored
+        if !isMap {
+            var strings = Set<Key>()
+            for _ in 0..<stored where reader.valueTag() == .string { strings.insert(Key(reader.string())) }
+            distinct = strings.count
+        }
+        guard distinct != count else { return }
+        let what = isMap ? "map's \(stored) keys" : "list's \(distinct) distinct strings"
         throw corrupted(
             type,
             slot,
-            "the list's \(distinct.count) distinct strings are \(set._count) distinct Strings: "
-                + "some differ only in Unicode normalization"
+            "the \(what) are \(count) distinct Strings: some differ only in Unicode normalization"
         )
     }
 }
 
-/// A dictionary keyed by `String`, whose keys compare by canonical
-/// equivalence where a stored map's compare by their bytes.
-protocol _StringKeyedDictionary {
+/// A `[String: V]` or a `Set<String>`: its keys or elements compare by
+/// canonical equivalence, where a stored map's keys and a list's strings
+/// compare by their bytes.
+protocol _StringCollection {
     var _count: Int { get }
 }
 
-extension Dictionary: _StringKeyedDictionary where Key == String {
+extension Dictionary: _StringCollection where Key == String {
     var _count: Int { count }
 }
 
-/// A set of `String`, whose elements compare by canonical equivalence
-/// where a stored list's strings compare by their bytes.
-protocol _StringSet {
-    var _count: Int { get }
-}
-
-extension Set: _StringSet where Element == String {
+extension Set: _StringCollection where Element == String {
     var _count: Int { count }
 }
