@@ -142,6 +142,11 @@ struct SortedReviewTests {
                     Array(set.elements(atOffsets: offsets).reversed()) == Array(model[expectedOffsets].reversed()),
                     "\(context)"
                 )
+                #expect(Self.chunks(of: set, offsets, descending: false) == Array(model[expectedOffsets]), "\(context)")
+                #expect(
+                    Self.chunks(of: set, offsets, descending: true) == Array(model[expectedOffsets].reversed()),
+                    "\(context)"
+                )
                 #expect(set.rank(of: low) == model.filter { $0 < low }.count, "\(context)")
                 #expect(set.contains(low) == model.contains(low), "\(context)")
             }
@@ -149,6 +154,26 @@ struct SortedReviewTests {
                 #expect(set.element(at: offset) == model[offset])
             }
         }
+    }
+
+    /// The elements `forEachChunk(inOffsets:descending:_:)` yields, in the
+    /// order asked for; also checks that each chunk is ascending and not
+    /// empty, and that returning false stops the walk.
+    static func chunks(of set: PersistentSortedSet<Int>, _ offsets: Range<Int>, descending: Bool) -> [Int] {
+        var seen: [Int] = []
+        set.forEachChunk(inOffsets: offsets, descending: descending) { chunk in
+            #expect(!chunk.isEmpty)
+            #expect(chunk.elementsEqual(chunk.sorted()))
+            seen.append(contentsOf: descending ? chunk.reversed() : Array(chunk))
+            return true
+        }
+        var calls = 0
+        set.forEachChunk(inOffsets: offsets, descending: descending) { _ in
+            calls += 1
+            return false
+        }
+        #expect(calls == (seen.isEmpty ? 0 : 1))
+        return seen
     }
 
     // MARK: difference(from:)

@@ -14,6 +14,31 @@ extension PersistentMap {
     public func values(forKeys keys: some Collection<Key>) -> [Value?] {
         let count = keys.count
         guard let root = _root, count > 0 else { return Array(repeating: nil, count: count) }
-        return _Node.values(forKeys: keys, count: count, from: root)
+        var values: [Value?] = []
+        values.reserveCapacity(count)
+        _Node.forEachItem(forKeys: keys, count: count, from: root) { _, item in
+            values.append(item?.pointee.value)
+        }
+        return values
+    }
+
+    /// Calls `body` with the position in `keys` and the value of each key
+    /// present, in the order of `keys`, after looking them all up as
+    /// ``values(forKeys:)`` does: no array of results is made, and `body`
+    /// copies only what it keeps. O(k log16 n) for k keys.
+    ///
+    ///     songs.forEachValue(forKeys: ids) { position, song in
+    ///         rows.append((ids[position], song))
+    ///     }
+    @inlinable
+    public func forEachValue(
+        forKeys keys: some Collection<Key>,
+        _ body: (Int, borrowing Value) throws -> Void
+    ) rethrows {
+        let count = keys.count
+        guard let root = _root, count > 0 else { return }
+        try _Node.forEachItem(forKeys: keys, count: count, from: root) { position, item in
+            if let item { try body(position, item.pointee.value) }
+        }
     }
 }

@@ -1,10 +1,18 @@
 extension _MapNode {
-    /// The values for `keys` (`count` of them) under `root`, in their
-    /// order: the body of ``PersistentMap/values(forKeys:)``. The lookups
-    /// descend together, one level a round.
+    /// Looks `keys` (`count` of them) up under `root`, the lookups
+    /// descending together one level a round, then calls `body` with each
+    /// key's position and its item (nil when absent), in the keys' order:
+    /// the body of ``PersistentMap/values(forKeys:)`` and
+    /// ``PersistentMap/forEachValue(forKeys:_:)``. The items stay valid
+    /// while `root` is alive.
     @inlinable
-    static func values(forKeys keys: some Collection<Key>, count: Int, from root: _MapNode) -> [Value?] {
-        return withUnsafeTemporaryAllocation(of: _BatchProbe<Key, Value>.self, capacity: count) { probes in
+    static func forEachItem(
+        forKeys keys: some Collection<Key>,
+        count: Int,
+        from root: _MapNode,
+        _ body: (Int, UnsafeMutablePointer<Item>?) throws -> Void
+    ) rethrows {
+        try withUnsafeTemporaryAllocation(of: _BatchProbe<Key, Value>.self, capacity: count) { probes in
             // Invariant: probes[0..<initialized] are initialized; the first
             // `pending` still descend, and `node` is alive while `root` is.
             var pending = 0
@@ -20,10 +28,10 @@ extension _MapNode {
             // Where each answer lies, on the stack: an array of these
             // pointers fetched its generic metadata at run time on every
             // call (some 800 instructions, more than a lookup).
-            return withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<Item>?.self, capacity: count) { found in
+            try withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<Item>?.self, capacity: count) { found in
                 found.initialize(repeating: nil)
                 descend(probes, pending: pending, into: found)
-                return found.map { $0?.pointee.value }
+                for position in 0..<initialized { try body(position, found[position]) }
             }
         }
     }

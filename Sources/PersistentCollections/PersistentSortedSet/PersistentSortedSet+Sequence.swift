@@ -147,6 +147,84 @@ extension PersistentSortedSet: Sequence {
 }
 
 extension PersistentSortedSet {
+    /// Calls `body` with the elements at `offsets` (clamped to
+    /// `0..<count`), a contiguous buffer (the part of one leaf in range) at
+    /// a time, until it returns false: leaves in ascending order, or from
+    /// the last when `descending` (each buffer still ascending; read it
+    /// backwards). O(log n + k) for k elements, with no allocation and no
+    /// reference counting: the fastest way to read a window of the set.
+    ///
+    ///     var ids: [Int] = []
+    ///     set.forEachChunk(inOffsets: 100..<150) { chunk in
+    ///         ids.append(contentsOf: chunk)
+    ///         return true
+    ///     }
+    @inlinable
+    public func forEachChunk(
+        inOffsets offsets: Range<Int>,
+        descending: Bool = false,
+        _ body: (UnsafeBufferPointer<Element>) throws -> Bool
+    ) rethrows {
+        let range = offsets.clamped(to: 0..<count)
+        guard let root = _root, !range.isEmpty else { return }
+        _ = try Self._visitChunks(
+            Unmanaged.passUnretained(root),
+            height: _height,
+            range.lowerBound,
+            range.upperBound,
+            descending,
+            body
+        )
+    }
+
+    /// ``forEachChunk(inOffsets:descending:_:)`` under `node` (which the
+    /// caller's tree keeps alive), `height` levels above the leaves, for
+    /// its offsets `low..<high` (not empty, within its count); false when
+    /// `body` stopped.
+    @inlinable
+    static func _visitChunks(
+        _ node: Unmanaged<AnyObject>,
+        height: Int,
+        _ low: Int,
+        _ high: Int,
+        _ descending: Bool,
+        _ body: (UnsafeBufferPointer<Element>) throws -> Bool
+    ) rethrows -> Bool {
+        try node._withUnsafeGuaranteedRef { object in
+            if height == 0 {
+                return try _leaf(object).withElements { try body(UnsafeBufferPointer(rebasing: $0[low..<high])) }
+            }
+            let inner = _inner(object)
+            // The first and last children the range meets, and where each starts.
+            var (first, firstStart) = (0, 0)
+            while firstStart + inner.count(of: first) <= low {
+                firstStart += inner.count(of: first)
+                first += 1
+            }
+            var (last, lastStart) = (first, firstStart)
+            while lastStart + inner.count(of: last) < high {
+                lastStart += inner.count(of: last)
+                last += 1
+            }
+            var (child, start) = descending ? (last, lastStart) : (first, firstStart)
+            while true {
+                let width = inner.count(of: child)
+                let (from, to) = (Swift.max(low - start, 0), Swift.min(high - start, width))
+                guard try _visitChunks(inner.unretainedChild(child), height: height - 1, from, to, descending, body)
+                else { return false }
+                if descending {
+                    guard child > first else { return true }
+                    child -= 1
+                    start -= inner.count(of: child)
+                } else {
+                    guard child < last else { return true }
+                    start += width
+                    child += 1
+                }
+            }
+        }
+    }
+
     /// The elements at offsets `start..<end`, ascending or descending: a
     /// view that iterates without copying.
     public struct Elements: Sequence {

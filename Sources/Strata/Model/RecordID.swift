@@ -63,6 +63,15 @@ public struct RecordID: Hashable, Sendable, Comparable {
         kind = .uuid(value)
     }
 
+    /// Same kind and payload, as ``Kind`` compares them. Two integer IDs
+    /// compare inline: a table's lookups compare IDs at every level they
+    /// find an item.
+    @inline(__always)
+    public static func == (lhs: RecordID, rhs: RecordID) -> Bool {
+        if case .integer(let a) = lhs.kind, case .integer(let b) = rhs.kind { return a == b }
+        return lhs.kind == rhs.kind
+    }
+
     /// Hashes the kind and payload, as ``Kind`` does.
     public func hash(into hasher: inout Hasher) {
         kind.hash(into: &hasher)

@@ -63,12 +63,10 @@ extension Query {
             if filters.isEmpty {
                 let ids = windowIDs(index, descending: descending, limit: limit)
                 // One batch: the lookups' memory reads overlap.
-                let found = records.records.values(forKeys: ids)
-                // Reserved: `compactMap` would grow the array step by step.
                 var rows: [Row] = []
                 rows.reserveCapacity(ids.count)
-                for (id, record) in zip(ids, found) {
-                    if let record { rows.append((id, record)) }
+                records.records.forEachValue(forKeys: ids) { position, record in
+                    rows.append((ids[position], copy record))
                 }
                 return rows
             }
@@ -123,8 +121,19 @@ extension Query {
         // Every entry of the window starts with the equalities' bytes.
         let prefix = bounds.prefix
         let after = index.definition.fields.count - bounds.prefixValues
-        // `map` reserves the view's count.
-        return entries.map { $0.recordID(afterPrefix: prefix, values: after) }
+        var ids: [RecordID] = []
+        ids.reserveCapacity(entries.count)
+        // Leaf by leaf, in place: the view's iterator keeps a path of
+        // retained nodes in an array and copies each entry out.
+        index.entries.forEachChunk(inOffsets: entries.offsets, descending: descending) { chunk in
+            if descending {
+                for entry in chunk.reversed() { ids.append(entry.recordID(afterPrefix: prefix, values: after)) }
+            } else {
+                for entry in chunk { ids.append(entry.recordID(afterPrefix: prefix, values: after)) }
+            }
+            return true
+        }
+        return ids
     }
 
     /// The row of `entry`, an entry of `index` of `records`.

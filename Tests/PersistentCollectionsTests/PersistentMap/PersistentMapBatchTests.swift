@@ -22,6 +22,12 @@ struct PersistentMapBatchTests {
             for (key, value) in zip(keys, found) {
                 #expect(value == model[key], "\(key) in a batch of \(keys.count), \(count) \(shape)")
             }
+            // The same through forEachValue: each present key once, in order.
+            var visited: [(Int, Int)] = []
+            map.forEachValue(forKeys: keys) { position, value in visited.append((position, copy value)) }
+            let present = keys.indices.compactMap { i in model[keys[i]].map { (i, $0) } }
+            #expect(visited.map(\.0) == present.map(\.0), "positions, batch of \(keys.count), \(count) \(shape)")
+            #expect(visited.map(\.1) == present.map(\.1), "values, batch of \(keys.count), \(count) \(shape)")
         }
     }
 
@@ -48,6 +54,29 @@ struct PersistentMapBatchTests {
             found.removeAll()
         }
         #expect(watched == nil, "the value outlived both the map's entry and the result")
+    }
+
+    @Test("forEachValue: an error thrown by the body stops the walk and releases nothing it does not own")
+    func forEachValueThrows() {
+        struct Stop: Error {}
+        weak var watched: Payload?
+        var map = PersistentMap<Int, Payload>()
+        for key in 0..<100 {
+            let payload = Payload(key)
+            if key == 3 { watched = payload }
+            map[key] = payload
+        }
+        var seen: [Int] = []
+        #expect(throws: Stop.self) {
+            try map.forEachValue(forKeys: [1, 3, 5, 7]) { _, payload in
+                seen.append(payload.id)
+                if payload.id == 5 { throw Stop() }
+            }
+        }
+        #expect(seen == [1, 3, 5])
+        #expect(watched != nil && map[3]?.id == 3, "the map still holds its value")
+        map[3] = nil
+        #expect(watched == nil, "the walk kept no reference to the value")
     }
 
     @Test("a batch of 100,000 keys (probes on the heap, not the stack) answers as single lookups")

@@ -74,6 +74,14 @@ struct PersistentSortedSetModelTests {
                 #expect(Array(set.elements(from: low)) == slice(from: low, below: nil))
                 #expect(Array(set.elements(through: low)) == slice(from: nil, below: low + 1))
                 #expect(Array(set.elements(upTo: low)) == slice(from: nil, below: low))
+                let window = offset..<(offset + random.int(below: 80))
+                var chunked: [Int] = []
+                set.forEachChunk(inOffsets: window, descending: step % 2 == 1) { chunk in
+                    chunked.append(contentsOf: step % 2 == 1 ? chunk.reversed() : Array(chunk))
+                    return true
+                }
+                let inWindow = model[window.clamped(to: 0..<model.count)]
+                #expect(chunked == (step % 2 == 1 ? inWindow.reversed() : Array(inWindow)), "chunks, \(context)")
             }
             if step % 500 == 0 {
                 Self.check(set, model, context)
