@@ -20,7 +20,8 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A metadata value nests too deep, as in ``nestingTooDeep(table:id:field:depth:limit:)``.
     case metadataTooDeep(key: Key, depth: Int, limit: Int)
     /// An index declaration is not what the change replaced (nil: no such
-    /// index): created twice, dropped when absent, or changed since the
+    /// index): created twice, dropped when absent (both nil: a builder's
+    /// drop of an index the table does not have), or changed since the
     /// transaction was built.
     case indexConflict(table: Key, index: Key, expected: IndexDefinition?, found: IndexDefinition?)
     /// Two records would share the values of a unique index: `key` holds
@@ -40,19 +41,27 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .recordChanged(table, id):
             return "conflict at \(table)/\(id): the record changed since the transaction was built"
         case let .conflict(table, id, field, expected, found):
-            return "conflict at \(table)/\(id).\(field): expected \(expected.map(\.description) ?? "nothing"), "
-                + "found \(found.map(\.description) ?? "nothing")"
+            // Values that differ but print alike are shown exactly.
+            let exact = expected != found && expected?.description == found?.description
+            let render = { (value: Value?) in value.map { exact ? $0.exactDescription : $0.description } ?? "nothing" }
+            return "conflict at \(table)/\(id).\(field): expected \(render(expected)), found \(render(found))"
         case let .nestingTooDeep(table, id, field, depth, limit):
             return "\(table)/\(id).\(field) nests \(depth) lists and maps; at most \(limit) can be stored"
         case let .metadataTooDeep(key, depth, limit):
             return "metadata \(key) nests \(depth) lists and maps; at most \(limit) can be stored"
+        case let .indexConflict(table, index, nil, nil):
+            return "cannot drop index \(table).\(index): the table has no index of that name"
         case let .indexConflict(table, index, expected, found):
             return "index conflict at \(table).\(index): expected \(expected.map(\.description) ?? "no index"), "
                 + "found \(found.map(\.description) ?? "no index")"
         case let .uniqueViolation(table, index, key, existing, new):
+            // Two IDs that differ only in Unicode normalization are shown exactly.
+            let exact = "\(new)" == "\(existing)"
+            let (newID, existingID) =
+                exact ? (new.exactDescription, existing.exactDescription) : ("\(new)", "\(existing)")
             return
-                "unique index \(table).\(index): \(new) would have (\(key.map(\.description).joined(separator: ", "))), "
-                + "which \(existing) has"
+                "unique index \(table).\(index): \(newID) would have (\(key.map(\.description).joined(separator: ", "))), "
+                + "which \(existingID) has"
         case let .invalidIndex(table, index, reason):
             return "index \(table).\(index) cannot be declared: \(reason)"
         }

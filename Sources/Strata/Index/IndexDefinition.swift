@@ -26,8 +26,12 @@ public struct IndexDefinition: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `byAlbum(album, track)`, `unique byPath(path)`.
-    public var description: String {
-        (isUnique ? "unique " : "") + "\(name)(" + fields.map(\.description).joined(separator: ", ") + ")"
+    public var description: String { _rendered(exact: false) }
+
+    /// The description, its paths as ``FieldPath/exactDescription`` when `exact`.
+    func _rendered(exact: Bool) -> String {
+        let paths = fields.map { exact ? $0.exactDescription : $0.description }
+        return (isUnique ? "unique " : "") + "\(name)(" + paths.joined(separator: ", ") + ")"
     }
 }
 

@@ -69,8 +69,45 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether queries can name the path: its field and keys are not empty.
     var isNameable: Bool { field.utf8Count > 0 && !keys.contains { $0.utf8Count == 0 } }
 
-    /// The dotted form, `a.b.c`.
-    public var description: String { ([field] + keys).map(\.string).joined(separator: ".") }
+    /// The dotted form, `a.b.c`; a part that would not read back as
+    /// itself there (empty, or holding a dot, a quote, a backslash or a
+    /// control character) is quoted and escaped: the field `a.b` prints
+    /// `"a.b"`, the path from `a` to `b` prints `a.b`.
+    public var description: String { _rendered(exact: false) }
+
+    /// As ``description``, with every part outside printable ASCII quoted
+    /// and its other scalars escaped (`"cafe\u{301}"`): two different
+    /// paths never print alike. What messages show when two paths they
+    /// name would otherwise print alike. O(length).
+    public var exactDescription: String { _rendered(exact: true) }
+
+    private func _rendered(exact: Bool) -> String {
+        ([field] + keys).map { part in
+            let text = part.string
+            let plain = text.unicodeScalars.allSatisfy { scalar in
+                switch scalar {
+                case ".", "\"", "\\": return false
+                case " "..."~": return true
+                default: return !exact && !scalar.properties.generalCategory.isInvisible
+                }
+            }
+            guard !plain || text.isEmpty else { return text }
+            return exact ? Value.escaped(text) : Value.quoted(text)
+        }.joined(separator: ".")
+    }
+}
+
+extension Unicode.GeneralCategory {
+    /// Control, format, separator (other than space), surrogate and
+    /// unassigned scalars: what a message must not print raw.
+    var isInvisible: Bool {
+        switch self {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+            return true
+        default:
+            return false
+        }
+    }
 }
 
 extension FieldPath: ExpressibleByStringLiteral {

@@ -145,13 +145,24 @@ extension RecordID: ExpressibleByIntegerLiteral, ExpressibleByStringLiteral {
 }
 
 extension RecordID: CustomStringConvertible {
-    /// `42`, `"song-7"` or the UUID string.
+    /// `42`, `"song-7"` or the UUID string. A string's quotes,
+    /// backslashes and invisible characters are escaped (`"a\"b"`,
+    /// `"x\0"`); two strings equal to a reader but not in their bytes
+    /// print alike: ``exactDescription`` tells them apart.
     public var description: String {
         switch kind {
         case .integer(let value): return String(value)
-        case .string(let value): return "\"\(value)\""
+        case .string(let value): return Value.quoted(value)
         case .uuid(let value): return value.uuidString
         }
+    }
+
+    /// As ``description``, with every scalar of a string ID outside
+    /// printable ASCII escaped (`"cafe\u{301}"`): two different IDs never
+    /// print alike.
+    public var exactDescription: String {
+        if case .string(let value) = kind { return Value.escaped(value) }
+        return description
     }
 }
 

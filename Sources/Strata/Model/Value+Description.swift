@@ -51,6 +51,31 @@ extension Value: CustomStringConvertible {
         return result + "\""
     }
 
+    /// `text` quoted for a message: `\`, `"` and what would not show
+    /// (control and format characters, separators other than the space,
+    /// unassigned scalars) escaped; other scalars, accented and non-Latin
+    /// letters among them, as they are.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\0": result += "\\0"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                if scalar.properties.generalCategory.isInvisible {
+                    result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+
     /// The description of a list or map, written without recursion (a
     /// value in memory may nest thousands of levels), a map's entries in
     /// key order. O(size).

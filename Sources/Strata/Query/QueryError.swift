@@ -24,9 +24,17 @@ public enum QueryError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidPath(let path): return "invalid field path '\(path)': fields and keys cannot be empty"
         case .conflictingConditions(let path): return "more than one range, or a range and an equality, on \(path)"
         case let .noIndex(table, conditions, order, indexes):
-            let wanted = conditions.map(\.description).joined(separator: ", ")
-            let ordered = order.map { ", ordered by \($0)" } ?? ""
-            let declared = indexes.isEmpty ? "none" : indexes.map(\.description).joined(separator: "; ")
+            // A path asked for that prints as a declared one but is not
+            // (a field named in another Unicode normalization): every path
+            // is shown exactly.
+            let asked = conditions + (order.map { [$0] } ?? [])
+            let exact = asked.contains { path in
+                indexes.contains { $0.fields.contains { $0 != path && $0.description == path.description } }
+            }
+            let render = { (path: FieldPath) in exact ? path.exactDescription : path.description }
+            let wanted = conditions.map(render).joined(separator: ", ")
+            let ordered = order.map { ", ordered by \(render($0))" } ?? ""
+            let declared = indexes.isEmpty ? "none" : indexes.map { $0._rendered(exact: exact) }.joined(separator: "; ")
             return "no index of \(table) serves (\(wanted))\(ordered); declared: \(declared). "
                 + "Declare one with these fields first (equalities, then the range or order field), or add a filter to scan"
         case let .invalidLimit(limit, offset):

@@ -131,6 +131,13 @@ struct _ValueReader {
         guard !value.isFinite || abs(value) <= Double(Float.greatestFiniteMagnitude) else {
             throw corrupted(Float.self, slot, "\(value) does not fit Float")
         }
+        // A Float the encoder wrote is stored as the double that equals
+        // it; any other double (a Double field before, an import) would
+        // read rounded, and a save of the unchanged model would then
+        // write the rounded value back.
+        guard !value.isFinite || Float(exactly: value) != nil else {
+            throw corrupted(Float.self, slot, "\(value) is not a Float")
+        }
         return Float(value)
     }
 

@@ -8,7 +8,8 @@ import Foundation
 /// A ``RecordSchema`` says how renamed, defaulted and retyped fields of
 /// older versions read. What a model cannot hold is a
 /// ``RecordDecodingError``, never a rounded or merged value: an integer
-/// beyond the float's precision, or a map whose keys differ only in
+/// beyond the float's precision, a double read as a `Float` that it does
+/// not equal (`0.1`, `16_777_217.0`), or a map whose keys differ only in
 /// Unicode normalization read as a `[String: V]` (a stored map's keys
 /// compare by bytes, a `String`'s by canonical equivalence).
 ///

@@ -62,6 +62,65 @@ struct DescriptionTests {
         #expect(FieldChange(old: .double(-.nan), new: .double(.nan)).description == "-nan → nan")
     }
 
+    @Test("errors tell apart IDs, values and paths that would print alike, and escape what would not show")
+    func errorsThatWouldPrintAlike() throws {
+        // Two IDs that differ only in normalization, in a unique violation.
+        var unique = TransactionBuilder(on: Database())
+        try unique.createIndex("u", on: "t", fields: ["k"], unique: true)
+        try unique.insert(["k": "v"], id: RecordID("caf\u{E9}"), into: "t")
+        let violation = try #require(throws: ApplyError.self) {
+            try unique.insert(["k": "v"], id: RecordID("cafe\u{301}"), into: "t")
+        }
+        #expect(violation.description == #"unique index t.u: "cafe\u{301}" would have ("v"), which "caf\u{E9}" has"#)
+        // IDs that print apart stay readable; quotes and NUL are escaped.
+        try unique.insert(["k": "w"], id: RecordID("x\"y\0"), into: "t")
+        let quoted = try #require(throws: ApplyError.self) {
+            try unique.insert(["k": "w"], id: RecordID("é"), into: "t")
+        }
+        #expect(quoted.description == #"unique index t.u: "é" would have ("w"), which "x\"y\0" has"#)
+        #expect(RecordID("a\u{85}b\u{200B}").description == #""a\u{85}b\u{200B}""#)
+
+        // A field conflict between two spellings of one word.
+        let conflict = ApplyError.conflict(
+            table: "t",
+            id: 1,
+            field: "k",
+            expected: .string("caf\u{E9}"),
+            found: .string("cafe\u{301}")
+        )
+        #expect(conflict.description == #"conflict at t/1.k: expected "caf\u{E9}", found "cafe\u{301}""#)
+        let plain = ApplyError.conflict(table: "t", id: 1, field: "k", expected: "a", found: nil)
+        #expect(plain.description == #"conflict at t/1.k: expected "a", found nothing"#)
+
+        // Dropping an index the table does not have.
+        var drop = TransactionBuilder(on: Database())
+        try drop.insert(["k": 1], id: 1, into: "t")
+        let missing = try #require(throws: ApplyError.self) { try drop.dropIndex("byK", on: "t") }
+        #expect(missing.description == "cannot drop index t.byK: the table has no index of that name")
+
+        // A field named "a.b" and the path a → b; a field in NFD against an index in NFC.
+        #expect(FieldPath(field: "a.b", keys: []).description == #""a.b""#)
+        #expect(FieldPath("a", "b").description == "a.b")
+        #expect(FieldPath(field: "a", keys: [""]).description == "a.\"\"")
+        var paths = TransactionBuilder(on: Database())
+        try paths.createIndex("byDotted", on: "t", fields: [FieldPath(field: "a.b", keys: [])])
+        try paths.createIndex("byCafe", on: "t", fields: [FieldPath(field: "caf\u{E9}", keys: [])])
+        try paths.insert(["a": ["b": 1]], id: 1, into: "t")
+        let dotted = try #require(throws: QueryError.self) {
+            try paths.database.query("t").where("a.b", equals: 1).ids()
+        }
+        #expect(dotted.description.hasPrefix(#"no index of t serves (a.b); declared: byCafe(café); byDotted("a.b")."#))
+        let nfd = FieldPath(field: "cafe\u{301}", keys: [])
+        let accented = try #require(throws: QueryError.self) {
+            try paths.database.query("t").where(nfd, equals: 1).ids()
+        }
+        #expect(
+            accented.description.hasPrefix(
+                #"no index of t serves ("cafe\u{301}"); declared: byCafe("caf\u{E9}"); byDotted("a.b")."#
+            )
+        )
+    }
+
     @Test("descriptions read like the values they show")
     func descriptions() throws {
         let small = Database(["songs": [7: ["title": "Blue River", "plays": 1]], "albums": [1: ["name": "Rivers"]]])

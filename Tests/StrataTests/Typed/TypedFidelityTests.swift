@@ -98,4 +98,44 @@ struct TypedFidelityTests {
         }
         #expect(try decoder.decode(Nested.self, from: Record(["xs": [.int(1), .double(2.5)]])).xs == [1, 2.5])
     }
+
+    @Test(
+        "a double is read as a Float only when it equals one: never rounded, and a save of what was read writes nothing"
+    )
+    func floatsFromDoubles() throws {
+        struct Reading: StoredRecord, Equatable {
+            static let table: Key = "readings"
+            var id: Int
+            var value: Float
+        }
+        let decoder = RecordDecoder()
+        for inexact in [16_777_217.0, 0.1, 1e-50, -3.000_000_000_000_1] {
+            let error = try #require(throws: RecordDecodingError.self, "\(inexact)") {
+                try decoder.decode(Narrow.self, from: Record(["x": .double(inexact)]))
+            }
+            #expect(error.path == "x")
+            #expect(String(describing: error).contains("is not a Float"))
+        }
+        // Exact doubles, infinities and NaN read as the Float they are.
+        for (stored, read) in [(0.5, Float(0.5)), (-0.0, -0.0), (16_777_216, 16_777_216), (.infinity, .infinity)] {
+            let value = try decoder.decode(Narrow.self, from: Record(["x": .double(stored)])).x
+            #expect(value == read && value.sign == read.sign, "\(stored)")
+        }
+        #expect(try decoder.decode(Narrow.self, from: Record(["x": .double(.nan)])).x.isNaN)
+        // What the encoder writes for any Float reads back as that Float.
+        for float in [Float(0.1), .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.ulpOfOne, 3.141_592_7] {
+            let record = try RecordEncoder().encode(Reading(id: 1, value: float))
+            #expect(try decoder.decode(Reading.self, from: record, id: 1).value == float, "\(float)")
+        }
+        // A record written untyped: read refused, so no save rewrites it.
+        var builder = TransactionBuilder(on: Database())
+        try builder.insert(["value": .double(16_777_217)], id: 1, into: "readings")
+        try builder.insert(["value": .double(0.25)], id: 2, into: "readings")
+        let database = builder.database
+        #expect(throws: RecordDecodingError.self) { try database.record(Reading.self, id: 1) }
+        let exact = try #require(try database.record(Reading.self, id: 2))
+        var resave = TransactionBuilder(on: database)
+        try resave.save(exact)
+        #expect(resave.transaction(t: 1).changes.isEmpty)
+    }
 }
