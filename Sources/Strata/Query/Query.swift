@@ -113,9 +113,10 @@ public struct Query: Sendable {
     /// At most `count` results, after skipping `offset`. O(log n) to skip
     /// on an index without filters.
     public consuming func limit(_ count: Int, offset: Int = 0) -> Query {
+        // Checked when the query runs (`plan()`): a later `limit` replaces
+        // this one, mistake included.
         limitCount = count
         offsetCount = offset
-        if count < 0 || offset < 0 { deferredError = .invalidLimit(limit: count, offset: offset) }
         return self
     }
 

@@ -1,9 +1,10 @@
 /// Why a query cannot run. Names the table, path or order at fault.
 ///
 /// A query with several mistakes reports one: the last found while it was
-/// built (an invalid path, a negative limit, a second range), else a range
-/// and an equality on one path, else what running it finds (no such table,
-/// no index).
+/// built (an invalid path, a second range), else a negative limit or
+/// offset (of the last `limit` given: a later one replaces it), else a
+/// range and an equality on one path, else what running it finds (no
+/// such table, no index).
 public enum QueryError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The table has no records and no declared index in this value.
     case unknownTable(Key)

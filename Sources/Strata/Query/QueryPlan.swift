@@ -63,6 +63,9 @@ extension Query {
 
     func plan() throws -> Resolved {
         if let deferredError { throw deferredError }
+        if (limitCount ?? 0) < 0 || offsetCount < 0 {
+            throw QueryError.invalidLimit(limit: limitCount, offset: offsetCount)
+        }
         if let range, hasEquality(on: range.path) { throw QueryError.conflictingConditions(range.path) }
         guard let recorder = database._reads else { return try resolve() }
         // Inside an observation: what the answer depends on. A query that

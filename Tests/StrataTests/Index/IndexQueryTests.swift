@@ -327,14 +327,21 @@ struct IndexQueryTests {
             .ids()
         #expect(rangeFirst == equalityFirst)
         #expect(!rangeFirst.isEmpty)
-        // Several mistakes: the last one found while the query was built,
-        // then a range and an equality on one path, then the table or index.
+        // Several mistakes: the last one found in the conditions, then the
+        // last limit's, then a range and an equality on one path, then the
+        // table or index.
         let empty = FieldPath(field: "", keys: [])
-        #expect(throws: QueryError.invalidLimit(limit: -1, offset: 0)) {
+        #expect(throws: QueryError.invalidPath(empty)) {
             try database.query("songs").where(empty, equals: 1).limit(-1).ids()
         }
         #expect(throws: QueryError.invalidPath(empty)) {
             try database.query("songs").limit(-1).where(empty, equals: 1).ids()
+        }
+        // A later limit replaces an earlier one, mistake included.
+        #expect(try database.query("songs").order(by: "title").limit(-1).limit(3).ids().count == 3)
+        #expect(try database.query("songs").order(by: "title").limit(2, offset: -4).limit(3, offset: 1).count() == 3)
+        #expect(throws: QueryError.invalidLimit(limit: -2, offset: 0)) {
+            try database.query("songs").order(by: "title").limit(3).limit(-2).ids()
         }
         #expect(throws: QueryError.invalidLimit(limit: 5, offset: -1)) {
             try database.query("songs").where("track", in: 1...3).where("track", equals: 2).limit(5, offset: -1).ids()
