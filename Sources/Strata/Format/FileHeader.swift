@@ -8,8 +8,10 @@ import Foundation
 /// One type writes and checks it for every kind, so what "a header is
 /// sound" means is decided once: the magic names the kind; the checksum is
 /// checked before the version is believed (a damaged version field is
-/// damage, not a newer format); a version newer than the build reads is
-/// reported as such; the fields are read only inside the checked bytes.
+/// damage, not a newer format), at the size of the version's header, or,
+/// for a version newer than the build reads, at any size up to 512 bytes
+/// (a newer header may have grown); a version newer than the build reads
+/// is reported as such; the fields are read only inside the checked bytes.
 /// Each kind's field layout, by version, is in its own file here.
 struct FileHeader {
     /// What a file is, spelled in its magic.
@@ -94,6 +96,11 @@ struct FileHeader {
         }
         let end = headerSize - checksumSize
         guard LittleEndian.read(UInt32.self, header, at: end) == CRC32C.checksum(header[0..<end]) else {
+            // A newer build's header may have grown: its checksum then
+            // closes it at another size, where it is found.
+            if version > supported, hasChecksum(in: bytes, otherThan: headerSize) {
+                throw FormatError(kind, offset: 8, .newerVersion(found: version, supported: supported))
+            }
             throw FormatError(kind, offset: 0, .headerChecksumMismatch)
         }
         if version > supported {
@@ -102,6 +109,26 @@ struct FileHeader {
         guard version >= 1 else { throw FormatError(kind, offset: 8, .invalidField("format version 0")) }
         return FileHeader(kind: kind, version: version, bytes: header)
     }
+
+    /// Whether some prefix of `bytes` of up to ``maximumNewerSize`` bytes,
+    /// other than `size`, ends with the CRC32C of the bytes before it: the
+    /// header of a newer version, whose size this build does not know
+    /// (damage passes this test with odds of about one in a million).
+    static func hasChecksum(in bytes: some Collection<UInt8>, otherThan size: Int) -> Bool {
+        let prefix = Array(bytes.prefix(maximumNewerSize))
+        var candidate = prefixSize + checksumSize
+        while candidate <= prefix.count {
+            let end = candidate - checksumSize
+            if candidate != size, LittleEndian.read(UInt32.self, prefix, at: end) == CRC32C.checksum(prefix[0..<end]) {
+                return true
+            }
+            candidate += 1
+        }
+        return false
+    }
+
+    /// The largest header of a newer version that ``hasChecksum(in:otherThan:)`` looks for.
+    static let maximumNewerSize = 512
 
     /// The integer at `offset` of the header.
     /// - Precondition: the layout puts it inside the header.

@@ -69,9 +69,9 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
     /// Whether queries can name the path: its field and keys are not empty.
     var isNameable: Bool { field.utf8Count > 0 && !keys.contains { $0.utf8Count == 0 } }
 
-    /// The dotted form, `a.b.c`; a part that would not read back as
-    /// itself there (empty, or holding a dot, a quote, a backslash or a
-    /// control character) is quoted and escaped: the field `a.b` prints
+    /// The dotted form, `a.b.c`, as written (an empty part is empty:
+    /// `a..b`); a part holding a dot, a quote, a backslash or a character
+    /// that would not show is quoted and escaped: the field `a.b` prints
     /// `"a.b"`, the path from `a` to `b` prints `a.b`.
     public var description: String { _rendered(exact: false) }
 
@@ -91,7 +91,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
                 default: return !exact && !scalar.properties.generalCategory.isInvisible
                 }
             }
-            guard !plain || text.isEmpty else { return text }
+            guard !plain else { return text }
             return exact ? Value.escaped(text) : Value.quoted(text)
         }.joined(separator: ".")
     }

@@ -34,8 +34,9 @@ public protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws
     /// Whether `path` exists.
     func exists(_ path: String) -> Bool
-    /// Takes the exclusive writer lock of `path` (created if absent), held
-    /// until the returned file is closed; throws when another holder has it.
+    /// Takes the exclusive writer lock of `path` (a file, created if
+    /// absent, or a directory), held until the returned file is closed;
+    /// throws when another holder has it.
     func lock(_ path: String) throws -> any StorageFile
 }
 
@@ -161,7 +162,12 @@ public struct PosixFileSystem: FileSystem {
     }
 
     public func lock(_ path: String) throws -> any StorageFile {
-        let file = try open(path, create: true) as! PosixFile
+        // A directory is locked through a descriptor opened for reading.
+        var status = stat()
+        let file =
+            stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+            ? try openForReading(path) as! PosixFile
+            : try open(path, create: true) as! PosixFile
         // flock locks belong to the open file description: a second open,
         // in this process or another, is refused until this one closes.
         guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {

@@ -504,8 +504,16 @@ final class TransactionLog {
     }
 
     /// Whether the next ``append(_:)`` starts a new segment (none is open,
-    /// or the last one is full).
-    var needsNewSegment: Bool { file == nil || sealRequested || segments[segments.count - 1].size >= segmentLimit }
+    /// or the last one is full or to be sealed). A segment holding no
+    /// record is neither: the next would take its name (its first record's
+    /// sequence), under a limit no larger than a header or a seal asked
+    /// for at close.
+    var needsNewSegment: Bool {
+        guard file != nil else { return true }
+        let size = segments[segments.count - 1].size
+        guard size > LogFormat.headerSize else { return false }
+        return sealRequested || size >= segmentLimit
+    }
 
     /// Seals the active segment at the next append (or at close) when it
     /// holds at least `bytes`: a snapshot asks, so that the records it
@@ -522,7 +530,7 @@ final class TransactionLog {
     /// which every open reads whole, until the next commit.
     /// - Throws: `FileSystemError`, as ``startSegment()`` does.
     func sealIfRequested() throws {
-        guard sealRequested, file != nil else { return }
+        guard sealRequested, file != nil, needsNewSegment else { return }
         try startSegment()
     }
 

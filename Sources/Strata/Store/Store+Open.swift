@@ -4,7 +4,7 @@ extension Store {
     /// What opening read from disk.
     struct Loaded {
         var log: TransactionLog
-        var lockFile: (any StorageFile)?
+        var lockFiles: [any StorageFile]
         var history: TransactionHistory
         var current: Database
         var snapshotBasis: Int64
@@ -34,26 +34,37 @@ extension Store {
     ///   recovery option: not damage); `FileSystemError` when the directory
     ///   cannot be used.
     public static func open(at path: String, options: StoreOptions = StoreOptions()) async throws -> Store {
+        // The store's files are found by this path for as long as it is
+        // open: a relative one would follow the process's working directory.
+        let path = absolute(path)
         if options.readOnly { return try await openReadOnly(at: path, options: options) }
         let fileSystem = options.fileSystem
         let isNew = try StoreDirectory.check(path, fileSystem: fileSystem, create: options.createIfMissing)
         if isNew { try fileSystem.createDirectory(path) }
-        let lockFile = try await lock(path, fileSystem: fileSystem)
+        let lockFiles = try await lock(path, fileSystem: fileSystem)
         do {
             // The manifest first: from here on the directory reads as a
             // store, even if this first open is cut short.
             if isNew { try StoreManifest().write(in: path, fileSystem: fileSystem) }
             var (loaded, warnings) = try StoreError.mappingFormat { try load(path: path, options: options) }
-            loaded.lockFile = lockFile
+            loaded.lockFiles = lockFiles
             let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
             // Measures the value off the actor; until then its size is
             // estimated from its record count.
             await store.applyMemoryBudget()
             return store
         } catch {
-            lockFile.close()
+            for file in lockFiles { file.close() }
             throw error
         }
+    }
+
+    /// `path` made absolute against the working directory (an empty path
+    /// stays empty: no store).
+    static func absolute(_ path: String) -> String {
+        guard !path.isEmpty, !path.hasPrefix("/") else { return path }
+        let directory = FileManager.default.currentDirectoryPath
+        return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }
 
     /// Opens without the lock, through a file system that cannot write;
@@ -100,11 +111,21 @@ extension Store {
     /// child holds a copy of every descriptor (the lock's too) from the
     /// fork until the child's exec closes it, so a store closed and reopened
     /// while the app starts a process could otherwise read as locked.
-    private static func lock(_ path: String, fileSystem: any FileSystem) async throws -> any StorageFile {
+    ///
+    /// The directory is locked too: a lock file deleted while the store is
+    /// open (by a clean-up script) and made again by the next open would
+    /// otherwise let a second writer in.
+    private static func lock(_ path: String, fileSystem: any FileSystem) async throws -> [any StorageFile] {
         var attempt = 0
         while true {
             do {
-                return try fileSystem.lock(path + "/lock")
+                let file = try fileSystem.lock(path + "/lock")
+                do {
+                    return [file, try fileSystem.lock(path)]
+                } catch {
+                    file.close()
+                    throw error
+                }
             } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
                 attempt += 1
                 guard attempt < Self.lockAttempts else { throw StoreError.locked(path: path) }
@@ -122,22 +143,36 @@ extension Store {
     }
 
     private static func load(path: String, options: StoreOptions) throws -> (Loaded, [StoreWarning]) {
-        do {
-            return try load(path: path, options: options, summaries: true)
-        } catch let retry as ReadWholeLog {
-            // What the first attempt changed on disk (a cut, a snapshot
-            // removed) is done; what it reported is kept.
-            var (loaded, warnings) = try load(path: path, options: options, summaries: false)
-            warnings = retry.warnings + warnings.filter { !retry.warnings.contains($0) }
-            return (loaded, warnings)
+        var attempt = ReadWholeLog(replayFrom: .max, failed: [], warnings: [])
+        while true {
+            do {
+                var (loaded, warnings) = try load(path: path, options: options, retrying: attempt)
+                warnings = attempt.warnings + warnings.filter { !attempt.warnings.contains($0) }
+                return (loaded, warnings)
+            } catch let retry as ReadWholeLog {
+                // What an attempt changed on disk (a cut, a snapshot
+                // removed) is done; what it reported is kept. Each retry
+                // reads from an older start, the last from the first record.
+                precondition(retry.replayFrom < attempt.replayFrom, "open retried from the same start")
+                attempt.warnings += retry.warnings.filter { !attempt.warnings.contains($0) }
+                attempt.failed.formUnion(retry.failed)
+                attempt.replayFrom = retry.replayFrom
+            }
         }
     }
 
     /// The newest snapshot did not load, and an older one needs records
     /// that were known by their segments' summaries only: open starts over
-    /// reading every segment, so that damage there is handled by the
-    /// recovery option like any other (not met later, while replaying).
+    /// reading whole the segments after that snapshot's basis, so that
+    /// damage there is handled by the recovery option like any other (not
+    /// met later, while replaying). The records before it stay known by
+    /// their summaries: damage there costs as-of into that stretch, not
+    /// the value (which a truncation would).
     private struct ReadWholeLog: Error {
+        /// The basis of the snapshot to start from (0: none).
+        var replayFrom: Int64
+        /// The snapshots that did not load, not read again.
+        var failed: Set<String>
         var warnings: [StoreWarning]
     }
 
@@ -162,9 +197,9 @@ extension Store {
     private static func load(
         path: String,
         options: StoreOptions,
-        summaries: Bool
+        retrying attempt: ReadWholeLog
     ) throws -> (Loaded, [StoreWarning]) {
-        let read = try readLog(path: path, options: options, summaries: summaries, historyOnly: false)
+        let read = try readLog(path: path, options: options, replayingFrom: attempt.replayFrom, historyOnly: false)
         defer { FieldNames.release(read.reservedNames) }
         var (history, warnings) = (read.history, read.warnings)
         let (log, tail, replayFrom, bases, usedSummaries) = (
@@ -177,11 +212,13 @@ extension Store {
         var snapshotBasis: Int64 = 0
         var snapshotSizes: [Int64: Int] = [:]
         let last = Int64(history.count)
-        for (position, (basis, name)) in bases.enumerated() {
+        var failed: Set<String> = []
+        for (position, (basis, name)) in bases.enumerated() where !attempt.failed.contains(name) {
             if usedSummaries, basis < replayFrom {
                 log.close()
-                throw ReadWholeLog(warnings: warnings)
+                throw ReadWholeLog(replayFrom: basis, failed: failed, warnings: warnings)
             }
+            failed.insert(name)
             do {
                 var basisID: UUID?
                 let (snapshot, size) = try costs.timingSnapshotRead {
@@ -241,7 +278,7 @@ extension Store {
         }
         if current == nil, usedSummaries {
             log.close()
-            throw ReadWholeLog(warnings: warnings)
+            throw ReadWholeLog(replayFrom: 0, failed: failed, warnings: warnings)
         }
         if current == nil {
             current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
@@ -259,7 +296,7 @@ extension Store {
         return (
             Loaded(
                 log: log,
-                lockFile: nil,
+                lockFiles: [],
                 history: history,
                 current: current!,
                 snapshotBasis: snapshotBasis,
@@ -303,7 +340,7 @@ extension Store {
     static func readLog(
         path: String,
         options: StoreOptions,
-        summaries: Bool,
+        replayingFrom start: Int64 = .max,
         historyOnly: Bool
     ) throws -> LogRead {
         let fileSystem = options.fileSystem
@@ -331,10 +368,29 @@ extension Store {
             }
         }
         bases.sort { $0.basis > $1.basis }
+        // A name is no snapshot: a file whose header does not check, or
+        // names another basis (damaged, or another store's copied in), is
+        // neither a start nor evidence of history past the log. Left in
+        // place, reported at every open. A newer build's is kept, for the
+        // value phase to refuse.
+        bases.removeAll { basis, name in
+            let reason: String
+            do {
+                let (header, _) = try SnapshotFile.header(of: name, in: snapshotDirectory, fileSystem: fileSystem)
+                guard header.basis != basis else { return false }
+                reason = "its header names basis t \(header.basis), its name t \(basis)"
+            } catch let error as FormatError where error.isNewerVersion {
+                return false
+            } catch {
+                reason = "\(error)"
+            }
+            warnings.append(.skippedSnapshot(file: name, reason: "\(reason); left in place, not read"))
+            return true
+        }
 
         // Transactions after the newest snapshot are decoded whole (they
         // are replayed); the rest only summarized.
-        let replayFrom = historyOnly ? .max : bases.first?.basis ?? 0
+        let replayFrom = historyOnly ? .max : min(start, bases.first?.basis ?? 0)
         // The snapshot's names before the tail's: see `SnapshotFile.reserveNames`.
         let reservedNames =
             historyOnly
@@ -358,7 +414,7 @@ extension Store {
             summarized: { entries, positions in
                 // Only what precedes the snapshot: later records are replayed, so read.
                 let first = Int64(history.count + 1)
-                guard summaries, first + Int64(entries.count) - 1 <= replayFrom else { return false }
+                guard first + Int64(entries.count) - 1 <= replayFrom else { return false }
                 var decoded: [TransactionSummary] = []
                 decoded.reserveCapacity(entries.count)
                 for (i, entry) in entries.enumerated() {

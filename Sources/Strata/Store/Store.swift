@@ -35,7 +35,8 @@ public actor Store {
     public nonisolated var current: Database { published.withLock { $0 } }
 
     var log: TransactionLog?
-    var lockFile: (any StorageFile)?
+    /// The store's lock file and its directory, locked while open.
+    var lockFiles: [any StorageFile]
     /// Every transaction, durable or being synced, by number.
     var history: TransactionHistory
     /// Pre-combined runs of the history (the compaction engine).
@@ -132,7 +133,7 @@ public actor Store {
         self.warnings = warnings
         self.published = Mutex(loaded.current)
         self.log = loaded.log
-        self.lockFile = loaded.lockFile
+        self.lockFiles = loaded.lockFiles
         self.history = loaded.history
         self.checkpoints = Checkpoints(
             interval: options.checkpointInterval,
@@ -531,8 +532,8 @@ public actor Store {
         defer {
             log.close()
             self.log = nil
-            lockFile?.close()
-            lockFile = nil
+            for file in lockFiles { file.close() }
+            lockFiles = []
             for feed in valueFeeds.values { feed.finish() }
             for feed in reportFeeds.values { feed.finish() }
             for feed in basisFeeds.values { feed.finish() }

@@ -22,14 +22,23 @@ public final class StoreLog {
     /// What reading recovered from (a torn tail, damage kept out under
     /// ``Recovery/truncateAtDamage``); nothing on disk was changed.
     public let warnings: [StoreWarning]
-    private let log: TransactionLog
-    private var history: TransactionHistory
+    let log: TransactionLog
+    var history: TransactionHistory
+    /// The files underneath, read-only.
+    let fileSystem: any FileSystem
 
-    private init(path: String, log: TransactionLog, history: TransactionHistory, warnings: [StoreWarning]) {
+    private init(
+        path: String,
+        log: TransactionLog,
+        history: TransactionHistory,
+        warnings: [StoreWarning],
+        fileSystem: any FileSystem
+    ) {
         self.path = path
         self.log = log
         self.history = history
         self.warnings = warnings
+        self.fileSystem = fileSystem
     }
 
     deinit { log.close() }
@@ -57,10 +66,16 @@ public final class StoreLog {
         _ = try StoreDirectory.check(path, fileSystem: options.fileSystem, create: false)
         let read = try await Store.readingWhileWritten(path: path, options: options) {
             try StoreError.mappingFormat {
-                try Store.readLog(path: path, options: options, summaries: true, historyOnly: true)
+                try Store.readLog(path: path, options: options, historyOnly: true)
             }
         }
-        return StoreLog(path: path, log: read.log, history: read.history, warnings: read.warnings)
+        return StoreLog(
+            path: path,
+            log: read.log,
+            history: read.history,
+            warnings: read.warnings,
+            fileSystem: options.fileSystem
+        )
     }
 
     /// The number of the last transaction (0 for an empty history). O(1).

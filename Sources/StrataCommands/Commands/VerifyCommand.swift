@@ -81,7 +81,10 @@ struct RepairCommand: AsyncParsableCommand {
             Reads the store with damage tolerance (never modifying it), commits \
             every transaction that reads back and checks, in order, keeping their \
             IDs, times, messages and metadata, into NEWPATH (which must not hold \
-            anything), and reports what was dropped.
+            anything), and reports what was dropped. A transaction whose record \
+            does not read back is rebuilt from the next sound snapshot after it \
+            and the transactions between, when they read back (its metadata is \
+            lost); the copy then goes on.
             """
     )
 
@@ -160,13 +163,25 @@ struct RepairCommand: AsyncParsableCommand {
             }
         }
         var copied: Int64 = 0
+        var rebuilt: [String] = []
         for t in stride(from: Int64(1), through: log.count, by: 1) {
             let transaction: Transaction
             do {
                 transaction = try log.transaction(at: t)
             } catch {
-                dropped.append("transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): \(error)")
-                break
+                // A later snapshot may hold what the damaged record did.
+                do {
+                    transaction = try log.rebuiltTransaction(at: t, applyingTo: target.current)
+                    rebuilt.append(
+                        "t \(t) rebuilt from a later snapshot (its record does not read back: \(error)); "
+                            + "its changes are whole, its metadata is lost"
+                    )
+                } catch let rebuildError {
+                    dropped.append(
+                        "transactions \(t)…\(log.count) (\(Text.count(log.count - t + 1))): \(error); \(rebuildError)"
+                    )
+                    break
+                }
             }
             do {
                 try await target.commit(transaction)
@@ -189,7 +204,8 @@ struct RepairCommand: AsyncParsableCommand {
             console.json(
                 .object([
                     ("into", .string(into)), ("transactions", .int(copied)),
-                    ("dropped", .array(dropped.map(JSON.string))), ("notes", .array(notes.map(JSON.string))),
+                    ("dropped", .array(dropped.map(JSON.string))), ("rebuilt", .array(rebuilt.map(JSON.string))),
+                    ("notes", .array(notes.map(JSON.string))),
                 ])
             )
         } else {
@@ -200,6 +216,7 @@ struct RepairCommand: AsyncParsableCommand {
             } else {
                 for line in dropped { console.line(console.styled("dropped", .yellow) + "  \(Text.safe(line))") }
             }
+            for line in rebuilt { console.line(console.styled("rebuilt", .yellow) + "  \(Text.safe(line))") }
             for line in notes { console.line(console.styled("note", .dim) + "     \(Text.safe(line))") }
         }
         console.flush()

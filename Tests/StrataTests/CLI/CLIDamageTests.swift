@@ -41,7 +41,9 @@ struct CLIDamageTests {
         #expect((json["problems"] as? [Any])?.isEmpty == true)
     }
 
-    @Test("a flipped byte in a sealed segment: verify names the file and offset; repair copies the sound prefix")
+    @Test(
+        "a flipped byte in a sealed segment: verify names the file and offset; repair rebuilds the record from a later snapshot"
+    )
     func flippedByteInTheLog() async throws {
         let path = temporaryStorePath("cli-flip")
         let repaired = temporaryStorePath("cli-repaired") + "/new"
@@ -65,41 +67,95 @@ struct CLIDamageTests {
         #expect(text.error.contains("strata repair"), "\(text)")
 
         let repair = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
-        #expect(repair.status == 1, "repaired, but not whole: \(repair)")
-        #expect(repair.error.contains("the rest was dropped"), "\(repair)")
+        #expect(repair.status == 0, "whole again, one transaction rebuilt: \(repair)")
         let report = try repair.object()
-        let copied = try #require(report["transactions"] as? Int)
-        #expect(copied > 0 && copied < Int(value.basis), "\(report)")
-        #expect((report["dropped"] as? [String])?.isEmpty == false, "\(report)")
+        #expect(report["transactions"] as? Int == Int(value.basis), "\(report)")
+        #expect((report["dropped"] as? [String])?.isEmpty == true, "\(report)")
+        #expect((report["rebuilt"] as? [String])?.count == 1, "\(report)")
         #expect(Self.bytes(of: path) == before, "repair never modifies the original")
 
-        var options = StoreOptions()
-        options.readOnly = true
-        let original = try await Store.open(
-            at: path,
-            options: {
-                var o = options
-                o.recovery = .truncateAtDamage
-                return o
-            }()
-        )
-        let copy = try await Store.open(at: repaired, options: options)
-        #expect(copy.current.basis == Int64(copied))
-        var expected = Database()
-        for t in 1...Int64(copied) {
-            expected = try apply(expected, try #require(try await original.transaction(at: t)))
+        let copy = try await Store.open(at: repaired)
+        #expect(copy.current == value, "the copy holds the original's value")
+        let original = try await StoreLog.open(at: path, recovery: .truncateAtDamage)
+        for t in Int64(1)...value.basis {
+            #expect(try await copy.transaction(at: t)?.id == original.summary(at: t).id, "IDs kept, t \(t)")
         }
-        #expect(copy.current == expected, "the original's history replayed to where it is sound")
-        let firstCopied = try await copy.transaction(at: 1)
-        #expect(firstCopied?.id == (try await original.transaction(at: 1))?.id, "IDs kept")
         try await copy.close()
-        try await original.close()
         #expect(try await StrataRunner.run(["verify", repaired]).status == 0)
         let again = try await StrataRunner.run(["repair", path, "--into", repaired])
         #expect(again.status == 2, "never into a store that holds something: \(again)")
         let inside = try await StrataRunner.run(["repair", path, "--into", path + "/copy"])
         #expect(inside.status == 2, "never into the store it reads: \(inside)")
         #expect(!FileManager.default.fileExists(atPath: path + "/copy"))
+    }
+
+    @Test("repair rebuilds a damaged transaction from a later snapshot and copies the history after it")
+    func repairRebuildsFromASnapshot() async throws {
+        let path = temporaryStorePath("cli-rebuild")
+        let repaired = temporaryStorePath("cli-rebuilt") + "/new"
+        defer {
+            removeStore(path)
+            removeStore(repaired)
+        }
+        try await StoreDirectoryEdgeTests.damagedEarly(path, damageNewestSnapshot: false)
+        let verify = try await StrataRunner.run(["verify", path])
+        #expect(verify.status == 1, "\(verify)")
+        let repair = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
+        #expect(repair.status == 0, "\(repair)")
+        let report = try repair.object()
+        #expect(report["transactions"] as? Int == 60, "\(report)")
+        #expect((report["dropped"] as? [String])?.isEmpty == true, "\(report)")
+        let rebuilt = try #require(report["rebuilt"] as? [String])
+        #expect(rebuilt.count == 1 && rebuilt[0].hasPrefix("t 2 rebuilt"), "\(rebuilt)")
+        #expect(try await StrataRunner.run(["verify", repaired]).status == 0)
+
+        let original = try await StoreLog.open(at: path, recovery: .truncateAtDamage)
+        let copy = try await Store.open(at: repaired)
+        #expect(copy.current.basis == 60 && copy.current.recordCount == 60)
+        for t in Int64(1)...60 {
+            let kept = try #require(try await copy.transaction(at: t))
+            #expect(kept.id == original.summary(at: t).id && kept.message == "write \(t)", "t \(t)")
+            if t != 2 { #expect(kept == (try original.transaction(at: t)), "t \(t) copied as it was") }
+        }
+        // The rebuilt transaction does what the damaged one did.
+        let two = try await copy.database(asOf: 2)
+        #expect(two.recordCount == 2 && two.record(2, in: "items")?["n"] == 2)
+        try await copy.close()
+
+        // Nothing to rebuild from: the damage past the last snapshot.
+        let late = temporaryStorePath("cli-rebuild-late")
+        let lateCopy = temporaryStorePath("cli-rebuilt-late") + "/new"
+        defer {
+            removeStore(late)
+            removeStore(lateCopy)
+        }
+        let library = try await CLIFixtures.makeLibrary(at: late)
+        var small = StoreOptions()
+        small.segmentSize = 4_096
+        let store = try await Store.open(at: late, options: small)
+        for n in 1...120 {
+            try await store.transact(message: "after the last snapshot \(n)") {
+                try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "later")
+            }
+        }
+        try await store.close()
+        // A sealed segment (known by its summary) wholly after the last snapshot.
+        let log = try await StoreLog.open(at: late)
+        let sealed = try #require(log.segments.dropLast().last)
+        let sealedPath = late + "/log/" + sealed.name
+        let first = try #require(Int64(sealed.name.dropLast(4)), "segments are named by their first record")
+        #expect(first > library.basis)
+        try Self.flip(sealedPath, at: 40)
+        let partial = try await StrataRunner.run(["repair", late, "--into", lateCopy, "--json"])
+        #expect(partial.status == 1, "\(partial)")
+        let report2 = try partial.object()
+        #expect(report2["transactions"] as? Int == Int(first - 1), "\(report2)")
+        let dropped = try #require(report2["dropped"] as? [String])
+        #expect(dropped.first?.contains("cannot be rebuilt: no snapshot at or after it") == true, "\(dropped)")
+        let prefix = try await Store.open(at: lateCopy)
+        #expect(prefix.current.basis == first - 1, "the sound prefix, copied")
+        #expect(prefix.current[table: "later"].count == Int(first - 1 - library.basis))
+        try await prefix.close()
     }
 
     @Test("a snapshot past damage in the log is a note (not compared), not damage of its own")

@@ -101,7 +101,7 @@ struct DescriptionTests {
         // A field named "a.b" and the path a → b; a field in NFD against an index in NFC.
         #expect(FieldPath(field: "a.b", keys: []).description == #""a.b""#)
         #expect(FieldPath("a", "b").description == "a.b")
-        #expect(FieldPath(field: "a", keys: [""]).description == "a.\"\"")
+        #expect(FieldPath(field: "a", keys: [""]).description == "a.")
         var paths = TransactionBuilder(on: Database())
         try paths.createIndex("byDotted", on: "t", fields: [FieldPath(field: "a.b", keys: [])])
         try paths.createIndex("byCafe", on: "t", fields: [FieldPath(field: "caf\u{E9}", keys: [])])

@@ -1,0 +1,63 @@
+import Foundation
+
+extension StoreLog {
+    /// Transaction `t` rebuilt without its log record, for a record that
+    /// does not read back (damaged) while a later snapshot holds what it
+    /// did: the value at `t` is the oldest sound snapshot at or after `t`
+    /// of this history, with the transactions after `t` up to it undone
+    /// (each carries what it replaced); the rebuilt transaction is what
+    /// turns `before` into that value, with `t`'s ID, time, message and
+    /// significance from its summary. Its metadata, kept only in the
+    /// record, is lost. O(snapshot + the transactions between).
+    ///
+    /// `strata repair` copies such a transaction in place of the damaged
+    /// one, so that one damaged record does not cost the history after it.
+    ///
+    /// - Parameters:
+    ///   - t: the transaction, `1...count`.
+    ///   - before: the value at `t - 1`, which the transaction applies to.
+    /// - Throws: ``StoreError/outOfRange(t:current:)`` outside `1...count`;
+    ///   ``StoreError/corruptLog(segment:offset:reason:)`` naming `t`'s
+    ///   record when no snapshot rebuilds it (none at or after `t`, none
+    ///   sound and of this history, or a transaction between that does not
+    ///   read back either), with each snapshot's reason.
+    public func rebuiltTransaction(at t: Int64, applyingTo before: Database) throws -> Transaction {
+        guard t >= 1, t <= count else { throw StoreError.outOfRange(t: t, current: count) }
+        let directory = path + "/snapshots"
+        let candidates = ((try? fileSystem.contents(ofDirectory: directory)) ?? [])
+            .compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
+            .filter { $0.basis >= t && $0.basis <= count }
+            .sorted { $0.basis < $1.basis }
+        var reasons: [String] = []
+        for (basis, name) in candidates {
+            do {
+                let (snapshot, _, basisID) = try SnapshotFile.read(name, in: directory, fileSystem: fileSystem)
+                guard basisID == history.id(of: basis) else {
+                    reasons.append("\(name) was taken from another history")
+                    continue
+                }
+                var after = snapshot
+                for u in stride(from: basis, to: t, by: -1) {
+                    after = try apply(after, inverse(transaction(at: u)))
+                }
+                let summary = history.summary(t)
+                return diff(from: before, to: after).transaction(
+                    t: t,
+                    id: summary.id,
+                    timestamp: summary.timestamp,
+                    message: summary.message,
+                    significance: summary.significance
+                )
+            } catch {
+                reasons.append("\(name): \(error)")
+            }
+        }
+        let position = history.position(t)
+        let found = candidates.isEmpty ? "no snapshot at or after it" : reasons.joined(separator: "; ")
+        throw StoreError.corruptLog(
+            segment: log.segments[position.segment].name,
+            offset: position.offset,
+            reason: "transaction t \(t) cannot be rebuilt: \(found)"
+        )
+    }
+}

@@ -1,0 +1,227 @@
+import Foundation
+import Strata
+import Testing
+
+/// What an app's surroundings do to a store's directory: an early record
+/// damaged behind sound snapshots, a working directory that changes, stray
+/// files named like snapshots, a newer build's files, a lock file deleted,
+/// segments smaller than a header.
+@Suite("Store: the directory's surroundings", .serialized)
+struct StoreDirectoryEdgeTests {
+    /// 60 commits over 4 KiB segments, snapshots at t 30 and t 50, then
+    /// one bit of transaction 2's record flipped (a sealed segment, known
+    /// at open by its summary); with `damageNewestSnapshot`, the last byte
+    /// of snapshot 50 too.
+    static func damagedEarly(_ path: String, damageNewestSnapshot: Bool) async throws {
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.segmentSize = 4_096
+        options.rebuildBudget = nil
+        let store = try await Store.open(at: path, options: options)
+        for i in 1...60 {
+            try await store.transact(message: "write \(i)") { builder in
+                try builder.upsert(
+                    ["n": .int(Int64(i)), "pad": .string(String(repeating: "y", count: 400))],
+                    id: RecordID(i),
+                    into: "items"
+                )
+            }
+            if i == 30 || i == 50 { _ = try await store.snapshot() }
+        }
+        try await store.close()
+        let first = URL(fileURLWithPath: logSegments(path)[0])
+        var bytes = try Data(contentsOf: first)
+        bytes[24 + 500] ^= 0x01
+        try bytes.write(to: first)
+        if damageNewestSnapshot {
+            let newest = URL(fileURLWithPath: snapshotFiles(path).last!)
+            var snapshot = try Data(contentsOf: newest)
+            snapshot[snapshot.count - 1] ^= 0x01
+            try snapshot.write(to: newest)
+        }
+    }
+
+    @Test(
+        "damage before an older sound snapshot costs as-of into it, not the value: the open falls back to that snapshot",
+        arguments: [Recovery.strict, .truncateAtDamage]
+    )
+    func earlyDamageBehindSnapshots(recovery: Recovery) async throws {
+        let path = temporaryStorePath("early-damage")
+        defer { removeStore(path) }
+        try await Self.damagedEarly(path, damageNewestSnapshot: true)
+        var options = StoreOptions()
+        options.recovery = recovery
+        let store = try await Store.open(at: path, options: options)
+        #expect(store.current.basis == 60 && store.current.recordCount == 60, "\(store.warnings)")
+        #expect(store.warnings.contains { if case .skippedSnapshot = $0 { true } else { false } })
+        #expect(!store.warnings.contains { if case .lostTransactions = $0 { true } else { false } })
+        // Nothing sound was removed: snapshot 30 and every segment are still there.
+        #expect(snapshotFiles(path).count == 2)
+        #expect(try await store.database(asOf: 40).recordCount == 40)
+        await #expect(throws: StoreError.self) { _ = try await store.database(asOf: 2) }
+        try await store.close()
+    }
+
+    @Test("a store opened by a relative path writes to itself after the working directory changes")
+    func relativePath() async throws {
+        let first = temporaryStorePath("relative-a")
+        let second = temporaryStorePath("relative-b")
+        defer {
+            removeStore(first)
+            removeStore(second)
+        }
+        let saved = FileManager.default.currentDirectoryPath
+        defer { FileManager.default.changeCurrentDirectoryPath(saved) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.segmentSize = 4_096
+        // A store of the same name in the directory the process moves to.
+        let other = try await Store.open(at: second + "/library.strata", options: options)
+        try await other.transact { try $0.insert(["x": 1], id: 1, into: "other") }
+        try await other.close()
+        try FileManager.default.createDirectory(atPath: first, withIntermediateDirectories: true)
+        FileManager.default.changeCurrentDirectoryPath(first)
+        let store = try await Store.open(at: "library.strata", options: options)
+        #expect(store.path.hasPrefix("/") && store.path.hasSuffix("/library.strata"))
+        FileManager.default.changeCurrentDirectoryPath(second)
+        for i in 1...12 {
+            try await store.transact {
+                try $0.insert(["pad": .bytes([UInt8](repeating: 1, count: 1_000))], id: RecordID(i), into: "t")
+            }
+        }
+        try await store.close()
+        let again = try await Store.open(at: first + "/library.strata")
+        #expect(again.current.basis == 12)
+        try await again.close()
+        let otherAgain = try await Store.open(at: second + "/library.strata")
+        #expect(otherAgain.current.basis == 1 && otherAgain.current.record(1, in: "other") != nil)
+        try await otherAgain.close()
+    }
+
+    @Test("a file named like a snapshot is no evidence of history until its header says so", arguments: [0, 40, 64])
+    func strayFileNamedLikeASnapshot(size: Int) async throws {
+        let path = temporaryStorePath("stray-snapshot")
+        defer { removeStore(path) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        let store = try await Store.open(at: path, options: options)
+        for i in 1...5 { try await store.transact { try $0.insert(["n": .int(Int64(i))], id: RecordID(i), into: "t") } }
+        _ = try await store.snapshot()
+        try await store.close()
+        let stray = path + "/snapshots/snapshot-00000000000000000999.strata"
+        let garbage = [UInt8]((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 37) })
+        // An empty file, garbage, or another store's snapshot (basis 5) under that name.
+        let contents = size == 64 ? try Data(contentsOf: URL(fileURLWithPath: snapshotFiles(path)[0])) : Data(garbage)
+        FileManager.default.createFile(atPath: stray, contents: contents)
+        for recovery in [Recovery.strict, .truncateAtDamage] {
+            var reopen = StoreOptions()
+            reopen.recovery = recovery
+            let again = try await Store.open(at: path, options: reopen)
+            #expect(again.current.basis == 5 && again.current.recordCount == 5)
+            #expect(again.warnings.contains { if case .skippedSnapshot = $0 { true } else { false } })
+            #expect(!again.warnings.contains { if case .lostTransactions = $0 { true } else { false } })
+            try await again.close()
+            #expect(FileManager.default.fileExists(atPath: stray), "the stray file was not the store's to remove")
+        }
+    }
+
+    @Test("a newer build's log segment whose header grew is refused as newer and never cut")
+    func newerSegmentWithALargerHeader() async throws {
+        let path = temporaryStorePath("newer-header")
+        defer { removeStore(path) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+        try await store.close()
+        // Format version 2 with 8 more header bytes, its checksum at its own end.
+        var header = Array("STRATLOG".utf8)
+        withUnsafeBytes(of: UInt32(2).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt64(2).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt64(0).littleEndian) { header += $0 }
+        withUnsafeBytes(of: CRC32C.checksum(header).littleEndian) { header += $0 }
+        let segment = path + "/log/00000000000000000002.log"
+        try Data(header + [UInt8](repeating: 0x77, count: 300)).write(to: URL(fileURLWithPath: segment))
+        for recovery in [Recovery.strict, .truncateAtDamage] {
+            var reopen = StoreOptions()
+            reopen.recovery = recovery
+            await #expect {
+                _ = try await Store.open(at: path, options: reopen)
+            } throws: { error in
+                guard case StoreError.unsupportedVersion(_, let found, _) = error else { return false }
+                return found == 2
+            }
+            #expect(FileManager.default.fileExists(atPath: segment))
+        }
+        // The same header damaged (its checksum no longer closes it anywhere) is damage.
+        var damaged = try Data(contentsOf: URL(fileURLWithPath: segment))
+        damaged[14] ^= 0x40
+        try damaged.write(to: URL(fileURLWithPath: segment))
+        await #expect {
+            _ = try await Store.open(at: path)
+        } throws: { error in
+            if case StoreError.corruptLog = error { true } else { false }
+        }
+    }
+
+    @Test("a second writer is locked out even when the lock file was deleted while the store was open")
+    func lockFileDeleted() async throws {
+        let path = temporaryStorePath("lock-deleted")
+        defer { removeStore(path) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        let first = try await Store.open(at: path, options: options)
+        try await first.transact { try $0.insert(["by": "first"], id: 1, into: "t") }
+        try FileManager.default.removeItem(atPath: path + "/lock")
+        await #expect {
+            _ = try await Store.open(at: path, options: options)
+        } throws: { error in
+            if case StoreError.locked = error { true } else { false }
+        }
+        try await first.transact { try $0.insert(["by": "first"], id: 2, into: "t") }
+        try await first.close()
+        // Closed: the next open takes both locks again.
+        let next = try await Store.open(at: path, options: options)
+        #expect(next.current[table: "t"].count == 2)
+        try await next.close()
+    }
+
+    @Test(
+        "segments no larger than a header: seals at close, reopens, a cut; never two segments of one name",
+        arguments: [1, 24, 100]
+    )
+    func segmentsSmallerThanAHeader(segmentSize: Int) async throws {
+        let path = temporaryStorePath("tiny-segments")
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.segmentSize = segmentSize
+        var t: Int64 = 0
+        for round in 0..<4 {
+            // A large commit and a snapshot: the close seals the segment and
+            // leaves an empty one, which the next open finds active.
+            let store = try await Store.open(at: path, options: options)
+            #expect(store.current.basis == t && store.warnings.isEmpty, "round \(round): \(store.warnings)")
+            try await store.transact {
+                try $0.upsert(["b": .bytes([UInt8](repeating: 3, count: 5 << 20))], id: RecordID(round), into: "t")
+            }
+            _ = try await store.snapshot()
+            try await store.close()
+            let again = try await Store.open(at: path, options: options)
+            try await again.transact { try $0.upsert(["x": .int(Int64(round))], id: RecordID(100 + round), into: "t") }
+            t += 2
+            let names = logSegments(path)
+            #expect(Set(names).count == names.count, "round \(round): \(names)")
+            if round == 2 {
+                try await again.truncate(after: t - 2)
+                t -= 2
+                #expect(again.current.basis == t)
+            }
+            try await again.verify()
+            try await again.close()
+        }
+        let last = try await Store.open(at: path, options: testOptions())
+        #expect(last.current.basis == t && last.warnings.isEmpty, "\(last.warnings)")
+        try await last.verify()
+        try await last.close()
+    }
+}
