@@ -111,6 +111,7 @@ final class KillingFileSystem: FileSystem, @unchecked Sendable {
         try base.syncDirectory(path)
     }
     func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
 }
 

@@ -34,6 +34,11 @@ public protocol FileSystem: Sendable {
     func syncDirectory(_ path: String) throws
     /// Whether `path` exists.
     func exists(_ path: String) -> Bool
+    /// Which file or directory `path` names now (device and inode), or nil
+    /// when it names none or the file system cannot tell: a store checks
+    /// that its directories are still the ones it opened before it creates
+    /// files in them.
+    func identity(of path: String) -> FileIdentity?
     /// Takes the exclusive writer lock of `path` (a file, created if
     /// absent, or a directory), held until the returned file is closed;
     /// throws when another holder has it.
@@ -65,6 +70,24 @@ public protocol StorageFile: AnyObject {
 extension FileSystem {
     /// Opens for reading and writing: a file system that has no read-only mode.
     public func openForReading(_ path: String) throws -> any StorageFile { try open(path, create: false) }
+
+    /// Unknown: a file system that cannot tell files apart is not checked.
+    public func identity(of path: String) -> FileIdentity? { nil }
+}
+
+/// What a path named when it was looked at: its device and inode. A
+/// directory deleted and made again under the same path is another.
+public struct FileIdentity: Hashable, Sendable {
+    /// The device holding the file.
+    public var device: UInt64
+    /// The file's number on that device.
+    public var inode: UInt64
+
+    /// The identity of the file numbered `inode` on `device`.
+    public init(device: UInt64, inode: UInt64) {
+        self.device = device
+        self.inode = inode
+    }
 }
 
 extension StorageFile {
@@ -159,6 +182,12 @@ public struct PosixFileSystem: FileSystem {
 
     public func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0
+    }
+
+    public func identity(of path: String) -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
     public func lock(_ path: String) throws -> any StorageFile {

@@ -32,6 +32,7 @@ struct ReadOnlyFileSystem: FileSystem {
     }
     func syncDirectory(_ path: String) throws {}
     func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { throw Self.refused("lock", path) }
 
     static func refused(_ operation: String, _ path: String) -> FileSystemError {

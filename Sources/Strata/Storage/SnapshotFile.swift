@@ -248,14 +248,24 @@ enum SnapshotFile {
     }
 
     /// Writes `database` durably into `directory`; returns the file name.
+    /// With `identity`, only while `directory` is still that directory
+    /// (not removed, or made again, since the store opened).
     static func write(
         _ database: Database,
         basisID: UUID,
         to directory: String,
         fileSystem: any FileSystem,
-        level: Int32
+        level: Int32,
+        identity: FileIdentity? = nil
     ) throws -> (name: String, size: Int) {
         let bytes = try encode(database, basisID: basisID, level: level)
+        if let identity, fileSystem.identity(of: directory) != identity {
+            throw FileSystemError(
+                operation: "write a snapshot into (removed or replaced since the store opened)",
+                path: directory,
+                code: ESTALE
+            )
+        }
         let name = name(basis: database.basis)
         let temporary = directory + "/" + name + temporarySuffix
         let file = try fileSystem.open(temporary, create: true)

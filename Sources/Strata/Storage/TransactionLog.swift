@@ -1,3 +1,5 @@
+import Foundation
+
 /// The append-only log: segment files of checksummed frames, named by the
 /// sequence number of their first record (`00000000000000000001.log`).
 ///
@@ -61,6 +63,10 @@ final class TransactionLog {
     /// ``sealIfRequested()``) starts a new segment.
     private var sealRequested = false
 
+    /// Which directory `directory` named at open: a new segment or a
+    /// manifest is written only while it still does (nil: not known).
+    private var directoryIdentity: FileIdentity?
+
     /// Total bytes of all segments.
     var byteCount: Int { segments.reduce(0) { $0 + $1.size } }
 
@@ -123,6 +129,7 @@ final class TransactionLog {
     ) throws -> (TransactionLog, Recovered) {
         try fileSystem.createDirectory(directory)
         let log = TransactionLog(directory: directory, fileSystem: fileSystem, segmentLimit: segmentLimit)
+        log.directoryIdentity = fileSystem.identity(of: directory)
         // Only the names segments are given: another file that ends in
         // `.log` is not the store's to read, cut or remove.
         let files = try fileSystem.contents(ofDirectory: directory)
@@ -378,6 +385,7 @@ final class TransactionLog {
         var updated = manifest
         change(&updated)
         guard updated != manifest else { return }
+        try checkDirectory()
         if let manifestDirectory { try updated.write(in: manifestDirectory, fileSystem: fileSystem) }
         manifest = updated
     }
@@ -503,6 +511,19 @@ final class TransactionLog {
         reservedEnd = last.size
     }
 
+    /// Throws when `directory` no longer names the directory it named at
+    /// open: deleted (and perhaps made again, by another open of a new
+    /// store there) while this log was open. Its files would then land in
+    /// another store, or nowhere.
+    func checkDirectory() throws {
+        guard let directoryIdentity, fileSystem.identity(of: directory) != directoryIdentity else { return }
+        throw FileSystemError(
+            operation: "write into the log directory (removed or replaced since the store opened)",
+            path: directory,
+            code: ESTALE
+        )
+    }
+
     /// Whether the next ``append(_:)`` starts a new segment (none is open,
     /// or the last one is full or to be sealed). A segment holding no
     /// record is neither: the next would take its name (its first record's
@@ -547,6 +568,7 @@ final class TransactionLog {
     /// still holds it. When this throws from the tail's sync, the previous
     /// segment's unsynced records may not be durable; after it, they are.
     func startSegment() throws {
+        try checkDirectory()
         // The segment is sealed at its records' size; its sync makes it so.
         try trimReserved()
         try syncTail()

@@ -44,7 +44,7 @@ extension Store {
         // the nearest level zstd has instead.
         let levels = ZstdCompressor.levels
         let level = min(max(options.compressionLevel, levels.lowerBound), levels.upperBound)
-        let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
+        let (directory, fileSystem, identity) = (snapshotDirectory, options.fileSystem, snapshotDirectoryIdentity)
         let queue = snapshotQueue
         let basis = value.basis
         // The value is let go of on the snapshot's thread once written: by
@@ -59,7 +59,8 @@ extension Store {
                     basisID: basisID,
                     to: directory,
                     fileSystem: fileSystem,
-                    level: level
+                    level: level,
+                    identity: identity
                 )
             }
             if case .success(let written) = result {

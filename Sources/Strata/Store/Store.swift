@@ -134,6 +134,7 @@ public actor Store {
         self.published = Mutex(loaded.current)
         self.log = loaded.log
         self.lockFiles = loaded.lockFiles
+        self.snapshotDirectoryIdentity = options.fileSystem.identity(of: path + "/snapshots")
         self.history = loaded.history
         self.checkpoints = Checkpoints(
             interval: options.checkpointInterval,
@@ -153,6 +154,9 @@ public actor Store {
     }
 
     var snapshotDirectory: String { path + "/snapshots" }
+    /// Which directory ``snapshotDirectory`` named at open (see
+    /// ``FileSystem/identity(of:)``): snapshots are written only into it.
+    let snapshotDirectoryIdentity: FileIdentity?
     /// Transactions of at least this many changes, evicted from the cache,
     /// are freed on the upkeep thread (about 100 µs per 1,000 changes).
     static let releasedOffActor = 64

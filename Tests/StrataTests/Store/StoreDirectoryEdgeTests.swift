@@ -125,6 +125,47 @@ struct StoreDirectoryEdgeTests {
         }
     }
 
+    @Test("a store whose directory was deleted and made again by another open writes nothing into the new store")
+    func directoryReplacedWhileOpen() async throws {
+        let path = temporaryStorePath("replaced")
+        defer { removeStore(path) }
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.segmentSize = 4_096
+        let stale = try await Store.open(at: path, options: options)
+        for i in 1...3 {
+            try await stale.transact {
+                try $0.insert(["pad": .bytes([UInt8](repeating: 1, count: 1_000))], id: RecordID(i), into: "old")
+            }
+        }
+        // "Start over" while an old instance still runs: the directory goes,
+        // a new store takes its place.
+        try FileManager.default.removeItem(atPath: path)
+        let fresh = try await Store.open(at: path, options: options)
+        for i in 1...2 {
+            try await fresh.transact { try $0.insert(["n": .int(Int64(i))], id: RecordID(i), into: "fresh") }
+        }
+        try await fresh.close()
+        var failures: [String] = []
+        for i in 4...12 {
+            do {
+                try await stale.transact {
+                    try $0.insert(["pad": .bytes([UInt8](repeating: 1, count: 1_000))], id: RecordID(i), into: "old")
+                }
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        #expect(failures.contains { $0.contains("removed or replaced since the store opened") }, "\(failures)")
+        await #expect(throws: (any Error).self) { _ = try await stale.snapshot() }
+        try? await stale.close()
+        let again = try await Store.open(at: path)
+        #expect(again.current.tableNames == ["fresh"] && again.current.basis == 2, "\(again.current)")
+        #expect(again.warnings.isEmpty, "\(again.warnings)")
+        try await again.verify()
+        try await again.close()
+    }
+
     @Test("a newer build's log segment whose header grew is refused as newer and never cut")
     func newerSegmentWithALargerHeader() async throws {
         let path = temporaryStorePath("newer-header")

@@ -74,6 +74,7 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
         try base.syncDirectory(path)
     }
     func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
 }
 
@@ -144,6 +145,7 @@ final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
     func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
 }
 

@@ -365,5 +365,6 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
     func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
 }
