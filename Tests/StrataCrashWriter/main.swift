@@ -113,6 +113,7 @@ final class KillingFileSystem: FileSystem, @unchecked Sendable {
     func exists(_ path: String) -> Bool { base.exists(path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
 
 final class KillingFile: StorageFile {

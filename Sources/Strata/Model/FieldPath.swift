@@ -98,11 +98,14 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension Unicode.GeneralCategory {
-    /// Control, format, separator (other than space), surrogate and
-    /// unassigned scalars: what a message must not print raw.
+    /// Control, format, separator, space (the ASCII space aside, which
+    /// callers take first), private-use, surrogate and unassigned scalars:
+    /// what a message must not print raw (a no-break space would pass for
+    /// a space).
     var isInvisible: Bool {
         switch self {
-        case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+        case .control, .format, .spaceSeparator, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse,
+            .unassigned:
             return true
         default:
             return false

@@ -51,10 +51,11 @@ extension Value: CustomStringConvertible {
         return result + "\""
     }
 
-    /// `text` quoted for a message: `\`, `"` and what would not show
-    /// (control and format characters, separators other than the space,
-    /// unassigned scalars) escaped; other scalars, accented and non-Latin
-    /// letters among them, as they are.
+    /// `text` quoted for a message: `\`, `"` and what would not show or
+    /// would pass for something else (control and format characters,
+    /// separators and spaces other than the space, private-use,
+    /// surrogate and unassigned scalars) escaped; other scalars, accented
+    /// and non-Latin letters among them, as they are.
     static func quoted(_ text: String) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
@@ -65,6 +66,7 @@ extension Value: CustomStringConvertible {
             case "\n": result += "\\n"
             case "\t": result += "\\t"
             case "\r": result += "\\r"
+            case " ": result += " "
             default:
                 if scalar.properties.generalCategory.isInvisible {
                     result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"

@@ -39,10 +39,15 @@ public protocol FileSystem: Sendable {
     /// that its directories are still the ones it opened before it creates
     /// files in them.
     func identity(of path: String) -> FileIdentity?
-    /// Takes the exclusive writer lock of `path` (a file, created if
-    /// absent, or a directory), held until the returned file is closed;
-    /// throws when another holder has it.
+    /// Takes the exclusive writer lock of `path` (created if absent), held
+    /// until the returned file is closed; throws when another holder has it.
     func lock(_ path: String) throws -> any StorageFile
+    /// Takes the exclusive writer lock of the directory at `path`, as
+    /// ``lock(_:)`` does a file's, or returns nil where the file system
+    /// cannot lock a directory. A store holds it beside its lock file, so
+    /// that the lock file deleted under an open store lets no second
+    /// writer in; the directory stays pinned while it is held.
+    func lockDirectory(_ path: String) throws -> (any StorageFile)?
 }
 
 /// An open file. Not shared between threads without a lock (the store's
@@ -73,6 +78,10 @@ extension FileSystem {
 
     /// Unknown: a file system that cannot tell files apart is not checked.
     public func identity(of path: String) -> FileIdentity? { nil }
+
+    /// None: a file system that cannot lock a directory relies on the
+    /// store's lock file alone.
+    public func lockDirectory(_ path: String) throws -> (any StorageFile)? { nil }
 }
 
 /// What a path named when it was looked at: its device and inode. A
@@ -190,13 +199,16 @@ public struct PosixFileSystem: FileSystem {
         return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
     }
 
+    public func lockDirectory(_ path: String) throws -> (any StorageFile)? {
+        try Self.locked(try openForReading(path) as! PosixFile, path)
+    }
+
     public func lock(_ path: String) throws -> any StorageFile {
-        // A directory is locked through a descriptor opened for reading.
-        var status = stat()
-        let file =
-            stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
-            ? try openForReading(path) as! PosixFile
-            : try open(path, create: true) as! PosixFile
+        try Self.locked(try open(path, create: true) as! PosixFile, path)
+    }
+
+    /// `file`, locked (closed, and the error thrown, when it cannot be).
+    private static func locked(_ file: PosixFile, _ path: String) throws -> PosixFile {
         // flock locks belong to the open file description: a second open,
         // in this process or another, is refused until this one closes.
         guard flock(file.descriptor, LOCK_EX | LOCK_NB) == 0 else {

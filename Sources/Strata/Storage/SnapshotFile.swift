@@ -153,7 +153,8 @@ enum SnapshotFile {
     /// - Throws: ``FormatError`` naming `file`; what `source` throws when
     ///   a read fails.
     static func header(of source: Source, size: Int, file: String) throws -> Header {
-        try header(Array(try source.read(0..<min(size, headerSize))), file: file)
+        // Up to a newer version's header, which may have grown.
+        try header(Array(try source.read(0..<min(size, FileHeader.maximumNewerSize))), file: file)
     }
 
     /// Decodes a whole snapshot file, checking every layer.

@@ -47,7 +47,11 @@ extension Store {
             // store, even if this first open is cut short.
             if isNew { try StoreManifest().write(in: path, fileSystem: fileSystem) }
             var (loaded, warnings) = try StoreError.mappingFormat { try load(path: path, options: options) }
-            loaded.lockFiles = lockFiles
+            // The directories the store writes into, held open while it
+            // is: their inodes stay theirs (numbers neither reused nor
+            // renumbered) while it checks them by identity.
+            let pinned = ["/log", "/snapshots"].compactMap { try? fileSystem.openForReading(path + $0) }
+            loaded.lockFiles = lockFiles + pinned
             let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
             // Measures the value off the actor; until then its size is
             // estimated from its record count.
@@ -64,6 +68,9 @@ extension Store {
     static func absolute(_ path: String) -> String {
         guard !path.isEmpty, !path.hasPrefix("/") else { return path }
         let directory = FileManager.default.currentDirectoryPath
+        // No working directory (removed): the path stays relative, and
+        // fails as it would have.
+        guard !directory.isEmpty else { return path }
         return directory.hasSuffix("/") ? directory + path : directory + "/" + path
     }
 
@@ -121,7 +128,7 @@ extension Store {
             do {
                 let file = try fileSystem.lock(path + "/lock")
                 do {
-                    return [file, try fileSystem.lock(path)]
+                    return [file] + (try fileSystem.lockDirectory(path).map { [$0] } ?? [])
                 } catch {
                     file.close()
                     throw error
@@ -153,7 +160,13 @@ extension Store {
                 // What an attempt changed on disk (a cut, a snapshot
                 // removed) is done; what it reported is kept. Each retry
                 // reads from an older start, the last from the first record.
-                precondition(retry.replayFrom < attempt.replayFrom, "open retried from the same start")
+                guard retry.replayFrom < attempt.replayFrom else {
+                    throw StoreError.corruptLog(
+                        segment: "",
+                        offset: 0,
+                        reason: "no snapshot loads and the log before t \(retry.replayFrom) cannot be read whole"
+                    )
+                }
                 attempt.warnings += retry.warnings.filter { !attempt.warnings.contains($0) }
                 attempt.failed.formUnion(retry.failed)
                 attempt.replayFrom = retry.replayFrom
@@ -425,7 +438,8 @@ extension Store {
                 }
                 history.reserveCapacity(history.count + decoded.count)
                 for (summary, position) in zip(decoded, positions) { history.append(summary, at: position) }
-                usedSummaries = true
+                // A segment of no records has nothing to read whole.
+                if !decoded.isEmpty { usedSummaries = true }
                 return true
             }
         ) { payload, position in

@@ -213,8 +213,17 @@ extension Store {
         lastSnapshotBasis = max(lastSnapshotBasis, basis)
         let fileSystem = options.fileSystem
         guard let names = try? fileSystem.contents(ofDirectory: snapshotDirectory) else { return }
+        // Only this history's: a file named past it (a stray, another
+        // store's) is neither kept in place of a snapshot nor removed.
+        let reached = Int64(history.count)
         let snapshots = names.compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
-        for old in snapshots.sorted(by: { $0.basis > $1.basis }).dropFirst(max(1, options.snapshotsKept)) {
+            .filter { $0.basis <= reached }
+            .sorted { $0.basis > $1.basis }
+        // The newest sound ones stay (those open or this store checked);
+        // everything older than the oldest of them goes, damaged or not.
+        let kept = snapshots.filter { snapshotSizes[$0.basis] != nil }.prefix(max(1, options.snapshotsKept))
+        guard let oldestKept = kept.last?.basis else { return }
+        for old in snapshots where old.basis < oldestKept {
             try? fileSystem.remove(snapshotDirectory + "/" + old.name)
             snapshotSizes[old.basis] = nil
         }

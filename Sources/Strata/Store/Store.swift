@@ -35,7 +35,8 @@ public actor Store {
     public nonisolated var current: Database { published.withLock { $0 } }
 
     var log: TransactionLog?
-    /// The store's lock file and its directory, locked while open.
+    /// What the store holds while open: its lock file and directory,
+    /// locked, and the directories it writes into.
     var lockFiles: [any StorageFile]
     /// Every transaction, durable or being synced, by number.
     var history: TransactionHistory

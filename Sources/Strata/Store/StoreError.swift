@@ -60,7 +60,7 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A one-line explanation.
     public var description: String {
         switch self {
-        case .locked(let path): return "store \(path) is open for writing elsewhere (its lock file is held)"
+        case .locked(let path): return "store \(path) is open for writing elsewhere (its lock is held)"
         case let .corruptLog(segment, offset, reason):
             return "log segment \(segment) is damaged at offset \(offset): \(reason)"
         case let .unsupportedVersion(file, found, supported):

@@ -7,8 +7,11 @@ extension StoreLog {
     /// of this history, with the transactions after `t` up to it undone
     /// (each carries what it replaced); the rebuilt transaction is what
     /// turns `before` into that value, with `t`'s ID, time, message and
-    /// significance from its summary. Its metadata, kept only in the
-    /// record, is lost. O(snapshot + the transactions between).
+    /// significance from its summary. What the record alone kept is lost:
+    /// its metadata, what it reverts and what it covers (an undo or a
+    /// combined transaction then reads as an ordinary one), and changes
+    /// that wrote a value equal to the one before (no difference to
+    /// rebuild). O(snapshot + the transactions between).
     ///
     /// `strata repair` copies such a transaction in place of the damaged
     /// one, so that one damaged record does not cost the history after it.

@@ -117,8 +117,10 @@ struct _ValueReader {
         }
     }
 
-    /// A double that fits a `Float` (infinities and NaN pass); an integer
-    /// only when the float holds it exactly.
+    /// A double or an integer that a `Float` holds exactly (infinities
+    /// and NaN pass). A double written otherwise (`4.7` from an import, a
+    /// `Double` field before) is refused, not rounded: a schema upcaster
+    /// for the field (``RecordSchema/upcasters``) can round it on purpose.
     func float(_ slot: _Slot) throws -> Float {
         if slot.tag == .int {
             var reader = slot.reader
@@ -136,7 +138,7 @@ struct _ValueReader {
         // read rounded, and a save of the unchanged model would then
         // write the rounded value back.
         guard !value.isFinite || Float(exactly: value) != nil else {
-            throw corrupted(Float.self, slot, "\(value) is not a Float")
+            throw corrupted(Float.self, slot, "\(value) is not a Float (a schema upcaster can round it)")
         }
         return Float(value)
     }

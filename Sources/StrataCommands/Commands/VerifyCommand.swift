@@ -83,8 +83,8 @@ struct RepairCommand: AsyncParsableCommand {
             IDs, times, messages and metadata, into NEWPATH (which must not hold \
             anything), and reports what was dropped. A transaction whose record \
             does not read back is rebuilt from the next sound snapshot after it \
-            and the transactions between, when they read back (its metadata is \
-            lost); the copy then goes on.
+            and the transactions between, when they read back (its metadata, \
+            and what it reverts or covers, are lost); the copy then goes on.
             """
     )
 
@@ -174,7 +174,7 @@ struct RepairCommand: AsyncParsableCommand {
                     transaction = try log.rebuiltTransaction(at: t, applyingTo: target.current)
                     rebuilt.append(
                         "t \(t) rebuilt from a later snapshot (its record does not read back: \(error)); "
-                            + "its changes are whole, its metadata is lost"
+                            + "its changes are whole; its metadata, and what it reverts or covers, are lost"
                     )
                 } catch let rebuildError {
                     dropped.append(

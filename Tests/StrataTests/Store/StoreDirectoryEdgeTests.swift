@@ -166,6 +166,92 @@ struct StoreDirectoryEdgeTests {
         try await again.close()
     }
 
+    @Test("a stray file named past the history takes no snapshot's place when the store prunes its snapshots")
+    func strayFileKeepsNoSlot() async throws {
+        let path = temporaryStorePath("stray-prune")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.snapshotsKept = 1
+        let store = try await Store.open(at: path, options: options)
+        for i in 1...5 { try await store.transact { try $0.insert(["n": .int(Int64(i))], id: RecordID(i), into: "t") } }
+        _ = try await store.snapshot()
+        try await store.close()
+        let stray = path + "/snapshots/snapshot-00000000000000000999.strata"
+        FileManager.default.createFile(atPath: stray, contents: Data([1, 2, 3]))
+        let again = try await Store.open(at: path, options: options)
+        try await again.transact { try $0.insert(["n": 6], id: 6, into: "t") }
+        let written = try await again.snapshot()
+        try await again.close()
+        let names = snapshotFiles(path).map { URL(fileURLWithPath: $0).lastPathComponent }
+        #expect(Set(names) == [written.name, "snapshot-00000000000000000999.strata"], "\(names)")
+        let third = try await Store.open(at: path, options: options)
+        #expect(third.current.basis == 6)
+        #expect(await third.statistics.snapshotBases == [6])
+        try await third.close()
+    }
+
+    @Test("a newer build's snapshot whose header grew is refused as newer, not skipped as damaged")
+    func newerSnapshotWithALargerHeader() async throws {
+        let path = temporaryStorePath("newer-snapshot")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        try await store.transact { try $0.insert(["n": 1], id: 1, into: "t") }
+        try await store.close()
+        // Format version 9, a 72-byte header closed by its own checksum, basis 1.
+        var header = Array("STRATSNP".utf8)
+        withUnsafeBytes(of: UInt32(9).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt32(0).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt64(1).littleEndian) { header += $0 }
+        header += [UInt8](repeating: 0, count: 68 - header.count)
+        withUnsafeBytes(of: CRC32C.checksum(header).littleEndian) { header += $0 }
+        let file = path + "/snapshots/snapshot-00000000000000000001.strata"
+        try Data(header + [UInt8](repeating: 0x33, count: 100)).write(to: URL(fileURLWithPath: file))
+        await #expect {
+            _ = try await Store.open(at: path)
+        } throws: { error in
+            guard case StoreError.unsupportedVersion(_, let found, _) = error else { return false }
+            return found == 9
+        }
+        #expect(FileManager.default.fileExists(atPath: file))
+    }
+
+    /// A file system written against the protocol before directory locks
+    /// and identities: the defaults (no directory lock, no identity) apply.
+    struct PlainFileSystem: FileSystem {
+        let base = PosixFileSystem()
+        func open(_ path: String, create: Bool) throws -> any StorageFile { try base.open(path, create: create) }
+        func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
+        func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+        func remove(_ path: String) throws { try base.remove(path) }
+        func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+        func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+        func exists(_ path: String) -> Bool { base.exists(path) }
+        func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    }
+
+    @Test("a file system without directory locks or identities still opens, commits, snapshots and reopens")
+    func plainFileSystem() async throws {
+        let path = temporaryStorePath("plain-fs")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.fileSystem = PlainFileSystem()
+        options.segmentSize = 4_096
+        let store = try await Store.open(at: path, options: options)
+        for i in 1...20 {
+            try await store.transact {
+                try $0.insert(["pad": .string(String(repeating: "p", count: 500))], id: RecordID(i), into: "t")
+            }
+        }
+        _ = try await store.snapshot()
+        try await store.close()
+        let again = try await Store.open(at: path, options: options)
+        #expect(again.current.basis == 20)
+        try await again.verify()
+        try await again.close()
+        #expect(RecordID("no\u{A0}break").description == #""no\u{A0}break""#)
+        #expect(RecordID("a b").description == #""a b""#)
+    }
+
     @Test("a newer build's log segment whose header grew is refused as newer and never cut")
     func newerSegmentWithALargerHeader() async throws {
         let path = temporaryStorePath("newer-header")

@@ -76,6 +76,7 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
     func exists(_ path: String) -> Bool { base.exists(path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
 
 final class FaultyFile: StorageFile {
@@ -147,6 +148,7 @@ final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
     func exists(_ path: String) -> Bool { base.exists(path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
 
 final class ReadCountingFile: StorageFile {

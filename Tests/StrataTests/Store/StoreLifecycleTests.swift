@@ -367,4 +367,5 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
     func exists(_ path: String) -> Bool { base.exists(path) }
     func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
