@@ -117,6 +117,8 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
             return "dropped the log from offset \(offset) of segment \(segment): \(reason)"
         case let .skippedSnapshot(file, reason): return "skipped snapshot \(file): \(reason)"
         case let .lostTransactions(t, count, reason):
+            // No count known (the evidence is a file, not a number past t).
+            guard count > 0 else { return "acknowledged history after t \(t) may be lost: \(reason)" }
             return "lost at least \(count) acknowledged transaction(s) after t \(t): \(reason)"
         case .rebuiltManifest(let reason): return "rebuilt the manifest from the log: \(reason)"
         }

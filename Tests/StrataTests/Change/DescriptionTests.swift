@@ -96,6 +96,14 @@ struct DescriptionTests {
         var drop = TransactionBuilder(on: Database())
         try drop.insert(["k": 1], id: 1, into: "t")
         let missing = try #require(throws: ApplyError.self) { try drop.dropIndex("byK", on: "t") }
+        // A loss whose size is not known says so, not "at least 0".
+        #expect(
+            StoreWarning.lostTransactions(after: 5, atLeast: 0, reason: "log segment 7 is missing").description
+                == "acknowledged history after t 5 may be lost: log segment 7 is missing"
+        )
+        #expect(
+            StoreWarning.lostTransactions(after: 5, atLeast: 2, reason: "r").description.hasPrefix("lost at least 2")
+        )
         #expect(missing.description == "cannot drop index t.byK: the table has no index of that name")
 
         // A field named "a.b" and the path a → b; a field in NFD against an index in NFC.
