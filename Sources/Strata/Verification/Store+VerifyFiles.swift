@@ -533,7 +533,18 @@ private struct FileCheck {
     /// Blocks are a cache of the log: each is checked for its header and
     /// checksums (and the zstd frame's), not decoded.
     private mutating func checkBlocks() throws {
-        for name in try fileSystem.contents(ofDirectory: blockDirectory) {
+        let names: [String]
+        do {
+            names = try fileSystem.contents(ofDirectory: blockDirectory)
+        } catch {
+            // A cache: what cannot be listed is rebuilt, not lost.
+            guard fileSystem.exists(blockDirectory) else { return }
+            report.notes.append(
+                "\(blockDirectory): the compaction blocks cannot be read (\(error)); a cache of the log"
+            )
+            return
+        }
+        for name in names {
             let file = blockDirectory + "/" + name
             guard let (level, first) = BlockFile.parse(name) else {
                 if name.hasSuffix(".tmp") { report.notes.append("\(file): a block being written, or cut short") }

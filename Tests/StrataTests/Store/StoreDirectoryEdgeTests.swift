@@ -252,6 +252,23 @@ struct StoreDirectoryEdgeTests {
         #expect(RecordID("a b").description == #""a b""#)
     }
 
+    @Test(
+        "compaction blocks that cannot be listed (their directory replaced by a file) are a note to verify, not damage"
+    )
+    func blocksDirectoryReplaced() async throws {
+        let path = temporaryStorePath("blocks-file")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for i in 1...5 { try await store.transact { try $0.insert(["n": .int(Int64(i))], id: RecordID(i), into: "t") } }
+        try await store.close()
+        try FileManager.default.removeItem(atPath: path + "/blocks")
+        FileManager.default.createFile(atPath: path + "/blocks", contents: Data("not a directory".utf8))
+        let report = try Store.verify(at: path)
+        #expect(report.isSound, "\(report.problems)")
+        #expect(report.notes.contains { $0.contains("compaction blocks cannot be read") }, "\(report.notes)")
+        #expect(report.transactions == 5)
+    }
+
     @Test("a newer build's log segment whose header grew is refused as newer and never cut")
     func newerSegmentWithALargerHeader() async throws {
         let path = temporaryStorePath("newer-header")
