@@ -21,7 +21,8 @@ import Synchronization
 ///     store.current.record(7, in: "songs")?["title"]      // "Blue River"
 ///     try await store.revert(transaction: report.transaction.id)   // undo, recorded
 public actor Store {
-    /// The store's directory.
+    /// The store's directory: the path it was opened with, made absolute
+    /// against the working directory of that moment.
     public nonisolated let path: String
     /// The options it was opened with.
     public nonisolated let options: StoreOptions
