@@ -34,8 +34,12 @@ public struct HistoryFilter: Sendable {
     /// Whether the summary can match (significance and time).
     func matches(_ summary: TransactionSummary) -> Bool {
         if let minimumSignificance, summary.significance < minimumSignificance { return false }
-        if let from, summary.timestamp < from { return false }
-        if let until, summary.timestamp >= until { return false }
+        // On the seconds, so that a timestamp that is not a number (a
+        // commit may carry one) lies in no range, not in every one (Date's
+        // `>=` is `!(<)`, true for NaN).
+        let seconds = summary.timestamp.timeIntervalSinceReferenceDate
+        if let from, !(seconds >= from.timeIntervalSinceReferenceDate) { return false }
+        if let until, !(seconds < until.timeIntervalSinceReferenceDate) { return false }
         return true
     }
 
@@ -117,10 +121,12 @@ extension Store {
     }
 
     /// The value at `date`: after the last transaction stamped at or before
-    /// it. O(transactions after it): summaries only.
+    /// it (one stamped with no number, NaN, is at no date). O(transactions
+    /// after it): summaries only.
     public func database(at date: Date) throws -> Database {
         var t = current.basis
-        while t >= 1, history.summary(t).timestamp > date { t -= 1 }
+        let limit = date.timeIntervalSinceReferenceDate
+        while t >= 1, !(history.summary(t).timestamp.timeIntervalSinceReferenceDate <= limit) { t -= 1 }
         return try database(asOf: t)
     }
 }

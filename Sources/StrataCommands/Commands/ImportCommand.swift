@@ -10,7 +10,8 @@ struct ImportCommand: AsyncParsableCommand {
             Each line is an object: its ID in the --id-field member, its table in \
             "$table" unless --table is given; the other members are its fields (the \
             Strata JSON convention, as `strata export` writes). A record replaces one \
-            with the same ID. Each batch is one transaction; a malformed line is \
+            with the same ID. Each batch is one transaction, and the batches of one \
+            run are one undo action (one undo group); a malformed line is \
             reported with its line number and nothing of its batch is committed \
             (earlier batches stay committed). Blank lines are skipped.
             """
@@ -71,6 +72,9 @@ struct ImportCommand: AsyncParsableCommand {
         )
         let message =
             self.message ?? "Import from \(file == "-" ? "standard input" : (file as NSString).lastPathComponent)"
+        // Every batch of one run in one undo group: an app's Undo takes
+        // back the whole import, not its last batch.
+        let undoGroup = Value.string("strata import \(UUID().uuidString)")
         var imported = 0
         var changed = 0
         var committed: [Int64] = []
@@ -92,7 +96,11 @@ struct ImportCommand: AsyncParsableCommand {
             next = Task.detached { source.next() }
             if parsed.records.isEmpty { continue }
             do {
-                let report = try await store.transact(message: message, significance: .significant) { builder in
+                let report = try await store.transact(
+                    message: message,
+                    significance: .significant,
+                    metadata: [Store.undoGroupKey: undoGroup]
+                ) { builder in
                     for (table, records) in ParsedRecord.byTable(parsed.records) {
                         try builder.upsert(contentsOf: records, into: table)
                     }

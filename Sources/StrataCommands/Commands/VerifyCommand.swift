@@ -82,6 +82,8 @@ struct RepairCommand: AsyncParsableCommand {
             every transaction that reads back and checks, in order, keeping their \
             IDs, times, messages and metadata, into NEWPATH (which must not hold \
             anything), and reports what was dropped. A transaction whose record \
+            in a sealed segment (one known by its summary: the log's last segment \
+            is read record by record, and cut at its first damaged one) \
             does not read back is rebuilt from the next sound snapshot after it \
             and the transactions between, when they read back (its metadata, \
             and what it reverts or covers, are lost); the copy then goes on.

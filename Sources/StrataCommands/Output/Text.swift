@@ -60,11 +60,15 @@ enum Text {
     /// `text` with control characters escaped: a message or a name cannot
     /// move the cursor or recolour the terminal.
     static func safe(_ text: String) -> String {
-        // C0 and C1 controls, and the bidirectional overrides and isolates
-        // (which can make a name read as another).
+        // C0 and C1 controls, the bidirectional overrides and isolates
+        // (which can make a name read as another), the line and paragraph
+        // separators (a line break to a terminal), and the zero-width
+        // space, word joiner and byte-order mark, which do not show at all.
+        // (The zero-width joiners that emoji and scripts need stay.)
         func isUnsafe(_ scalar: Unicode.Scalar) -> Bool {
             switch scalar.value {
             case 0..<0x20, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: return true
+            case 0x2028, 0x2029, 0x200B, 0x2060, 0xFEFF: return true
             default: return false
             }
         }

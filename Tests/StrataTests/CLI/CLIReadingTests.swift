@@ -25,6 +25,22 @@ struct CLIReadingTests {
         #expect((log["count"] as? Int ?? 0) > 3, "segments of 4 KB: several")
     }
 
+    @Test("log: separators and invisible characters in a message are escaped; emoji joiners are kept")
+    func invisibleCharacters() async throws {
+        let path = temporaryStorePath("cli-invisible")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        let family = "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"
+        try await store.transact(message: "a\u{2028}b\u{2029}c\u{200B}d\u{FEFF}e \(family)") {
+            try $0.insert(["n": 1], id: 1, into: "t")
+        }
+        try await store.close()
+        let log = try await StrataRunner.run(["log", path])
+        #expect(log.status == 0, "\(log)")
+        #expect(log.output.contains("a\\u{2028}b\\u{2029}c\\u{200B}d\\u{FEFF}e \(family)"), "\(log.output)")
+        #expect(log.output.split(separator: "\n").count == 1)
+    }
+
     @Test("log: newest first, one line each; --limit, --table, --record, --significant, --since/--until")
     func log() async throws {
         let path = temporaryStorePath("cli-log")

@@ -162,6 +162,30 @@ struct CLIWritingTests {
         #expect(missing.error.contains("no table nope"))
     }
 
+    @Test("import: the batches of one run are one undo action; another run is another")
+    func importIsOneUndoAction() async throws {
+        let path = temporaryStorePath("cli-import-undo")
+        defer { removeStore(path) }
+        let lines = (1...5).map { "{\"$id\":\($0),\"v\":\($0)}" }.joined(separator: "\n") + "\n"
+        let first = try await StrataRunner.run(
+            ["import", path, "-", "--table", "t", "--batch", "2", "--create"],
+            input: lines
+        )
+        #expect(first.status == 0, "\(first)")
+        let more = (6...7).map { "{\"$id\":\($0),\"v\":\($0)}" }.joined(separator: "\n") + "\n"
+        let second = try await StrataRunner.run(["import", path, "-", "--table", "t", "--batch", "1"], input: more)
+        #expect(second.status == 0, "\(second)")
+        let store = try await Store.open(at: path, options: testOptions())
+        #expect(store.current.basis == 5)
+        #expect(try await store.undoAction()?.transactions.count == 2, "the second run: two batches")
+        try await store.undo()
+        #expect(store.current[table: "t"].count == 5)
+        #expect(try await store.undoAction()?.transactions.count == 3, "the first run: three batches")
+        try await store.undo()
+        #expect(store.current[table: "t"].count == 0)
+        try await store.close()
+    }
+
     @Test("import: a malformed line is named by its number and nothing of its batch is committed")
     func malformedLine() async throws {
         let path = temporaryStorePath("cli-import-bad")

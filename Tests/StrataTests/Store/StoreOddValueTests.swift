@@ -6,11 +6,11 @@ import Testing
 /// that are not ordinary numbers, options outside their range.
 @Suite("Store: odd timestamps and options", .serialized)
 struct StoreOddValueTests {
-    @Test("a transaction stamped NaN or ±infinity is durable, reads back, and verifies as sound")
+    @Test("a transaction stamped NaN or ±infinity is durable, reads back, verifies as sound, and lies in no time range")
     func oddTimestamps() async throws {
         let path = temporaryStorePath("odd-times")
         defer { removeStore(path) }
-        let stamps = [Double.nan, -.nan, .infinity, -.infinity, -0.0, .leastNonzeroMagnitude]
+        let stamps = [Double.nan, -.nan, .infinity, -.infinity, -0.0, .leastNonzeroMagnitude, .nan]
         let store = try await Store.open(at: path, options: testOptions())
         for (n, seconds) in stamps.enumerated() {
             var builder = TransactionBuilder(on: store.current)
@@ -28,6 +28,16 @@ struct StoreOddValueTests {
             read.map { $0.timestamp.timeIntervalSinceReferenceDate.bitPattern } == stamps.map { $0.bitPattern }
         )
         #expect(again.current[table: "t"].count == stamps.count)
+        // A timestamp that is no number lies in no time range, and at no date.
+        let seconds = { (t: Double) in Date(timeIntervalSinceReferenceDate: t) }
+        let since = try await again.history(HistoryFilter(from: seconds(-1)), limit: 10).map(\.t)
+        #expect(since == [6, 5, 3])
+        let until = try await again.history(HistoryFilter(until: seconds(1)), limit: 10).map(\.t)
+        #expect(until == [6, 5, 4])
+        let inRange = try await again.history(HistoryFilter(from: seconds(-1), until: seconds(1)), limit: 10).map(\.t)
+        #expect(inRange == [6, 5])
+        #expect(try await again.database(at: seconds(0)).basis == 5)
+        #expect(try await again.database(at: seconds(1)).basis == 6)
         try await again.close()
     }
 
