@@ -243,10 +243,17 @@ struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
     }
 }
 
-/// A record ID on the command line: digits are an integer ID, a UUID is a
-/// UUID ID, anything else a string ID; `int:`, `str:` and `uuid:` say which.
+/// A record ID on the command line: digits are an integer ID (refused
+/// beyond 64 bits), a UUID is a UUID ID, anything else a string ID; `int:`,
+/// `str:` and `uuid:` say which.
 struct RecordIDArgument: ExpressibleByArgument {
     var id: RecordID
+
+    /// Whether `text` is an optional minus and one or more digits.
+    static func isInteger(_ text: String) -> Bool {
+        let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
+        return !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+    }
 
     init?(argument: String) {
         if argument.hasPrefix("str:") {
@@ -259,6 +266,10 @@ struct RecordIDArgument: ExpressibleByArgument {
             id = RecordID(uuid)
         } else if let number = Int64(argument) {
             id = RecordID(number)
+        } else if Self.isInteger(argument) {
+            // Digits beyond a 64-bit integer: no ID of either kind was
+            // meant by guessing (`str:` names a string of digits).
+            return nil
         } else if let uuid = UUID(uuidString: argument) {
             id = RecordID(uuid)
         } else {

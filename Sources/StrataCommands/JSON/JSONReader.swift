@@ -240,6 +240,12 @@ package struct JSONReader {
                 reason: "\(string) is not a finite double (write {\"$double\": \"inf\"} for infinity)"
             )
         }
+        // Below the smallest double: read, it would be 0 (a rounding too
+        // far to accept unasked, as one past the largest is refused).
+        let mantissa = text.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
+        if double == 0, mantissa.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
+            throw Failure(offset: start, reason: "\(string) is below the smallest double: it would read as 0")
+        }
         return .double(double)
     }
 

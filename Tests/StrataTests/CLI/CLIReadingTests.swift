@@ -158,6 +158,11 @@ struct CLIReadingTests {
         #expect(gone.error.contains("no record 40 in table songs"), "\(gone)")
         let before = try await StrataRunner.run(["get", path, "songs", "40", "--as-of", "\(CLIFixtures.removal - 1)"])
         #expect(before.status == 0, "song 40 existed before its delete: \(before)")
+        // Digits beyond 64 bits are no ID to guess at; `str:` names such a string.
+        let huge = try await StrataRunner.run(["get", path, "songs", "99999999999999999999"])
+        #expect(huge.status == 2, "\(huge)")
+        let asString = try await StrataRunner.run(["get", path, "songs", "str:99999999999999999999"])
+        #expect(asString.status == 1 && asString.error.contains("no record"), "\(asString)")
     }
 
     static func plays(of id: Int, in value: Database) -> Int? {

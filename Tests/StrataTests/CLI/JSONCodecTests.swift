@@ -234,6 +234,8 @@ struct JSONCodecTests {
             (#"{"a":1,"a":2}"#, .map(["a": 2])),
             (#"{"$date":"2026-11-24T06:00:00Z"}"#, .date(try #require(JSONDates.parse("2026-11-24T06:00:00Z")))),
             (#"{"$bytes":"","x":1}"#, .map(["$bytes": "", "x": 1])),
+            // Zero written small, and the smallest double: no underflow.
+            ("0e-400", .double(0)), ("-0.000e-999", .double(-0.0)), ("5e-324", .double(.leastNonzeroMagnitude)),
         ]
         for (text, expected) in cases {
             #expect(try Self.read(Array(text.utf8)) == expected, "\(text)")
@@ -247,6 +249,7 @@ struct JSONCodecTests {
             "\"\\udc00\"", "\"\\u12\"", "1 2", "{\"$bytes\": 5}", "{\"$ref\": {\"table\": 1, \"id\": 2}}",
             "{\"$double\": \"big\"}",
             "\"\u{0}\"", "[" + String(repeating: "[", count: 200) + "]", "12345678901234567890", "1e400", "-1e400",
+            "1e-400", "-2.5e-330", "0.000001e-320",
             "{\"$map\": 1}", "{\"$double\": \"nan:7ff8\"}", "{\"$double\": \"nan:zz\"}",
             "{\"$double\": \"nan:-1\"}", "{\"$double\": \"nan:fff80000000000000\"}",
         ]
