@@ -96,10 +96,22 @@ struct ShowCommand: AsyncParsableCommand {
         let t = try transaction.t(in: log)
         guard t >= 1 else { throw CommandFailure.usage("\(common.path): t 0 is the empty value, not a transaction") }
         let shown = try await common.failing { try log.transaction(at: t) }
+        // What it reverts (an undo, a revert) and the transactions it
+        // stands for (a combined one), with their numbers where known.
+        let reverts = shown.reverts.map { id in (id: id, t: log.t(of: id)) }
         if common.json {
+            let revertsJSON: JSON =
+                reverts.map {
+                    .object([("id", .string($0.id.uuidString)), ("t", $0.t.map { JSON.int(Int64($0)) } ?? .null)])
+                }
+                ?? .null
+            let covers = JSON.array(
+                shown.covers.map { .object([("t", .int($0.t)), ("id", .string($0.id.uuidString))]) }
+            )
             console.json(
                 .object(
                     TransactionJSON.summary(shown) + [("metadata", TransactionJSON.metadata(shown.metadata))]
+                        + [("reverts", revertsJSON), ("covers", covers)]
                         + TransactionJSON.changes(shown.changes, indexChanges: shown.indexChanges)
                 )
             )
@@ -111,6 +123,15 @@ struct ShowCommand: AsyncParsableCommand {
         console.line("message       \(Text.safe(shown.message))")
         for (key, value) in shown.metadata.sorted(by: { $0.key < $1.key }) {
             console.line("meta          \(Text.safe(key.string)): \(Text.safe(Text.value(value)))")
+        }
+        if let reverts {
+            let at = reverts.t.map { " (t \(Text.count($0)))" } ?? ""
+            console.line("reverts       \(reverts.id.uuidString)\(at)")
+        }
+        if !shown.covers.isEmpty {
+            let first = shown.covers.map(\.t).min()!
+            let last = shown.covers.map(\.t).max()!
+            console.line("covers        \(Text.count(shown.covers.count, "transaction")) (t \(first)…\(last))")
         }
         console.line("changes       \(Text.changeSummary(shown))")
         console.line()

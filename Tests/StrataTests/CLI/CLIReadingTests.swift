@@ -25,6 +25,29 @@ struct CLIReadingTests {
         #expect((log["count"] as? Int ?? 0) > 3, "segments of 4 KB: several")
     }
 
+    @Test("show: a revert names what it reverts, in text and JSON")
+    func showReverts() async throws {
+        let path = temporaryStorePath("cli-show-reverts")
+        defer { removeStore(path) }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let log = try await StoreLog.open(at: path)
+        let all = try log.transactions(limit: Int(value.basis))
+        let revert = try #require(all.first { $0.reverts != nil })
+        let reverted = try #require(revert.reverts)
+        let revertedT = try #require(log.t(of: reverted))
+        let text = try await StrataRunner.run(["show", path, "\(revert.t)"])
+        #expect(text.status == 0, "\(text)")
+        #expect(text.output.contains("reverts       \(reverted.uuidString) (t \(revertedT))"), "\(text.output)")
+        let json = try await StrataRunner.run(["show", path, "\(revert.t)", "--json"]).object()
+        let reverts = try #require(json["reverts"] as? [String: Any])
+        #expect(reverts["id"] as? String == reverted.uuidString && reverts["t"] as? Int == Int(revertedT))
+        #expect((json["covers"] as? [Any])?.isEmpty == true)
+        // An ordinary transaction reverts nothing.
+        let plain = try await StrataRunner.run(["show", path, "1", "--json"]).object()
+        #expect(plain["reverts"] is NSNull)
+        #expect(!(try await StrataRunner.run(["show", path, "1"]).output.contains("reverts")))
+    }
+
     @Test("log: separators and invisible characters in a message are escaped; emoji joiners are kept")
     func invisibleCharacters() async throws {
         let path = temporaryStorePath("cli-invisible")
