@@ -6,6 +6,12 @@ extension Store {
     /// store's one snapshot task, so ``truncate(after:)`` and ``close()``
     /// wait for it like for a background one.
     /// - Returns: the snapshot's file name and size in bytes.
+    /// - Throws: ``StoreError/closed`` after ``close()``, ``StoreError/readOnly(path:)``
+    ///   on a read-only store; `FileSystemError`
+    ///   when the file cannot be written (a full disk; the snapshot
+    ///   directory removed or replaced since the store opened, ESTALE), or
+    ///   a compression error. Nothing is lost: the log holds everything,
+    ///   and a later snapshot tries again.
     @discardableResult
     public func snapshot() async throws -> (name: String, size: Int) {
         try await writeSnapshot { $0.current }

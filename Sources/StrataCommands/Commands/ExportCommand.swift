@@ -115,6 +115,9 @@ struct ExportCommand: AsyncParsableCommand {
         // chunks (JSON arrays) already in place.
         var pending: [[UInt8]] = []
         for batchStart in stride(from: 0, to: chunkCount, by: lanes * 2) {
+            // The reader went away (`| head`): what is left would be
+            // encoded for no one.
+            if console.isClosed { return }
             let batch = batchStart..<min(chunkCount, batchStart + lanes * 2)
             let outputs = LaneResults<[UInt8]>(count: batch.count)
             let clashes = LaneResults<(id: RecordID, field: Key)?>(count: batch.count)

@@ -69,6 +69,11 @@ final class Console {
         send(bytes)
     }
 
+    /// Whether standard output has gone (its reader closed it, `| head`,
+    /// or a write failed): nothing more is written, and a long output can
+    /// stop making what no one reads.
+    var isClosed: Bool { closed }
+
     /// Whether any byte went to standard output: a failure's JSON object
     /// is printed only on an output that holds nothing else.
     nonisolated(unsafe) static var hasWritten = false
