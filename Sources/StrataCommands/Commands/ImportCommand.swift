@@ -89,7 +89,8 @@ struct ImportCommand: AsyncParsableCommand {
             case .failure(let error):
                 failure = CommandFailure(
                     .failed,
-                    "\(file) line \(error.line): \(error.reason); nothing of its batch (lines \(error.lines)) was committed"
+                    "\(file == "-" ? "standard input" : file) line \(error.line): \(error.reason); "
+                        + "nothing of its batch (lines \(error.lines)) was committed"
                 )
                 break reading
             }

@@ -157,7 +157,10 @@ extension JSONReader {
             } else if Self.same(name, "$seconds"), seconds == nil {
                 skipSpace()
                 switch try? number() {
-                case .int(let value)?: seconds = Double(value)
+                // Not exact as a double: the general reading refuses it.
+                case .int(let value)?:
+                    guard let exact = Double(exactly: value) else { return false }
+                    seconds = exact
                 case .double(let value)?: seconds = value
                 default: return false
                 }

@@ -386,7 +386,13 @@ package struct JSONReader {
                 let value: Double
                 switch seconds {
                 case .double(let number): value = number
-                case .int(let number): value = Double(number)
+                case .int(let number):
+                    // A date's seconds are a double: an integer it cannot
+                    // hold would be rounded.
+                    guard let exact = Double(exactly: number) else {
+                        throw failure("$seconds \(number) is not exact as a date's seconds (a double)")
+                    }
+                    value = exact
                 default: throw failure("$seconds must be a number")
                 }
                 // The seconds are exact; a `$date` beside them (hand-edited,

@@ -205,6 +205,12 @@ struct CLIWritingTests {
         #expect(store.current[table: "songs"].count == 2, "the first batch (lines 1–3) only")
         #expect(store.current.basis == 1)
         try await store.close()
+        // From a pipe, the input is named as such.
+        let piped = try await StrataRunner.run(
+            ["import", path, "-", "--table", "songs"],
+            input: #"{"$id": 7, "title": "seven"}"# + "\n" + #"{"$id": 8, "title": "#
+        )
+        #expect(piped.status == 1 && piped.error.contains("standard input line 2"), "\(piped)")
 
         for (line, reason) in [
             (#"{"title": "no id"}"#, "no $id member"), (#"[1, 2]"#, "expected an object"),

@@ -160,6 +160,8 @@ struct RecordLineTests {
             (#"{"$id":1.5}"#, false),
             (#"{"$id":1,"n":99999999999999999999}"#, false),
             (#"{"$id":1,"n":1e400}"#, false),
+            (#"{"$id":1,"n":1e-400}"#, false),
+            (#"{"$id":1,"d":{"$seconds":9007199254740993}}"#, false),
             (#"{"$id":1} x"#, false),
             (#"{"a":1}"#, false),
             (#"[1]"#, false),
