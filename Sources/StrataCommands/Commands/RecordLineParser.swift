@@ -103,6 +103,15 @@ package struct RecordLineParser: Sendable {
         return records
     }
 
+    /// What a line that is no JSON object may be instead: UTF-16 (every
+    /// other byte zero, or its byte-order mark), which import does not read.
+    static func hint(_ text: UnsafeBufferPointer<UInt8>) -> String {
+        let utf16Mark = text.count >= 2 && (text[0] == 0xFF && text[1] == 0xFE || text[0] == 0xFE && text[1] == 0xFF)
+        let zeros = text.prefix(64).filter { $0 == 0 }.count
+        guard utf16Mark || (text.count >= 4 && zeros * 3 >= min(text.count, 64)) else { return "" }
+        return "; this looks like UTF-16 text: import reads UTF-8 (convert it first, e.g. iconv -f UTF-16 -t UTF-8)"
+    }
+
     /// The record of `text`, line number `line`, read the general way:
     /// members as values, then packed. Any line the direct reading
     /// (`JSONReader.record`) reads, this reads to the same record.
@@ -111,7 +120,7 @@ package struct RecordLineParser: Sendable {
         do {
             members = try JSONReader.object(text)
         } catch {
-            throw Failure(line: number, reason: "not a JSON object: \(error)")
+            throw Failure(line: number, reason: "not a JSON object: \(error)" + Self.hint(text))
         }
         var fields: [(Key, Value)] = []
         fields.reserveCapacity(members.count)
@@ -148,7 +157,15 @@ package struct RecordLineParser: Sendable {
                     + "the most a value may is \(Value.maximumNesting)"
             )
         }
-        guard let id else { throw Failure(line: number, reason: "no \(idField) member (the record's ID)") }
+        guard let id else {
+            // A whole JSON document (`export --format json`): tables of records.
+            let document =
+                !members.isEmpty && members.allSatisfy { if case .list = $0.1 { true } else { false } }
+                ? "; this looks like a JSON document of tables (export --format json): import reads JSON lines, "
+                    + "one record a line (export's default format)"
+                : ""
+            throw Failure(line: number, reason: "no \(idField) member (the record's ID)" + document)
+        }
         guard let lineTable else {
             throw Failure(line: number, reason: "no $table member (or give --table)")
         }

@@ -211,6 +211,17 @@ struct CLIWritingTests {
             input: #"{"$id": 7, "title": "seven"}"# + "\n" + #"{"$id": 8, "title": "#
         )
         #expect(piped.status == 1 && piped.error.contains("standard input line 2"), "\(piped)")
+        // A JSON document of tables, and UTF-16 text: named for what they are.
+        let document = try await StrataRunner.run(
+            ["import", path, "-"],
+            input: #"{"songs": [{"$id": 1, "title": "one"}], "albums": []}"# + "\n"
+        )
+        #expect(document.status == 1 && document.error.contains("looks like a JSON document"), "\(document)")
+        let utf16 = path + ".utf16"
+        defer { try? FileManager.default.removeItem(atPath: utf16) }
+        try #"{"$id": 1, "title": "one"}"#.write(toFile: utf16, atomically: true, encoding: .utf16)
+        let wide = try await StrataRunner.run(["import", path, utf16, "--table", "songs"])
+        #expect(wide.status == 1 && wide.error.contains("looks like UTF-16"), "\(wide)")
 
         for (line, reason) in [
             (#"{"title": "no id"}"#, "no $id member"), (#"[1, 2]"#, "expected an object"),
