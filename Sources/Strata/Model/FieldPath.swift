@@ -92,7 +92,7 @@ public struct FieldPath: Hashable, Sendable, CustomStringConvertible {
                 }
             }
             guard !plain else { return text }
-            return exact ? Value.escaped(text) : Value.quoted(text)
+            return Value.quoted(text, exact: exact)
         }.joined(separator: ".")
     }
 }

@@ -38,37 +38,27 @@ extension Value: CustomStringConvertible {
 
     /// `text` quoted, with `\`, `"` and every scalar outside printable
     /// ASCII escaped.
-    static func escaped(_ text: String) -> String {
+    static func escaped(_ text: String) -> String { quoted(text, exact: true) }
+
+    /// `text` quoted for a message: `\`, `"` and what would not show or
+    /// would pass for something else (control and format characters,
+    /// separators and spaces other than the space, private-use,
+    /// surrogate and unassigned scalars) escaped; other scalars, accented
+    /// and non-Latin letters among them, as they are. `exact`: every
+    /// scalar outside printable ASCII escaped, as ``escaped(_:)``.
+    static func quoted(_ text: String, exact: Bool = false) -> String {
         var result = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": result += "\\\""
             case "\\": result += "\\\\"
             case " "..."~": result.unicodeScalars.append(scalar)
-            default: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-            }
-        }
-        return result + "\""
-    }
-
-    /// `text` quoted for a message: `\`, `"` and what would not show or
-    /// would pass for something else (control and format characters,
-    /// separators and spaces other than the space, private-use,
-    /// surrogate and unassigned scalars) escaped; other scalars, accented
-    /// and non-Latin letters among them, as they are.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\0": result += "\\0"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case " ": result += " "
+            case "\0" where !exact: result += "\\0"
+            case "\n" where !exact: result += "\\n"
+            case "\t" where !exact: result += "\\t"
+            case "\r" where !exact: result += "\\r"
             default:
-                if scalar.properties.generalCategory.isInvisible {
+                if exact || scalar.properties.generalCategory.isInvisible {
                     result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     result.unicodeScalars.append(scalar)

@@ -82,6 +82,20 @@ extension FileSystem {
     /// None: a file system that cannot lock a directory relies on the
     /// store's lock file alone.
     public func lockDirectory(_ path: String) throws -> (any StorageFile)? { nil }
+
+    /// Throws ESTALE, naming `what` the write puts there, when `directory`
+    /// no longer names the directory whose identity is `expected`: deleted
+    /// (and perhaps made again, by another open of a new store there)
+    /// since the store opened, so that what is written would land in
+    /// another store, or nowhere. Nil `expected` (not known): no check.
+    func checkIdentity(of directory: String, is expected: FileIdentity?, writing what: String) throws {
+        guard let expected, identity(of: directory) != expected else { return }
+        throw FileSystemError(
+            operation: "write \(what) (removed or replaced since the store opened)",
+            path: directory,
+            code: ESTALE
+        )
+    }
 }
 
 /// What a path named when it was looked at: its device and inode. A

@@ -260,13 +260,7 @@ enum SnapshotFile {
         identity: FileIdentity? = nil
     ) throws -> (name: String, size: Int) {
         let bytes = try encode(database, basisID: basisID, level: level)
-        if let identity, fileSystem.identity(of: directory) != identity {
-            throw FileSystemError(
-                operation: "write a snapshot into (removed or replaced since the store opened)",
-                path: directory,
-                code: ESTALE
-            )
-        }
+        try fileSystem.checkIdentity(of: directory, is: identity, writing: "a snapshot into")
         let name = name(basis: database.basis)
         let temporary = directory + "/" + name + temporarySuffix
         let file = try fileSystem.open(temporary, create: true)

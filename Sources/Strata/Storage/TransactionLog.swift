@@ -1,5 +1,3 @@
-import Foundation
-
 /// The append-only log: segment files of checksummed frames, named by the
 /// sequence number of their first record (`00000000000000000001.log`).
 ///
@@ -512,16 +510,9 @@ final class TransactionLog {
     }
 
     /// Throws when `directory` no longer names the directory it named at
-    /// open: deleted (and perhaps made again, by another open of a new
-    /// store there) while this log was open. Its files would then land in
-    /// another store, or nowhere.
+    /// open (``FileSystem/checkIdentity(of:is:writing:)``).
     func checkDirectory() throws {
-        guard let directoryIdentity, fileSystem.identity(of: directory) != directoryIdentity else { return }
-        throw FileSystemError(
-            operation: "write into the log directory (removed or replaced since the store opened)",
-            path: directory,
-            code: ESTALE
-        )
+        try fileSystem.checkIdentity(of: directory, is: directoryIdentity, writing: "into the log directory")
     }
 
     /// Whether the next ``append(_:)`` starts a new segment (none is open,

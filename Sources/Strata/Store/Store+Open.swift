@@ -199,6 +199,10 @@ extension Store {
         var replayFrom: Int64
         /// Snapshots on disk that belong to the history kept, newest first.
         var bases: [(basis: Int64, name: String)]
+        /// Their checked headers and file sizes, by name, as read to tell
+        /// snapshots from files only named like them (none for a newer
+        /// build's, whose header this build does not read).
+        var headers: [String: (header: SnapshotFile.Header, size: Int)]
         /// Whether a segment was known by its summary only.
         var usedSummaries: Bool
         var warnings: [StoreWarning]
@@ -266,7 +270,7 @@ extension Store {
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
                 snapshotSizes.merge(
-                    olderSnapshots(bases[(position + 1)...], history: history, in: snapshotDirectory, options: options),
+                    olderSnapshots(bases[(position + 1)...], headers: read.headers, history: history),
                     uniquingKeysWith: { kept, _ in kept }
                 )
                 // A store whose snapshot covers its whole log, left with a
@@ -321,20 +325,18 @@ extension Store {
     }
 
     /// The older snapshots on disk that are starts for as-of: each one's
-    /// header read (not its payload) and its basis transaction's ID
-    /// checked against the history, so that a snapshot of a history since
-    /// cut and grown again, a damaged header or a version 1 file (no ID)
-    /// is left out. By basis, the file sizes. O(snapshots).
+    /// header (as `readLog` read it, not its payload) and its basis
+    /// transaction's ID checked against the history, so that a snapshot of
+    /// a history since cut and grown again, a damaged header or a version 1
+    /// file (no ID) is left out. By basis, the file sizes. O(snapshots).
     private static func olderSnapshots(
         _ bases: ArraySlice<(basis: Int64, name: String)>,
-        history: TransactionHistory,
-        in directory: String,
-        options: StoreOptions
+        headers: [String: (header: SnapshotFile.Header, size: Int)],
+        history: TransactionHistory
     ) -> [Int64: Int] {
         var sizes: [Int64: Int] = [:]
         for (basis, name) in bases {
-            guard let expected = history.id(of: basis),
-                let (header, size) = try? SnapshotFile.header(of: name, in: directory, fileSystem: options.fileSystem),
+            guard let expected = history.id(of: basis), let (header, size) = headers[name],
                 header.basis == basis, header.basisID == expected
             else { continue }
             sizes[basis] = size
@@ -386,11 +388,15 @@ extension Store {
         // neither a start nor evidence of history past the log. Left in
         // place, reported at every open. A newer build's is kept, for the
         // value phase to refuse.
+        var headers: [String: (header: SnapshotFile.Header, size: Int)] = [:]
         bases.removeAll { basis, name in
             let reason: String
             do {
-                let (header, _) = try SnapshotFile.header(of: name, in: snapshotDirectory, fileSystem: fileSystem)
-                guard header.basis != basis else { return false }
+                let (header, size) = try SnapshotFile.header(of: name, in: snapshotDirectory, fileSystem: fileSystem)
+                guard header.basis != basis else {
+                    headers[name] = (header, size)
+                    return false
+                }
                 reason = "its header names basis t \(header.basis), its name t \(basis)"
             } catch let error as FormatError where error.isNewerVersion {
                 return false
@@ -580,6 +586,7 @@ extension Store {
             tail: tail,
             replayFrom: replayFrom,
             bases: bases,
+            headers: headers,
             usedSummaries: usedSummaries,
             warnings: warnings,
             reservedNames: reservedNames
