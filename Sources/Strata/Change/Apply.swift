@@ -89,10 +89,11 @@ extension Database {
     /// copying the paths this value owns alone (a replay that holds its
     /// value nowhere else changes it node by node). O(changes · log16 n).
     ///
-    /// `noting` is called with each record's update (the record before
-    /// and after): as each change is applied to a table without indexes
-    /// and a few changes, else once all of the table's changes (and index
-    /// updates) are.
+    /// With `digest`, returns for each table the transaction changed the
+    /// sum, wrapping, of `digest(id, after) - digest(id, before)` over its
+    /// changed records (an absent record counts 0): what the table's sum
+    /// of record digests moves by. A large table's digests are taken on
+    /// the cores that apply its changes. Without `digest`, returns nothing.
     ///
     /// - Throws: ``ApplyError``, leaving the value partly changed: a caller
     ///   that goes on after an error must have kept a copy of the value
@@ -100,11 +101,12 @@ extension Database {
     ///
     /// With `inverted`, it applies the inverse of `transaction` (see
     /// ``inverse(_:)``), building no inverse of a large table's changes.
+    @discardableResult
     mutating func _apply(
         _ transaction: Transaction,
         inverted: Bool = false,
-        noting: ((Key, RecordUpdate) -> Void)? = nil
-    ) throws {
+        digest: (@Sendable (RecordID, Record) -> UInt64)? = nil
+    ) throws -> [(table: Key, sum: UInt64)] {
         // Index declarations are few: their inverse is built whole.
         let indexChanges =
             inverted ? transaction.indexChanges.mapValues { $0.mapValues(\.inverse) } : transaction.indexChanges
@@ -116,32 +118,36 @@ extension Database {
             try table.removeIndexes(for: indexChanges, tableName: name)
             _tables[name] = table
         }
+        var sums: [(table: Key, sum: UInt64)] = []
         for (name, tableChanges) in transaction.changes {
             // Taken out, so that a table this value alone holds is changed in place.
             var table = _tables.removeValue(forKey: name) ?? Table()
             let concurrent = tableChanges.count >= Table.concurrentApplyMinimum
-            if concurrent, table.indexes.isEmpty, noting == nil {
-                try table.applyUnnoted(tableChanges, inverted: inverted, tableName: name)
+            if concurrent, table.indexes.isEmpty {
+                let sum = try table.applyConcurrently(tableChanges, inverted: inverted, tableName: name, digest: digest)
+                if digest != nil { sums.append((name, sum)) }
                 if !table.isVacant { _tables[name] = table }
                 continue
             }
             let changes = inverted ? tableChanges.mapValues(\.inverse) : tableChanges
+            var sum: UInt64 = 0
             if concurrent {
                 let updates = try table.apply(changes, tableName: name)
-                if !table.indexes.isEmpty { try table.updateIndexes(updates, tableName: name) }
-                if let noting { for update in updates { noting(name, update) } }
+                try table.updateIndexes(updates, tableName: name)
+                if let digest { for update in updates { sum &+= update.digestChange(digest) } }
             } else if table.indexes.isEmpty {
                 for (id, change) in changes {
                     let update = try table.apply(change, to: id, tableName: name)
-                    noting?(name, update)
+                    if let digest { sum &+= update.digestChange(digest) }
                 }
             } else {
                 var updates: [RecordUpdate] = []
                 updates.reserveCapacity(changes.count)
                 for (id, change) in changes { updates.append(try table.apply(change, to: id, tableName: name)) }
                 try table.updateIndexes(updates, tableName: name)
-                if let noting { for update in updates { noting(name, update) } }
+                if let digest { for update in updates { sum &+= update.digestChange(digest) } }
             }
+            if digest != nil { sums.append((name, sum)) }
             if !table.isVacant { _tables[name] = table }
         }
         for (name, indexChanges) in indexChanges {
@@ -150,6 +156,16 @@ extension Database {
             if !table.isVacant { _tables[name] = table }
         }
         _basis = inverted ? transaction.basis : transaction.t
+        return sums
+    }
+}
+
+extension RecordUpdate {
+    /// What this update moves a sum of `digest` over its table's records by
+    /// (wrapping).
+    @inline(__always)
+    func digestChange(_ digest: (RecordID, Record) -> UInt64) -> UInt64 {
+        (new.map { digest(id, $0) } ?? 0) &- (old.map { digest(id, $0) } ?? 0)
     }
 }
 
@@ -274,17 +290,33 @@ extension Table {
     }
 
     /// ``apply(_:tableName:)`` without the updates, for a table without
-    /// indexes whose caller does not note them: a large run (an as-of
-    /// hundreds of thousands of changes away) would otherwise build and
-    /// free a record update per change.
+    /// indexes: a large run (an as-of hundreds of thousands of changes
+    /// away, a verify's replay of an import) would otherwise build and free
+    /// a record update per change. With `digest`, returns what the table's
+    /// sum of `digest` over its records moves by (taken on the cores that
+    /// apply the changes); else 0.
     ///
     /// With `inverted`, each change is applied reversed (its
     /// ``Change/inverse``), without building the inverse.
-    mutating func applyUnnoted(_ changes: PersistentMap<RecordID, Change>, inverted: Bool, tableName: Key) throws {
+    mutating func applyConcurrently(
+        _ changes: PersistentMap<RecordID, Change>,
+        inverted: Bool,
+        tableName: Key,
+        digest: (@Sendable (RecordID, Record) -> UInt64)?
+    ) throws -> UInt64 {
         let parts = 2 * ProcessInfo.processInfo.activeProcessorCount
-        _ = try records.update(with: changes, maximumParts: parts) { id, change, stored in
-            _ = try Self.apply(change, reversed: inverted, to: &stored, id: id, tableName: tableName)
+        guard let digest else {
+            _ = try records.update(with: changes, maximumParts: parts) { id, change, stored in
+                _ = try Self.apply(change, reversed: inverted, to: &stored, id: id, tableName: tableName)
+            }
+            return 0
         }
+        let moves = try records.update(with: changes, maximumParts: parts) { id, change, stored in
+            let before = stored.map { digest(id, $0) } ?? 0
+            _ = try Self.apply(change, reversed: inverted, to: &stored, id: id, tableName: tableName)
+            return (stored.map { digest(id, $0) } ?? 0) &- before
+        }
+        return moves.reduce(0, &+)
     }
 }
 

@@ -14,8 +14,9 @@ extension Store {
     /// read: a partial last record of a write in progress is a note, not
     /// damage). Damage is reported, not thrown: every file is checked
     /// whatever an earlier one held. O(store size): reads every byte once,
-    /// keeping one segment or snapshot in memory at a time besides the
-    /// replayed value.
+    /// keeping one segment and one snapshot in memory at a time besides
+    /// the replayed value (a snapshot is compared on another core while
+    /// the replay goes on).
     ///
     /// - Throws: ``StoreError/noStore(path:)`` and ``StoreError/notAStore(path:reason:)``
     ///   for a path that holds no store; ``StoreError/unsupportedVersion(file:found:supported:)``
@@ -41,7 +42,7 @@ extension Store {
 }
 
 /// One run of ``Store/verify(at:fileSystem:)``.
-private struct FileCheck {
+struct FileCheck {
     let path: String
     let fileSystem: any FileSystem
     var report = VerificationReport()
@@ -68,6 +69,9 @@ private struct FileCheck {
     /// (the whole check then ends as opening the store would, not as
     /// "sound", and a newer build's records are not reported as damage).
     var newerFile: (any Error)?
+    /// Snapshots being compared on other threads, in the order the
+    /// replay reached them (see `compareSnapshot(_:basis:)`).
+    var comparisons: [SnapshotComparison] = []
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -98,6 +102,23 @@ private struct FileCheck {
             SnapshotFile.reserveNames(of: $0.value, in: snapshotDirectory, fileSystem: fileSystem)
         }
         defer { reserved.map(FieldNames.release) }
+        do {
+            try checkFiles(manifest: manifest)
+        } catch {
+            // A snapshot compared meanwhile was reached first: its error
+            // (a newer format) is the one the check ends with.
+            try finishComparisons()
+            throw error
+        }
+        try finishComparisons()
+        if let value, let indexProblem = value._indexProblem() {
+            problem(path, "the value the log replays to: \(indexProblem)")
+        }
+    }
+
+    /// Everything but the snapshots the replay reached, whose comparisons
+    /// may still be running when it returns.
+    private mutating func checkFiles(manifest: StoreManifest?) throws {
         if let snapshot = pendingSnapshots[0] { try compareSnapshot(snapshot, basis: 0) }
         try checkLog(listedNewest: manifest?.newestSegment ?? 0)
         if let cut = manifest?.pendingCut {
@@ -128,9 +149,6 @@ private struct FileCheck {
             }
         }
         try checkBlocks()
-        if let value, let indexProblem = value._indexProblem() {
-            problem(path, "the value the log replays to: \(indexProblem)")
-        }
     }
 
     // MARK: Manifest
@@ -279,9 +297,9 @@ private struct FileCheck {
 
     /// Decodes each record (on every core), checks it follows the one
     /// before, and replays it; compares the replay with each snapshot it
-    /// reaches. The replayed value is held here alone, so each transaction
-    /// changes its nodes in place: no path is copied, and no value before
-    /// is freed node by node.
+    /// reaches. The replayed value is held here alone (but for a snapshot
+    /// comparison in progress), so each transaction changes its nodes in
+    /// place: no path is copied, and no value before is freed node by node.
     /// - Returns: the entries the segment's summary must list.
     private mutating func replay(
         _ frames: [LogScanner.Frame],
@@ -345,18 +363,8 @@ private struct FileCheck {
                     // Held here alone, so that its nodes change in place.
                     value = nil
                     do {
-                        // A transaction's changes come table by table;
-                        // the sums take them once all of them applied.
-                        var sums: [(table: Key, sum: UInt64)] = []
-                        try current._apply(transaction) { name, update in
-                            if sums.last?.table != name { sums.append((name, 0)) }
-                            if let old = update.old {
-                                sums[sums.count - 1].sum &-= SnapshotFile.recordDigest(update.id, old)
-                            }
-                            if let new = update.new {
-                                sums[sums.count - 1].sum &+= SnapshotFile.recordDigest(update.id, new)
-                            }
-                        }
+                        // The sums take a transaction's changes once all of them applied.
+                        let sums = try current._apply(transaction, digest: SnapshotFile.recordDigest)
                         for (table, sum) in sums { recordDigests[table, default: 0] &+= sum }
                         value = current
                     } catch {
@@ -474,57 +482,6 @@ private struct FileCheck {
         }
         if summary.entries != entries {
             problem(file, "lists records that are not its segment's")
-        }
-    }
-
-    // MARK: Snapshots
-
-    private mutating func compareSnapshot(_ name: String, basis: Int64) throws {
-        pendingSnapshots[basis] = nil
-        report.snapshots += 1
-        let file = snapshotDirectory + "/" + name
-        let bytes: [UInt8]
-        do {
-            let handle = try fileSystem.openForReading(file)
-            defer { handle.close() }
-            bytes = try handle.read(at: 0, count: try handle.size())
-        } catch let error as FileSystemError where error.code == ENOENT {
-            // Pruned since it was listed (a writer at work).
-            report.snapshots -= 1
-            return
-        } catch {
-            problem(file, "cannot be read: \(error)")
-            return
-        }
-        report.bytes += bytes.count
-        do {
-            if let value {
-                let (difference, basisID) = try SnapshotFile.difference(
-                    bytes,
-                    file: file,
-                    from: value,
-                    recordDigests: recordDigests
-                )
-                if let basisID, basisID != (basis == 0 ? UUID(uuid: UUID.zero) : ids.last) {
-                    report.notes.append(
-                        "\(file): taken from another history (its transaction \(basisID) is not this log's t \(basis)); "
-                            + "open skips it, and a writing open that reaches it removes it"
-                    )
-                } else if let difference {
-                    problem(file, "differs from the log replayed to t \(basis): \(difference)")
-                }
-            } else {
-                // No replay to compare with: its indexes against its own records.
-                report.notes.append(
-                    "\(file): the log's replay stopped before its basis t \(basis) (above); "
-                        + "checked against its own records only, not compared with the log"
-                )
-                let (snapshot, _) = try SnapshotFile.decode(bytes, file: file)
-                if let indexProblem = snapshot._indexProblem() { problem(file, indexProblem) }
-            }
-        } catch {
-            if error.isNewerVersion { throw StoreError(error.in(file)) }
-            problem(file, at: error.offset, error.reason)
         }
     }
 

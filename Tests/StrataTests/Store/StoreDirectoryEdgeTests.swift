@@ -213,6 +213,14 @@ struct StoreDirectoryEdgeTests {
             return found == 9
         }
         #expect(FileManager.default.fileExists(atPath: file))
+        // Verify compares it on another thread while the replay goes on,
+        // and ends as open does.
+        #expect {
+            _ = try Store.verify(at: path)
+        } throws: { error in
+            guard case StoreError.unsupportedVersion(_, let found, _) = error else { return false }
+            return found == 9
+        }
     }
 
     /// A file system written against the protocol before directory locks

@@ -1,0 +1,198 @@
+import Foundation
+import Synchronization
+
+extension FileCheck {
+    /// Compares the snapshot `name` with the replay at `basis`. With a
+    /// replayed value the comparison runs on another thread while the
+    /// replay goes on (it holds a copy of the value, so the replay copies
+    /// the paths it changes until the comparison ends); its findings are
+    /// placed in the report where they would have been had it run here
+    /// (`finishComparisons()`). Without one, the snapshot is checked
+    /// against its own records, here.
+    /// - Throws: for a snapshot of a newer format: this one's when there is
+    ///   no replay, else the one compared before (from
+    ///   `finishComparisons()`, which also ends this one's).
+    mutating func compareSnapshot(_ name: String, basis: Int64) throws {
+        pendingSnapshots[basis] = nil
+        report.snapshots += 1
+        let file = snapshotDirectory + "/" + name
+        guard let value else {
+            try checkAlone(file, basis: basis)
+            return
+        }
+        // One at a time: each holds a snapshot's bytes and an older value.
+        try finishComparisons()
+        comparisons.append(
+            SnapshotComparison(
+                file: file,
+                basis: basis,
+                basisID: basis == 0 ? UUID(uuid: UUID.zero) : ids.last,
+                value: value,
+                recordDigests: recordDigests,
+                fileSystem: fileSystem,
+                problemsBefore: report.problems.count,
+                notesBefore: report.notes.count
+            )
+        )
+    }
+
+    /// Waits for every comparison started, and puts what each found in the
+    /// report at the place it was started from, in order.
+    /// - Throws: the first comparison's error for a snapshot of a newer
+    ///   format, once all have ended.
+    mutating func finishComparisons() throws {
+        var newer: (any Error)?
+        var inserted = (problems: 0, notes: 0)
+        for comparison in comparisons {
+            let (problems, notes) = (report.problems.count, report.notes.count)
+            do {
+                try settle(comparison.wait(), of: comparison)
+            } catch {
+                newer = newer ?? error
+            }
+            let found = (Array(report.problems[problems...]), Array(report.notes[notes...]))
+            report.problems.removeSubrange(problems...)
+            report.notes.removeSubrange(notes...)
+            report.problems.insert(contentsOf: found.0, at: comparison.problemsBefore + inserted.problems)
+            report.notes.insert(contentsOf: found.1, at: comparison.notesBefore + inserted.notes)
+            inserted.problems += found.0.count
+            inserted.notes += found.1.count
+        }
+        comparisons = []
+        if let newer { throw newer }
+    }
+
+    /// Records what a comparison found.
+    private mutating func settle(_ outcome: SnapshotComparison.Outcome, of comparison: SnapshotComparison) throws {
+        let file = comparison.file
+        switch outcome {
+        case .pruned:
+            report.snapshots -= 1
+        case .unreadable(let error):
+            problem(file, "cannot be read: \(error)")
+        case .compared(let size, let result):
+            report.bytes += size
+            switch result {
+            case .success(let (difference, basisID)):
+                if let basisID, basisID != comparison.basisID {
+                    report.notes.append(
+                        "\(file): taken from another history (its transaction \(basisID) is not this log's "
+                            + "t \(comparison.basis)); open skips it, and a writing open that reaches it removes it"
+                    )
+                } else if let difference {
+                    problem(file, "differs from the log replayed to t \(comparison.basis): \(difference)")
+                }
+            case .failure(let error):
+                if error.isNewerVersion { throw StoreError(error.in(file)) }
+                problem(file, at: error.offset, error.reason)
+            }
+        }
+    }
+
+    /// A snapshot the replay did not reach whole: its indexes against its
+    /// own records.
+    private mutating func checkAlone(_ file: String, basis: Int64) throws {
+        let bytes: [UInt8]
+        switch SnapshotComparison.read(file, fileSystem: fileSystem) {
+        case .pruned:
+            report.snapshots -= 1
+            return
+        case .unreadable(let error):
+            problem(file, "cannot be read: \(error)")
+            return
+        case .read(let read):
+            bytes = read
+        }
+        report.bytes += bytes.count
+        report.notes.append(
+            "\(file): the log's replay stopped before its basis t \(basis) (above); "
+                + "checked against its own records only, not compared with the log"
+        )
+        do {
+            let (snapshot, _) = try SnapshotFile.decode(bytes, file: file)
+            if let indexProblem = snapshot._indexProblem() { problem(file, indexProblem) }
+        } catch {
+            if error.isNewerVersion { throw StoreError(error.in(file)) }
+            problem(file, at: error.offset, error.reason)
+        }
+    }
+}
+
+/// One snapshot compared with the replayed value at its basis, on another
+/// thread from the moment it is made.
+final class SnapshotComparison: Sendable {
+    /// What the comparison found.
+    enum Outcome: Sendable {
+        /// Removed since it was listed (a writer at work).
+        case pruned
+        case unreadable(String)
+        /// Read (this many bytes) and compared: the difference (nil:
+        /// none) and the basis ID the file names, or its damage.
+        case compared(size: Int, Result<(difference: String?, basisID: UUID?), FormatError>)
+    }
+
+    let file: String
+    let basis: Int64
+    /// The ID of the log's transaction at `basis` (nil: unknown).
+    let basisID: UUID?
+    /// How many problems and notes the report held when it was started.
+    let problemsBefore: Int
+    let notesBefore: Int
+    private let done = DispatchGroup()
+    private let outcome = Mutex<Outcome?>(nil)
+
+    init(
+        file: String,
+        basis: Int64,
+        basisID: UUID?,
+        value: Database,
+        recordDigests: [Key: UInt64],
+        fileSystem: any FileSystem,
+        problemsBefore: Int,
+        notesBefore: Int
+    ) {
+        self.file = file
+        self.basis = basis
+        self.basisID = basisID
+        self.problemsBefore = problemsBefore
+        self.notesBefore = notesBefore
+        DispatchQueue.global().async(group: done) {
+            let found: Outcome
+            switch Self.read(file, fileSystem: fileSystem) {
+            case .pruned: found = .pruned
+            case .unreadable(let error): found = .unreadable(error)
+            case .read(let bytes):
+                let result = Result { () throws(FormatError) in
+                    try SnapshotFile.difference(bytes, file: file, from: value, recordDigests: recordDigests)
+                }
+                found = .compared(size: bytes.count, result)
+            }
+            self.outcome.withLock { $0 = found }
+        }
+    }
+
+    /// The outcome, once the comparison has ended.
+    func wait() -> Outcome {
+        done.wait()
+        return outcome.withLock { $0! }
+    }
+
+    /// A snapshot file's bytes.
+    enum Read {
+        case pruned
+        case unreadable(String)
+        case read([UInt8])
+    }
+
+    static func read(_ file: String, fileSystem: any FileSystem) -> Read {
+        do {
+            let handle = try fileSystem.openForReading(file)
+            defer { handle.close() }
+            return .read(try handle.read(at: 0, count: try handle.size()))
+        } catch let error as FileSystemError where error.code == ENOENT {
+            return .pruned
+        } catch {
+            return .unreadable("\(error)")
+        }
+    }
+}
