@@ -774,13 +774,18 @@ extension SnapshotFile {
         DispatchQueue.concurrentPerform(iterations: count, execute: body)
     }
 
-    /// Runs one worker per core (at most `count`); each takes task numbers
-    /// from `next()` until it returns nil, so per-worker state (a zstd
-    /// context, a buffer) is made once per core, not once per task.
-    static func parallelWorkers(_ count: Int, _ worker: @Sendable (_ next: () -> Int?) -> Void) {
+    /// Runs one worker per core (at most `count`, and at most `maximum`
+    /// when given); each takes task numbers from `next()` until it returns
+    /// nil, so per-worker state (a zstd context, a buffer) is made once per
+    /// core, not once per task. One worker runs on the calling thread.
+    static func parallelWorkers(
+        _ count: Int,
+        maximum: Int? = nil,
+        _ worker: @Sendable (_ next: () -> Int?) -> Void
+    ) {
         guard count > 0 else { return }
         let cursor = Atomic<Int>(0)
-        let workers = min(count, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        let workers = min(count, maximum ?? .max, max(1, ProcessInfo.processInfo.activeProcessorCount))
         parallel(workers) { _ in
             worker {
                 let i = cursor.wrappingAdd(1, ordering: .relaxed).oldValue

@@ -10,13 +10,16 @@ extension SnapshotFile {
     /// `recordDigests`, `value`'s per table; index entries with `value`'s
     /// at the same offsets), so what a read spends building tries is not
     /// spent. A version 1 or 2 file is read whole and compared.
+    /// `workers` bounds the threads the chunks are compared on (nil: one
+    /// per core; 1: the calling thread alone).
     /// - Returns: the difference, and the basis transaction's ID (nil in v1).
     /// - Throws: ``FormatError`` for damage, as ``read(_:in:fileSystem:)`` does.
     static func difference(
         _ bytes: [UInt8],
         file: String,
         from value: Database,
-        recordDigests: [Key: UInt64]
+        recordDigests: [Key: UInt64],
+        workers: Int? = nil
     ) throws(FormatError) -> (difference: String?, basisID: UUID?) {
         let header = try header(bytes, file: file)
         guard header.version >= 3 else {
@@ -27,7 +30,7 @@ extension SnapshotFile {
         let opened = try readingMemory { try openChunked(source, size: bytes.count, header: header, file: file) }
         // Nothing decoded is kept: the names reserved go back.
         defer { FieldNames.release(opened.held) }
-        let outcomes = try compareChunks(source, opened: opened, with: value)
+        let outcomes = try compareChunks(source, opened: opened, with: value, workers: workers)
         return (differenceOfChunks(source, opened, outcomes, value, recordDigests), header.basisID)
     }
 
@@ -44,9 +47,12 @@ extension SnapshotFile {
     /// lookup per record into a million-record trie was a cache miss per
     /// level. Only a table whose sums differ is compared record by record
     /// (to name one that differs).
-    private static func compareChunks(_ source: Source, opened: OpenedChunks, with value: Database) throws(FormatError)
-        -> [ChunkOutcome]
-    {
+    private static func compareChunks(
+        _ source: Source,
+        opened: OpenedChunks,
+        with value: Database,
+        workers: Int?
+    ) throws(FormatError) -> [ChunkOutcome] {
         let layout = opened.layout
         let targets = layout.tables.map { value.tables[$0.name] }
         // Each entries chunk's first offset in its index: the chunks of one
@@ -61,7 +67,7 @@ extension SnapshotFile {
         let outcomes = Mutex([ChunkOutcome?](repeating: nil, count: layout.chunks.count))
         let failure = Mutex<FormatError?>(nil)
         let usedNames = Mutex([Bool](repeating: false, count: layout.names.count))
-        parallelWorkers(layout.chunks.count) { next in
+        parallelWorkers(layout.chunks.count, maximum: workers) { next in
             var used = [Bool](repeating: false, count: layout.names.count)
             var raw: [UInt8] = []
             while let i = next(), failure.withLock({ $0 == nil }) {

@@ -156,14 +156,24 @@ final class SnapshotComparison: Sendable {
         self.basisID = basisID
         self.problemsBefore = problemsBefore
         self.notesBefore = notesBefore
-        DispatchQueue.global().async(group: done) {
+        // On a thread of its own, and on it alone: the replay's decoding
+        // runs on the shared pool, whose threads (one per core) a
+        // comparison on every core held until it ended, while the replay
+        // waited for its next transactions.
+        DispatchQueue(label: "Strata verify: snapshot comparison").async(group: done) {
             let found: Outcome
             switch Self.read(file, fileSystem: fileSystem) {
             case .pruned: found = .pruned
             case .unreadable(let error): found = .unreadable(error)
             case .read(let bytes):
                 let result = Result { () throws(FormatError) in
-                    try SnapshotFile.difference(bytes, file: file, from: value, recordDigests: recordDigests)
+                    try SnapshotFile.difference(
+                        bytes,
+                        file: file,
+                        from: value,
+                        recordDigests: recordDigests,
+                        workers: 1
+                    )
                 }
                 found = .compared(size: bytes.count, result)
             }
