@@ -35,7 +35,8 @@ extension Store {
         // (a command about to exit) need not wait for. Not the stores'
         // upkeep thread, whose work it would hold up.
         if let value = check.value.take() {
-            DispatchQueue.global(qos: .utility).async { withExtendedLifetime(value) {} }
+            let parcel = Parcel(consume value)
+            DispatchQueue.global(qos: .utility).async { parcel.drop() }
         }
         return check.report
     }
@@ -409,10 +410,10 @@ struct FileCheck {
             }
         }
 
-        /// Drops `run` on another thread, usually (the caller's reference
-        /// may outlive the other thread's).
+        /// Drops `run` on another thread, which frees what only it held.
         static func release(_ run: consuming [Result<Transaction, any Error>]) {
-            DispatchQueue.global().async { [run] in withExtendedLifetime(run) {} }
+            let parcel = Parcel(consume run)
+            DispatchQueue.global().async { parcel.drop() }
         }
 
         /// The run's transactions, in order, once decoded.

@@ -114,7 +114,8 @@ struct ImportCommand: AsyncParsableCommand {
                 progress.update(bytes: parsed.bytesRead, records: imported)
                 // The value before the batch (the paths the batch copied)
                 // is freed beside the next commit, not before it.
-                Self.releaser.async { withExtendedLifetime(report) {} }
+                let parcel = Parcel(consume report)
+                Self.releaser.async { parcel.drop() }
             } catch is NothingChanged {
                 imported += parsed.records.count
             } catch {

@@ -307,7 +307,8 @@ extension Store {
         // is memory no budget counts (gigabytes). Past a short backlog the
         // caller frees its own garbage.
         guard upkeepQueue.backlog < maximumReleaseBacklog else { return }
-        upkeepQueue.async { withExtendedLifetime(moved) {} }
+        let parcel = Parcel(consume moved)
+        upkeepQueue.async { parcel.drop() }
     }
 
     /// Releases waiting for the upkeep thread, past which the caller frees.
