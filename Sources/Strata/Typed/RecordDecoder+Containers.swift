@@ -12,6 +12,9 @@ struct _RecordDecoding: Decoder {
     let source: Source
     let codingPath: [any CodingKey]
     let context: _DecodingContext
+    /// The type being decoded, when known: what a map or list found as
+    /// another kind was expected to be.
+    var decoding: Any.Type?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     init(record bytes: [UInt8], context: _DecodingContext) {
@@ -20,10 +23,11 @@ struct _RecordDecoding: Decoder {
         self.context = context
     }
 
-    init(slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext) {
+    init(slot: _Slot, codingPath: [any CodingKey], context: _DecodingContext, decoding: Any.Type? = nil) {
         source = .value(slot)
         self.codingPath = codingPath
         self.context = context
+        self.decoding = decoding
     }
 
     private var reader: _ValueReader { _ValueReader(context: context, codingPath: codingPath) }
@@ -45,7 +49,7 @@ struct _RecordDecoding: Decoder {
             context.recordContainer = (ObjectIdentifier(Key.self), entry)
             return entry.container
         case .value(let slot):
-            return try reader.keyed(slot)
+            return try reader.keyed(slot, as: decoding ?? [String: Value].self)
         }
     }
 
@@ -58,7 +62,7 @@ struct _RecordDecoding: Decoder {
                 .init(codingPath: codingPath, debugDescription: "a record is keyed by its fields")
             )
         case .value(let slot):
-            return try reader.unkeyed(slot)
+            return try reader.unkeyed(slot, as: decoding ?? [Value].self)
         }
     }
 
@@ -232,12 +236,18 @@ final class _KeyedStorage {
 
     /// The value `key` reads: the record's ID for the ID key; the field;
     /// for a record under a schema, a renamed field's old one, upcast, or
-    /// the default. Nil when there is none.
-    private func slot(_ key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
-        try slot(named: key.stringValue, key: key, transformed: transformed)
+    /// the default. Nil when there is none. `type`, what the caller reads,
+    /// names what was expected when an upcaster fails.
+    private func slot(_ key: any CodingKey, as type: Any.Type = Any.self, transformed: Bool = true) throws -> _Slot? {
+        try slot(named: key.stringValue, key: key, as: type, transformed: transformed)
     }
 
-    private func slot(named name: String, key: any CodingKey, transformed: Bool = true) throws -> _Slot? {
+    private func slot(
+        named name: String,
+        key: any CodingKey,
+        as type: Any.Type = Any.self,
+        transformed: Bool = true
+    ) throws -> _Slot? {
         guard isRecord else { return stored(name) }
         let resolved = context.nameID(name)
         if resolved.isRecordIDKey, let recordID = context.recordID {
@@ -262,7 +272,7 @@ final class _KeyedStorage {
             do {
                 slot = _Slot(try upcaster(found.value))
             } catch {
-                context.fail(codingPath + [key], expected: Any.self, found: found.kind)
+                context.fail(codingPath + [key], expected: type, found: found.kind)
                 throw DecodingError.dataCorrupted(
                     .init(codingPath: codingPath + [key], debugDescription: "the upcaster failed: \(error)")
                 )
@@ -273,7 +283,7 @@ final class _KeyedStorage {
     }
 
     private func required(_ key: any CodingKey, _ type: Any.Type) throws -> _Slot {
-        guard let slot = try slot(key) else {
+        guard let slot = try slot(key, as: type) else {
             context.fail(codingPath + [key], expected: type, found: "nothing")
             throw DecodingError.keyNotFound(
                 key,
@@ -389,7 +399,7 @@ final class _KeyedStorage {
         try reader(key).integer(type, required(key, type))
     }
     func decode<T: Decodable>(_ type: T.Type, forKey key: any CodingKey) throws -> T {
-        if let slot = try slot(key) { return try reader(key).decode(type, slot) }
+        if let slot = try slot(key, as: type) { return try reader(key).decode(type, slot) }
         // A record keeps no nulls: a nil written through `encode(_:forKey:)`
         // (an optional behind a generic parameter or a property wrapper) is
         // an absent field, and reads back as the nil it was.
@@ -399,7 +409,7 @@ final class _KeyedStorage {
 
     /// A missing field or a null reads as nil; any other value must decode.
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: any CodingKey) throws -> T? {
-        guard let slot = try slot(key), !slot.isNull else { return nil }
+        guard let slot = try slot(key, as: type), !slot.isNull else { return nil }
         return try reader(key).decode(type, slot)
     }
 

@@ -177,15 +177,20 @@ struct _ValueReader {
         return url
     }
 
-    /// A map's keyed container. - Throws: `typeMismatch` for another kind.
-    func keyed<Key: CodingKey>(_ slot: _Slot) throws -> KeyedDecodingContainer<Key> {
-        guard slot.tag == .map else { throw mismatch([String: Value].self, slot) }
+    /// A map's keyed container, for a value of `type`. - Throws:
+    /// `typeMismatch` for another kind.
+    func keyed<Key: CodingKey>(
+        _ slot: _Slot,
+        as type: Any.Type = [String: Value].self
+    ) throws -> KeyedDecodingContainer<Key> {
+        guard slot.tag == .map else { throw mismatch(type, slot) }
         return KeyedDecodingContainer(_KeyedDecoding<Key>(map: slot, codingPath: codingPath, context: context))
     }
 
-    /// A list's unkeyed container. - Throws: `typeMismatch` for another kind.
-    func unkeyed(_ slot: _Slot) throws -> any UnkeyedDecodingContainer {
-        guard slot.tag == .list else { throw mismatch([Value].self, slot) }
+    /// A list's unkeyed container, for a value of `type`. - Throws:
+    /// `typeMismatch` for another kind.
+    func unkeyed(_ slot: _Slot, as type: Any.Type = [Value].self) throws -> any UnkeyedDecodingContainer {
+        guard slot.tag == .list else { throw mismatch(type, slot) }
         return _UnkeyedDecoding(list: slot, codingPath: codingPath, context: context)
     }
 
@@ -203,7 +208,9 @@ struct _ValueReader {
         case is UUID.Type: return try uuid(slot) as! T
         case is URL.Type: return try url(slot) as! T
         default:
-            let value = try T(from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context))
+            let value = try T(
+                from: _RecordDecoding(slot: slot, codingPath: codingPath, context: context, decoding: T.self)
+            )
             // A stored map's keys and list's strings differ by their bytes,
             // a `[String: V]`'s keys and a `Set<String>`'s elements by
             // canonical equivalence: "caf\u{E9}" and "cafe\u{301}" would
@@ -212,7 +219,36 @@ struct _ValueReader {
             if slot.tag == .map || slot.tag == .list, let strings = value as? any _StringCollection {
                 try checkDistinct(strings._count, slot, type)
             }
+            // A map read into `[Int: V]` (or keys of another type): "1" and
+            // "01" would become one key, and "007" would be saved back as "7".
+            if slot.tag == .map, T.self is any _KeyedByCodingKeys.Type, let keyed = value as? any _KeyedByCodingKeys {
+                try checkKeys(keyed._keyTexts, slot, type)
+            }
             return value
+        }
+    }
+
+    /// Refuses a dictionary read from the map at `slot` whose keys, written
+    /// back (`texts`), are not the map's keys: keys merged (two stored keys
+    /// read as one) or rewritten (a key stored in another form than its
+    /// type writes). Saving such a model back would change the map.
+    private func checkKeys(_ texts: [String], _ slot: _Slot, _ type: Any.Type) throws {
+        // `[String: V]` keys are checked by `checkDistinct`.
+        if type is any _StringCollection.Type { return }
+        var reader = slot.reader
+        _ = reader.valueTag()
+        let count = Int(reader.varint())
+        var written = Set(texts.map { Strata.Key($0) })
+        for _ in 0..<count {
+            let key = Strata.Key(reader.string())
+            guard written.remove(key) != nil else {
+                let why =
+                    texts.count < count
+                    ? "reads as the same key as another: the model would merge them"
+                    : "is not written as the model writes its keys: it would be saved back renamed"
+                throw corrupted(type, slot, "the map's key \(Value.quoted(key.string)) \(why)")
+            }
+            reader.skipValue()
         }
     }
 
@@ -239,6 +275,17 @@ struct _ValueReader {
             "the \(what) are \(count) distinct Strings: some differ only in Unicode normalization"
         )
     }
+}
+
+/// A dictionary whose keys are stored as map keys through their coding
+/// keys (`[Int: V]`, an enum keyed dictionary), other than `[String: V]`.
+protocol _KeyedByCodingKeys {
+    /// How each key is written as a map key.
+    var _keyTexts: [String] { get }
+}
+
+extension Dictionary: _KeyedByCodingKeys where Key: CodingKeyRepresentable {
+    var _keyTexts: [String] { keys.map { $0.codingKey.stringValue } }
 }
 
 /// A `[String: V]` or a `Set<String>`: its keys or elements compare by
