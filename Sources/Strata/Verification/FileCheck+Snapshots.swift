@@ -7,21 +7,22 @@ extension FileCheck {
     /// replay goes on (it holds a copy of the value, so the replay copies
     /// the paths it changes until the comparison ends); its findings are
     /// placed in the report where they would have been had it run here
-    /// (`finishComparisons()`). Without one, the snapshot is checked
-    /// against its own records, here.
-    /// - Throws: for a snapshot of a newer format: this one's when there is
-    ///   no replay, else the one compared before (from
-    ///   `finishComparisons()`, which also ends this one's).
+    /// (`finishComparisons(waiting:)`), and a newer format it finds is kept
+    /// as of `basis` (`noteNewer(_:at:)`). Without one, the snapshot is
+    /// checked against its own records, here.
+    /// - Throws: for a snapshot of a newer format checked here.
     mutating func compareSnapshot(_ name: String, basis: Int64) throws {
         pendingSnapshots[basis] = nil
         report.snapshots += 1
         let file = snapshotDirectory + "/" + name
+        // One at a time: each holds a snapshot's bytes and an older value.
+        finishComparisons()
         guard let value else {
             try checkAlone(file, basis: basis)
             return
         }
-        // One at a time: each holds a snapshot's bytes and an older value.
-        try finishComparisons()
+        // The check ends with the newer file found before this one.
+        if newerFile != nil { return }
         comparisons.append(
             SnapshotComparison(
                 file: file,
@@ -36,19 +37,21 @@ extension FileCheck {
         )
     }
 
-    /// Waits for every comparison started, and puts what each found in the
-    /// report at the place it was started from, in order.
-    /// - Throws: the first comparison's error for a snapshot of a newer
-    ///   format, once all have ended.
-    mutating func finishComparisons() throws {
-        var newer: (any Error)?
+    /// Waits for the comparisons started (without `waiting`, takes those
+    /// that have ended, up to the first that has not), and puts what each
+    /// found in the report at the place it was started from, in order; a
+    /// snapshot of a newer format is kept (`noteNewer(_:at:)`).
+    mutating func finishComparisons(waiting: Bool = true) {
         var inserted = (problems: 0, notes: 0)
+        var finished = 0
         for comparison in comparisons {
+            guard let outcome = waiting ? comparison.wait() : comparison.outcomeIfEnded() else { break }
+            finished += 1
             let (problems, notes) = (report.problems.count, report.notes.count)
             do {
-                try settle(comparison.wait(), of: comparison)
+                try settle(outcome, of: comparison)
             } catch {
-                newer = newer ?? error
+                noteNewer(error, at: comparison.basis)
             }
             let found = (Array(report.problems[problems...]), Array(report.notes[notes...]))
             report.problems.removeSubrange(problems...)
@@ -58,8 +61,7 @@ extension FileCheck {
             inserted.problems += found.0.count
             inserted.notes += found.1.count
         }
-        comparisons = []
-        if let newer { throw newer }
+        comparisons.removeFirst(finished)
     }
 
     /// Records what a comparison found.
@@ -185,6 +187,11 @@ final class SnapshotComparison: Sendable {
     func wait() -> Outcome {
         done.wait()
         return outcome.withLock { $0! }
+    }
+
+    /// The outcome if the comparison has ended, else nil (without waiting).
+    func outcomeIfEnded() -> Outcome? {
+        outcome.withLock { $0 }
     }
 
     /// A snapshot file's bytes.

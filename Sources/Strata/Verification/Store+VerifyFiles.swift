@@ -15,8 +15,9 @@ extension Store {
     /// damage). Damage is reported, not thrown: every file is checked
     /// whatever an earlier one held. O(store size): reads every byte once,
     /// keeping one segment and one snapshot in memory at a time besides
-    /// the replayed value (a snapshot is compared on another core while
-    /// the replay goes on).
+    /// the replayed value. A snapshot is compared on another core while the
+    /// replay goes on, holding the value at its basis: until it ends, what
+    /// the replay changes is copied (at most the value's size again).
     ///
     /// - Throws: ``StoreError/noStore(path:)`` and ``StoreError/notAStore(path:reason:)``
     ///   for a path that holds no store; ``StoreError/unsupportedVersion(file:found:supported:)``
@@ -65,11 +66,13 @@ struct FileCheck {
     /// damaged, missing or out of sequence (nil: none).
     var reached: Int64 = 0
     var damagedFrom: Int64?
-    /// A snapshot the replay reached, or a log record, in a format newer
-    /// than this build reads: thrown once the replay of its segment ends
-    /// (the whole check then ends as opening the store would, not as
-    /// "sound", and a newer build's records are not reported as damage).
-    var newerFile: (any Error)?
+    /// The first snapshot the replay reached, log record or segment, in
+    /// the replay's order (by t), in a format newer than this build reads:
+    /// thrown once the replay of its segment ends and every comparison
+    /// before it has (the whole check then ends as opening the store
+    /// would, not as "sound", and a newer build's records are not reported
+    /// as damage). See `noteNewer(_:at:)`.
+    var newerFile: (error: any Error, t: Int64)?
     /// Snapshots being compared on other threads, in the order the
     /// replay reached them (see `compareSnapshot(_:basis:)`).
     var comparisons: [SnapshotComparison] = []
@@ -82,6 +85,12 @@ struct FileCheck {
     var logDirectory: String { path + "/log" }
     var snapshotDirectory: String { path + "/snapshots" }
     var blockDirectory: String { path + "/" + Store.blockDirectoryName }
+
+    /// Keeps `error`, of a file in a newer format found at `t` of the
+    /// replay, unless one found earlier in the replay is kept.
+    mutating func noteNewer(_ error: any Error, at t: Int64) {
+        if newerFile.map({ t < $0.t }) ?? true { newerFile = (error, t) }
+    }
 
     mutating func problem(_ file: String, at offset: Int? = nil, _ reason: String) {
         report.problems.append(.init(file: file, offset: offset, reason: reason))
@@ -106,12 +115,13 @@ struct FileCheck {
         do {
             try checkFiles(manifest: manifest)
         } catch {
-            // A snapshot compared meanwhile was reached first: its error
-            // (a newer format) is the one the check ends with.
-            try finishComparisons()
-            throw error
+            // A snapshot compared meanwhile may have been reached first:
+            // its error (a newer format) is the one the check ends with.
+            finishComparisons()
+            throw newerFile?.error ?? error
         }
-        try finishComparisons()
+        finishComparisons()
+        if let newerFile { throw newerFile.error }
         if let value, let indexProblem = value._indexProblem() {
             problem(path, "the value the log replays to: \(indexProblem)")
         }
@@ -233,7 +243,9 @@ struct FileCheck {
                     recovery: .truncateAtDamage
                 ).scan()
             } catch let error as FormatError {
-                throw StoreError(error.in(file))
+                noteNewer(StoreError(error.in(file)), at: expected)
+                finishComparisons()
+                throw newerFile!.error
             }
             switch scan.finding {
             case .tornTail(_, let offset, let size)?:
@@ -284,7 +296,10 @@ struct FileCheck {
                 damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             }
             let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
-            if let newerFile { throw newerFile }
+            // A comparison that has ended may have found a newer snapshot;
+            // one found here waits for those before it.
+            finishComparisons(waiting: newerFile != nil)
+            if let newerFile { throw newerFile.error }
             if isDamaged { value = nil }
             let summaryName = SegmentSummary.name(ofSegment: name)
             // A summary is compared with a segment read whole only.
@@ -298,9 +313,10 @@ struct FileCheck {
 
     /// Decodes each record (on every core), checks it follows the one
     /// before, and replays it; compares the replay with each snapshot it
-    /// reaches. The replayed value is held here alone (but for a snapshot
-    /// comparison in progress), so each transaction changes its nodes in
-    /// place: no path is copied, and no value before is freed node by node.
+    /// reaches. The replayed value is held here alone, so each transaction
+    /// changes its nodes in place, but while a snapshot comparison holds
+    /// the value at its basis: the transactions then copy the paths they
+    /// change.
     /// - Returns: the entries the segment's summary must list.
     private mutating func replay(
         _ frames: [LogScanner.Frame],
@@ -333,9 +349,10 @@ struct FileCheck {
                 case .success(let value): transaction = value
                 case .failure(let error) where StoreError.isNewerRecord(error):
                     // Not judged: the check ends as opening the store would.
-                    newerFile =
-                        newerFile
-                        ?? StoreError.undecodableRecord(error, segment: file, file: file, offset: frame.offset)
+                    noteNewer(
+                        StoreError.undecodableRecord(error, segment: file, file: file, offset: frame.offset),
+                        at: expected
+                    )
                     value = nil
                     return entries
                 case .failure(let error):
@@ -380,7 +397,7 @@ struct FileCheck {
                     do {
                         try compareSnapshot(snapshot, basis: expected)
                     } catch {
-                        newerFile = newerFile ?? error
+                        noteNewer(error, at: expected)
                     }
                 }
                 expected += 1

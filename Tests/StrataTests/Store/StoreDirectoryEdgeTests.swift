@@ -223,6 +223,49 @@ struct StoreDirectoryEdgeTests {
         }
     }
 
+    /// A snapshot file of format version 9 with basis `basis`; its path.
+    static func newerSnapshot(in path: String, basis: Int64) throws -> String {
+        var header = Array("STRATSNP".utf8)
+        withUnsafeBytes(of: UInt32(9).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt32(0).littleEndian) { header += $0 }
+        withUnsafeBytes(of: UInt64(basis).littleEndian) { header += $0 }
+        header += [UInt8](repeating: 0, count: 68 - header.count)
+        withUnsafeBytes(of: CRC32C.checksum(header).littleEndian) { header += $0 }
+        let file = path + "/snapshots/" + String(format: "snapshot-%020lld.strata", basis)
+        try Data(header + [UInt8](repeating: 0x33, count: 100)).write(to: URL(fileURLWithPath: file))
+        return file
+    }
+
+    @Test("newer snapshots at t 1, 2 and 3 of one segment: verify names the first, as when it compared them in turn")
+    func firstNewerSnapshotIsNamed() async throws {
+        let path = temporaryStorePath("newer-snapshots")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.segmentSize = 1 << 20
+        let store = try await Store.open(at: path, options: options)
+        for i in 1...3 { try await store.transact { try $0.insert(["n": .int(Int64(i))], id: RecordID(i), into: "t") } }
+        try await store.close()
+        for newest in [3, 2] as [Int64] {
+            var files: [String] = []
+            for basis in 1...newest { files.append(try Self.newerSnapshot(in: path, basis: basis)) }
+            #expect {
+                _ = try Store.verify(at: path)
+            } throws: { error in
+                guard case StoreError.unsupportedVersion(let file, let found, _) = error else { return false }
+                return found == 9 && file == files[0]
+            }
+            for file in files { try FileManager.default.removeItem(atPath: file) }
+        }
+        // Only the last: it is the one named.
+        let last = try Self.newerSnapshot(in: path, basis: 3)
+        #expect {
+            _ = try Store.verify(at: path)
+        } throws: { error in
+            guard case StoreError.unsupportedVersion(let file, _, _) = error else { return false }
+            return file == last
+        }
+    }
+
     /// A file system written against the protocol before directory locks
     /// and identities: the defaults (no directory lock, no identity) apply.
     struct PlainFileSystem: FileSystem {
