@@ -9,9 +9,11 @@ import Foundation
 /// older versions read. What a model cannot hold is a
 /// ``RecordDecodingError``, never a rounded or merged value: an integer
 /// beyond the float's precision, a double read as a `Float` that it does
-/// not equal (`0.1`, `16_777_217.0`), or a map whose keys differ only in
+/// not equal (`0.1`, `16_777_217.0`), a map whose keys differ only in
 /// Unicode normalization read as a `[String: V]` (a stored map's keys
-/// compare by bytes, a `String`'s by canonical equivalence).
+/// compare by bytes, a `String`'s by canonical equivalence), or a map read
+/// as an `[Int: V]` whose keys are not written as the model writes them
+/// (`"01"`, `"+5"`: saving the model back would merge or rename them).
 ///
 ///     let song = try RecordDecoder().decode(Song.self, from: record, id: 7, table: "songs")
 ///
