@@ -221,7 +221,7 @@ struct _ValueReader {
             }
             // A map read into `[Int: V]` (or keys of another type): "1" and
             // "01" would become one key, and "007" would be saved back as "7".
-            if slot.tag == .map, T.self is any _KeyedByCodingKeys.Type, let keyed = value as? any _KeyedByCodingKeys {
+            if slot.tag == .map, let keyed = value as? any _KeyedByCodingKeys {
                 try checkKeys(keyed._keyTexts, slot, type)
             }
             return value
