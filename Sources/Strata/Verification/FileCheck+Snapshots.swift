@@ -40,7 +40,9 @@ extension FileCheck {
     /// Waits for the comparisons started (without `waiting`, takes those
     /// that have ended, up to the first that has not), and puts what each
     /// found in the report at the place it was started from, in order; a
-    /// snapshot of a newer format is kept (`noteNewer(_:at:)`).
+    /// snapshot of a newer format is kept (`noteNewer(_:at:)`). At most
+    /// one is pending (`compareSnapshot(_:basis:)` finishes the one before
+    /// it starts another), so the places recorded at its start still hold.
     mutating func finishComparisons(waiting: Bool = true) {
         var inserted = (problems: 0, notes: 0)
         var finished = 0
