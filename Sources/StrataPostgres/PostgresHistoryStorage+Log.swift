@@ -11,7 +11,11 @@ extension PostgresHistoryStorage {
     /// Inserts `transaction` at its `t` when the newest stored is `t - 1`, in
     /// one statement (one round trip, its own PostgreSQL transaction, with
     /// synchronous commit), and notifies the listeners in the same
-    /// transaction.
+    /// transaction. ``HistoryAppend/taken`` when another writer stored a
+    /// transaction at `t` first.
+    /// - Throws: ``HistoryStorageError/invalidTransaction(t:reason:)`` when
+    ///   its basis is not `t - 1`, or when the newest stored is below
+    ///   `t - 1` (it would leave a gap); ``PostgresStorageError``.
     public func append(_ transaction: Transaction) async throws -> HistoryAppend {
         guard transaction.t >= 1, transaction.basis == transaction.t - 1 else {
             throw HistoryStorageError.invalidTransaction(
@@ -34,7 +38,18 @@ extension PostgresHistoryStorage {
         let rows = try await withConnection { client in
             try client.executePrepared("strata_append", Self.appendSQL, parameters).rows
         }
-        return rows.isEmpty ? .taken : .appended
+        if !rows.isEmpty { return .appended }
+        // Not stored: taken by another writer, or the newest stored is
+        // below `t - 1` (a history emptied or cut by hand), which no
+        // catching up can fill.
+        let latest = try await latestT()
+        guard latest >= t else {
+            throw HistoryStorageError.invalidTransaction(
+                t: t,
+                reason: "the newest stored is \(latest): it would leave a gap"
+            )
+        }
+        return .taken
     }
 
     /// Inserts `transactions` (consecutive, numbered from the newest stored
@@ -154,8 +169,8 @@ extension PostgresHistoryStorage {
             let result = try await withConnection(reading: true) { client in
                 try client.execute(
                     """
-                    SELECT t, payload, checksum, before + octet_length(payload) >= $4 AS reached FROM (
-                        SELECT t, payload, checksum,
+                    SELECT t, payload, checksum, before + octet_length(payload) >= $4 AS reached, id FROM (
+                        SELECT t, payload, checksum, id,
                             COALESCE(sum(octet_length(payload)) OVER (ORDER BY t ROWS BETWEEN UNBOUNDED PRECEDING
                                 AND 1 PRECEDING), 0) AS before
                         FROM strata_log WHERE store = $1 AND t >= $2 ORDER BY t LIMIT $3) AS batch
@@ -181,7 +196,9 @@ extension PostgresHistoryStorage {
     /// Rows one request of ``transactions(from:limit:)`` considers.
     static let rowsPerRequest = 4_096
 
-    /// A row of the log (t, payload, checksum) as its transaction, checked.
+    /// A row of the log (t, payload, checksum, and at index 4, when there,
+    /// the id column) as its transaction, checked: the id column is what
+    /// ``transactionID(at:)`` answers, which a peer settles commits by.
     static func decodeLogRow(_ row: [PostgresValue?], store: String) throws -> Transaction {
         guard row.count >= 3, let t = row[0]?.int64, let payload = row[1]?.bytes, let checksum = row[2]?.int64
         else {
@@ -198,6 +215,13 @@ extension PostgresHistoryStorage {
         }
         guard transaction.t == t else {
             throw PostgresStorageError.damaged(store: store, what: "row \(t) holds transaction \(transaction.t)")
+        }
+        if row.count >= 5, row[4]?.uuid != transaction.id {
+            throw PostgresStorageError.damaged(
+                store: store,
+                what:
+                    "row \(t) names transaction \(row[4]?.uuid.map(\.uuidString) ?? "none") but holds \(transaction.id)"
+            )
         }
         return transaction
     }

@@ -51,13 +51,17 @@ public actor PostgresHistoryStorage: HistoryStorage {
     /// Connects to the store `store` on the server.
     /// - Parameter create: make the tables and the store when missing.
     /// - Throws: ``PostgresStorageError``: unreachable, bad login, no
-    ///   database, no tables or no such store (without `create`).
+    ///   database, no tables or no such store (without `create`); bad
+    ///   settings for a port out of range, or for a database where a table
+    ///   of a Strata table's name is another application's (nothing is
+    ///   created beside it).
     public static func open(
         store: String,
         settings: PostgresSettings,
         create: Bool = false
     ) async throws -> PostgresHistoryStorage {
         guard !store.isEmpty else { throw PostgresStorageError.badSettings("a store needs a name") }
+        try settings.checkPort()
         let storage = PostgresHistoryStorage(store: store, settings: settings)
         do {
             try await storage.prepare(create: create)
@@ -77,6 +81,9 @@ public actor PostgresHistoryStorage: HistoryStorage {
     private func prepare(create: Bool) async throws {
         let store = self.store
         let found = try await withConnection { client in
+            // Another application's table of one of these names is not
+            // used, nor are the others made beside it.
+            try Self.checkTableShapes(client)
             // Tables made already (by an administrator, say) are not made
             // again: CREATE TABLE IF NOT EXISTS needs the right to create
             // in the schema, which an application's role may lack, and a
@@ -115,6 +122,39 @@ public actor PostgresHistoryStorage: HistoryStorage {
         }
         guard found else {
             throw PostgresStorageError.noStore(name: store, server: settings.server)
+        }
+    }
+
+    /// The columns each table has (the schema's), which a table of its
+    /// name must have to be taken for it.
+    static let columns: [String: [String]] = [
+        "strata_stores": ["store", "created"],
+        "strata_log": ["store", "t", "id", "payload", "checksum", "time"],
+        "strata_snapshots": ["store", "basis", "chunk", "chunks", "payload", "checksum"],
+    ]
+
+    /// Refuses a database where a table of one of the schema's names (as
+    /// the search path finds it) lacks one of its columns: another
+    /// application's. - Throws: ``PostgresStorageError/badSettings(_:)``.
+    static func checkTableShapes(_ client: PostgresClient) throws {
+        let names = columns.keys.sorted()
+        let tables = names.map { "to_regclass('\($0)')" }.joined(separator: ", ")
+        let rows = try client.execute(
+            "SELECT c.relname::text, a.attname::text FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid "
+                + "WHERE c.oid = ANY (ARRAY[\(tables)]::oid[]) AND a.attnum > 0 AND NOT a.attisdropped"
+        ).rows
+        var found: [String: Set<String>] = [:]
+        for row in rows {
+            guard row.count == 2, let table = row[0]?.text, let column = row[1]?.text else { continue }
+            found[table, default: []].insert(column)
+        }
+        for name in names {
+            guard let present = found[name], let missing = columns[name]?.first(where: { !present.contains($0) })
+            else { continue }
+            throw PostgresStorageError.badSettings(
+                "the database holds a table \(name) that is not Strata's (it has no column \(missing)): "
+                    + "name another database, or a schema first in the search path"
+            )
         }
     }
 

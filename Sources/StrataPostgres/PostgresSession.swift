@@ -24,6 +24,7 @@ public final class PostgresSession: Sendable {
     /// - Throws: ``PostgresStorageError``: unreachable, bad login, no
     ///   database.
     public static func connect(_ settings: PostgresSettings) async throws -> PostgresSession {
+        try settings.checkPort()
         do {
             let client = try await PostgresClient.open(settings, limit: settings.operationTimeout)
             return PostgresSession(settings: settings, client: client)

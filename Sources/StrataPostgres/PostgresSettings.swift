@@ -38,6 +38,15 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
     /// for no limit.
     public var operationTimeout: Duration = .seconds(30)
 
+    /// Refuses a port outside 1...65535 (a value set in code; a URL's or
+    /// PGPORT's is refused where it is read).
+    /// - Throws: ``PostgresStorageError/badSettings(_:)``.
+    func checkPort() throws {
+        guard (1...65_535).contains(port) else {
+            throw PostgresStorageError.badSettings("port \(port) is not a port number")
+        }
+    }
+
     /// `host:port`, for messages.
     var server: String { "\(host):\(port)" }
 
@@ -72,7 +81,12 @@ public struct PostgresSettings: Sendable, Equatable, CustomStringConvertible {
             // An IPv6 address comes bracketed ([::1]); libpq takes it bare.
             settings.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         }
-        if let port = components.port { settings.port = port }
+        if let port = components.port {
+            guard (1...65_535).contains(port) else {
+                throw PostgresStorageError.badSettings("port \(port) in the URL is not a port number")
+            }
+            settings.port = port
+        }
         if let user = components.user, !user.isEmpty { settings.user = user }
         settings.password = components.password
         let path = components.path.drop { $0 == "/" }
