@@ -206,7 +206,7 @@ extension Store {
         revert.metadata = metadata
         revert = revert.numbered(onto: head)
         var conflicts = revert.conflicts(on: head)
-        conflicts += try changedBetween(members, touching: combined)
+        conflicts += try changedBetween(members, touching: combined, action: name)
         if !conflicts.isEmpty {
             throw UndoError.conflict(action: name, records: UndoConflict.merged(conflicts))
         }
@@ -225,14 +225,27 @@ extension Store {
     /// or delete on either side). An edit of other fields of a record the
     /// group updated is left alone, as it is after the group (its fields
     /// are not in the group's combined change, which then chains exactly).
-    private func changedBetween(_ members: [Transaction], touching combined: Transaction) throws -> [UndoConflict] {
+    /// - Throws: ``UndoError/indexChanged(action:table:index:)`` when one of
+    ///   those transactions changed an index declaration the group changed.
+    private func changedBetween(
+        _ members: [Transaction],
+        touching combined: Transaction,
+        action name: String
+    ) throws -> [UndoConflict] {
         guard let first = members.first?.t, let last = members.last?.t, last - first + 1 > members.count else {
             return []
         }
         let memberTs = Set(members.map(\.t))
         var found: [UndoConflict] = []
         for t in first...last where !memberTs.contains(t) {
-            for (table, changes) in try appended(t).changes {
+            let between = try appended(t)
+            for (table, indexChanges) in between.indexChanges {
+                guard let touched = combined.indexChanges[table] else { continue }
+                if let index = indexChanges.keys.sorted().first(where: { touched[$0] != nil }) {
+                    throw UndoError.indexChanged(action: name, table: table, index: index)
+                }
+            }
+            for (table, changes) in between.changes {
                 guard let touched = combined.changes[table] else { continue }
                 for (id, change) in changes {
                     guard let groupChange = touched[id] else { continue }

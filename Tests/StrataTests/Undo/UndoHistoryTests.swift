@@ -130,6 +130,30 @@ struct UndoHistoryTests {
         try await store.close()
     }
 
+    @Test("an index the group declared, dropped by a minor transaction between its members, is indexChanged")
+    func indexDroppedInsideGroup() async throws {
+        let path = temporaryStorePath()
+        defer { removeStore(path) }
+        let store = try await Self.open(path)
+        try await store.transact(message: "Import", metadata: [Store.undoGroupKey: "g"]) { builder in
+            try builder.createIndex("byA", on: "songs", fields: ["a"])
+            try builder.insert(["a": 1], id: 1, into: "songs")
+        }
+        try await store.transact(message: "cache", significance: .minor) { try $0.dropIndex("byA", on: "songs") }
+        try await store.transact(message: "Import", metadata: [Store.undoGroupKey: "g"]) {
+            try $0.insert(["a": 2], id: 2, into: "songs")
+        }
+        let before = store.current
+        let error = await #expect(throws: UndoError.self) { try await store.undo() }
+        guard case .indexChanged(let action, let table, let index)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
+        #expect(action == "Import" && table == "songs" && index == "byA")
+        #expect(store.current == before)
+        try await store.close()
+    }
+
     @Test(
         "a minor edit between two members of a group, of other fields, is kept by the undo as after the group",
         arguments: [true, false]
