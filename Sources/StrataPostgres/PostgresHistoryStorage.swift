@@ -61,6 +61,10 @@ public actor PostgresHistoryStorage: HistoryStorage {
         create: Bool = false
     ) async throws -> PostgresHistoryStorage {
         guard !store.isEmpty else { throw PostgresStorageError.badSettings("a store needs a name") }
+        // PostgreSQL text cannot hold one: the server would refuse every statement naming the store.
+        guard !store.utf8.contains(0) else {
+            throw PostgresStorageError.badSettings("a store name cannot hold a NUL character")
+        }
         try settings.checkPort()
         let storage = PostgresHistoryStorage(store: store, settings: settings)
         do {

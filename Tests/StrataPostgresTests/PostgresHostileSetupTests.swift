@@ -13,6 +13,17 @@ struct PostgresPortSettingsTests {
         }
         #expect(try PostgresSettings(url: "postgres://u@h:65535/db").port == 65_535)
     }
+
+    @Test("a store name with a NUL is bad settings, before any connection")
+    func nulInStoreName() async throws {
+        // No server at this port: the name is refused before connecting.
+        await #expect {
+            _ = try await PostgresHistoryStorage.open(store: "lib\u{0}rary", settings: PostgresSettings(port: 1))
+        } throws: { error in
+            guard case .badSettings(let reason)? = error as? PostgresStorageError else { return false }
+            return reason.contains("NUL")
+        }
+    }
 }
 
 extension PostgresServerTests {
