@@ -93,7 +93,7 @@ extension Database {
     /// sum, wrapping, of `digest(id, after) - digest(id, before)` over its
     /// changed records (an absent record counts 0): what the table's sum
     /// of record digests moves by. A large table's digests are taken on
-    /// the cores that apply its changes. Without `digest`, returns nothing.
+    /// the cores that apply its changes. Without `digest`, the result is empty.
     ///
     /// - Throws: ``ApplyError``, leaving the value partly changed: a caller
     ///   that goes on after an error must have kept a copy of the value
