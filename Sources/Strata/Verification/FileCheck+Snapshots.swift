@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 extension FileCheck {
     /// Compares the snapshot `name` with the replay at `basis`. With a
@@ -124,7 +123,7 @@ extension FileCheck {
 
 /// One snapshot compared with the replayed value at its basis, on another
 /// thread from the moment it is made.
-final class SnapshotComparison: Sendable {
+struct SnapshotComparison: Sendable {
     /// What the comparison found.
     enum Outcome: Sendable {
         /// Removed since it was listed (a writer at work).
@@ -142,8 +141,7 @@ final class SnapshotComparison: Sendable {
     /// How many problems and notes the report held when it was started.
     let problemsBefore: Int
     let notesBefore: Int
-    private let done = DispatchGroup()
-    private let outcome = Mutex<Outcome?>(nil)
+    private let outcome: Eventual<Outcome>
 
     init(
         file: String,
@@ -164,11 +162,10 @@ final class SnapshotComparison: Sendable {
         // runs on the shared pool, whose threads (one per core) a
         // comparison on every core held until it ended, while the replay
         // waited for its next transactions.
-        DispatchQueue(label: "Strata verify: snapshot comparison").async(group: done) {
-            let found: Outcome
+        outcome = Eventual(on: DispatchQueue(label: "Strata verify: snapshot comparison")) {
             switch Self.read(file, fileSystem: fileSystem) {
-            case .pruned: found = .pruned
-            case .unreadable(let error): found = .unreadable(error)
+            case .pruned: return .pruned
+            case .unreadable(let error): return .unreadable(error)
             case .read(let bytes):
                 let result = Result { () throws(FormatError) in
                     try SnapshotFile.difference(
@@ -179,22 +176,17 @@ final class SnapshotComparison: Sendable {
                         workers: 1
                     )
                 }
-                found = .compared(size: bytes.count, result)
+                return .compared(size: bytes.count, result)
             }
-            self.outcome.withLock { $0 = found }
         }
     }
 
-    /// The outcome, once the comparison has ended.
-    func wait() -> Outcome {
-        done.wait()
-        return outcome.withLock { $0! }
-    }
+    /// The outcome, once the comparison has ended. Once.
+    func wait() -> Outcome { outcome.take() }
 
-    /// The outcome if the comparison has ended, else nil (without waiting).
-    func outcomeIfEnded() -> Outcome? {
-        outcome.withLock { $0 }
-    }
+    /// The outcome if the comparison has ended, else nil (without
+    /// waiting). Once it is returned, the comparison is settled.
+    func outcomeIfEnded() -> Outcome? { outcome.takeIfDone() }
 
     /// A snapshot file's bytes.
     enum Read {

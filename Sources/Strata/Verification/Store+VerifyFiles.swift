@@ -339,10 +339,14 @@ struct FileCheck {
                 runBytes = 0
             }
         }
-        var ahead = runs.first.map { DecodeAhead(Array(frames[$0]), of: bytes) }
+        // Each run decoded while the one before it is replayed.
+        let decoding = { (run: Range<Int>) in
+            Eventual { [frames = Array(frames[run])] in FileCheck.decode(frames, of: bytes) }
+        }
+        var ahead = runs.first.map(decoding)
         for (k, run) in runs.enumerated() {
-            let decodedRun = ahead!.wait()
-            ahead = k + 1 < runs.count ? DecodeAhead(Array(frames[runs[k + 1]]), of: bytes) : nil
+            let decodedRun = ahead!.take()
+            ahead = k + 1 < runs.count ? decoding(runs[k + 1]) : nil
             for (frame, decoded) in zip(frames[run], decodedRun) {
                 let transaction: Transaction
                 switch decoded {
@@ -404,7 +408,7 @@ struct FileCheck {
             }
             // Freed on another thread (what the replay keeps is shared,
             // the rest is the run's maps of changes).
-            DecodeAhead.release(consume decodedRun)
+            Self.release(consume decodedRun)
         }
         return entries
     }
@@ -414,35 +418,10 @@ struct FileCheck {
     private static let decodeBytes = 2 << 20
     private static let decodeFrames = 4_096
 
-    /// The transactions of a run of frames, decoded on other threads from
-    /// the moment it is made.
-    private final class DecodeAhead: Sendable {
-        private let done = DispatchGroup()
-        private let results = Mutex<[Result<Transaction, any Error>]>([])
-
-        init(_ frames: [LogScanner.Frame], of bytes: [UInt8]) {
-            DispatchQueue.global().async(group: done) {
-                let decoded = FileCheck.decode(frames, of: bytes)
-                self.results.withLock { $0 = decoded }
-            }
-        }
-
-        /// Drops `run` on another thread, which frees what only it held.
-        static func release(_ run: consuming [Result<Transaction, any Error>]) {
-            let parcel = Parcel(consume run)
-            DispatchQueue.global().async { parcel.drop() }
-        }
-
-        /// The run's transactions, in order, once decoded.
-        func wait() -> [Result<Transaction, any Error>] {
-            done.wait()
-            // Taken out, so that the caller holds the only reference.
-            return results.withLock { results in
-                var taken: [Result<Transaction, any Error>] = []
-                swap(&taken, &results)
-                return taken
-            }
-        }
+    /// Drops a replayed run on another thread, which frees what only it held.
+    private static func release(_ run: consuming [Result<Transaction, any Error>]) {
+        let parcel = Parcel(consume run)
+        DispatchQueue.global().async { parcel.drop() }
     }
 
     /// The transactions `frames` hold, decoded on every core.
