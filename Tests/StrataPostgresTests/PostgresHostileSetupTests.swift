@@ -43,6 +43,25 @@ extension PostgresServerTests {
             return settings
         }
 
+        /// A new store with three commits through a peer, then `sql`
+        /// (its first parameter the store's name) run on it by hand.
+        static func threeCommits(
+            _ label: String,
+            then sql: String,
+            _ parameters: PostgresValue...
+        ) async throws -> (PostgresHistoryStorage, Peer) {
+            let storage = try await TestServer.newStore(label)
+            let peer = try await Peer.open(storage)
+            for n in 1...3 {
+                try await peer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+            }
+            #expect(try await storage.transactions(from: 1, limit: 10).count == 3)
+            let admin = try await TestServer.session()
+            try await admin.execute(sql, parameters: [.text(storage.store)] + parameters)
+            await admin.close()
+            return (storage, peer)
+        }
+
         @Test("an append that would leave a gap is refused, as by the memory storage, not answered `taken`")
         func gapAppend() async throws {
             let storage = try await TestServer.newStore("gap")
@@ -65,14 +84,10 @@ extension PostgresServerTests {
 
         @Test("a peer ahead of a history emptied by hand says so, not that other writers took every number")
         func peerAheadOfEmptiedHistory() async throws {
-            let storage = try await TestServer.newStore("emptied")
-            let peer = try await Peer.open(storage)
-            for n in 1...3 {
-                try await peer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
-            }
-            let admin = try await TestServer.session()
-            try await admin.execute("DELETE FROM strata_log WHERE store = $1", .text(storage.store))
-            await admin.close()
+            let (storage, peer) = try await Self.threeCommits(
+                "emptied",
+                then: "DELETE FROM strata_log WHERE store = $1"
+            )
             do {
                 try await peer.transact { try $0.insert(["n": 4], id: 4, into: "t") }
                 Issue.record("committed on a history that no longer holds its basis")
@@ -107,19 +122,11 @@ extension PostgresServerTests {
 
         @Test("a log row whose id column is not its transaction's ID is damage")
         func idColumnMismatch() async throws {
-            let storage = try await TestServer.newStore("id-column")
-            let peer = try await Peer.open(storage)
-            for n in 1...3 {
-                try await peer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
-            }
-            #expect(try await storage.transactions(from: 1, limit: 10).count == 3)
-            let admin = try await TestServer.session()
-            try await admin.execute(
-                "UPDATE strata_log SET id = $2 WHERE store = $1 AND t = 2",
-                .text(storage.store),
+            let (storage, _) = try await Self.threeCommits(
+                "id-column",
+                then: "UPDATE strata_log SET id = $2 WHERE store = $1 AND t = 2",
                 .uuid(UUID())
             )
-            await admin.close()
             await #expect {
                 _ = try await storage.transactions(from: 1, limit: 10)
             } throws: { error in
