@@ -201,13 +201,20 @@ struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
 
     /// A t as `strata log` prints it (`1,002`) is read too.
     init?(argument: String) {
-        if let t = Int64(argument) ?? Self.grouped(argument), t >= 0 {
+        if let t = Self.digits(argument) ?? Self.grouped(argument) {
             kind = .t(t)
         } else if let id = UUID(uuidString: argument) {
             kind = .id(id)
         } else {
             return nil
         }
+    }
+
+    /// Plain digits (no sign: `+3` is not a t).
+    private static func digits(_ argument: String) -> Int64? {
+        guard !argument.isEmpty, argument.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else { return nil }
+        return Int64(argument)
     }
 
     /// `1,002`: digits in groups of three after the first one to three.
@@ -264,12 +271,12 @@ struct RecordIDArgument: ExpressibleByArgument {
         } else if argument.hasPrefix("uuid:") {
             guard let uuid = UUID(uuidString: String(argument.dropFirst(5))) else { return nil }
             id = RecordID(uuid)
-        } else if let number = Int64(argument) {
-            id = RecordID(number)
         } else if Self.isInteger(argument) {
             // Digits beyond a 64-bit integer: no ID of either kind was
-            // meant by guessing (`str:` names a string of digits).
-            return nil
+            // meant by guessing (`str:` names a string of digits). A sign
+            // other than `-` makes a string ID (`+15551234`), as on import.
+            guard let number = Int64(argument) else { return nil }
+            id = RecordID(number)
         } else if let uuid = UUID(uuidString: argument) {
             id = RecordID(uuid)
         } else {

@@ -22,4 +22,14 @@ _ = strata_jemalloc_options()
 // output to handle, not a signal that kills the process.
 signal(SIGPIPE, SIG_IGN)
 
+// An argument that is not UTF-8 (a path named in another encoding) would
+// be read with replacement characters: another path, perhaps a new store.
+for index in 1..<Int(CommandLine.argc) {
+    guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) == nil else { continue }
+    FileHandle.standardError.write(
+        Data("strata: argument \(index) is not valid UTF-8 (paths and names must be UTF-8)\n".utf8)
+    )
+    exit(2)
+}
+
 exit(await StrataCommand.run(Array(CommandLine.arguments.dropFirst())))

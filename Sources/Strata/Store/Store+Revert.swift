@@ -1,6 +1,9 @@
 import Foundation
 
 extension Store {
+    /// The metadata key of ``revert(to:message:)``'s transaction: the t it returned to.
+    static let revertedToKey: Key = "revertedTo"
+
     /// Commits a transaction that restores the value after transaction `t`
     /// (0: empty). Nothing is deleted: the history keeps every
     /// transaction, and this one can itself be reverted.
@@ -12,7 +15,7 @@ extension Store {
         let transaction = difference.transaction(
             message: message ?? "Revert to t \(t)",
             significance: .significant,
-            metadata: ["revertedTo": .int(t)]
+            metadata: [Self.revertedToKey: .int(t)]
         )
         return try await commit(transaction)
     }
@@ -34,6 +37,8 @@ extension Store {
         undo.reverts = original.id
         // A revert is an action of its own: not an undo, redo or group member.
         for key in UndoMarker.reserved { undo.metadata[key] = nil }
+        // Undoing a return to t N does not return to t N.
+        undo.metadata[Self.revertedToKey] = nil
         do {
             return try await commit(undo)
         } catch let error as ApplyError {

@@ -23,7 +23,11 @@ struct ExportCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .customLong("as-of"), help: "The value after transaction t (a number or an ID).")
+    @Option(
+        name: .customLong("as-of"),
+        parsing: .unconditional,
+        help: "The value after transaction t (a number or an ID)."
+    )
     var asOf: TransactionReference?
 
     @Option(help: "Only this table.")

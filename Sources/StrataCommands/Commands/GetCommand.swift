@@ -21,7 +21,11 @@ struct GetCommand: AsyncParsableCommand {
     @Argument(help: "The record's ID.")
     var id: RecordIDArgument
 
-    @Option(name: .customLong("as-of"), help: "The value after transaction t (a number or an ID).")
+    @Option(
+        name: .customLong("as-of"),
+        parsing: .unconditional,
+        help: "The value after transaction t (a number or an ID)."
+    )
     var asOf: TransactionReference?
 
     func run() async throws {

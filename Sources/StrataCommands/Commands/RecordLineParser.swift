@@ -154,7 +154,7 @@ package struct RecordLineParser: Sendable {
             throw Failure(
                 line: number,
                 reason: "field \(Text.safe(name.string)) nests \(value.nestingDepth) levels of lists and maps; "
-                    + "the most a value may is \(Value.maximumNesting)"
+                    + "a value may nest at most \(Value.maximumNesting)"
             )
         }
         guard let id else {

@@ -226,7 +226,7 @@ struct RepairCommand: AsyncParsableCommand {
             // Repaired, but not whole: scripts must not take it for a full copy.
             throw CommandFailure(
                 .failed,
-                "\(into) holds the \(Text.count(copied, "transaction")) that were sound; the rest was dropped (above)"
+                "\(into) holds the \(Text.count(copied, "transaction")) that \(copied == 1 ? "was" : "were") sound; the rest was dropped (above)"
             )
         }
     }

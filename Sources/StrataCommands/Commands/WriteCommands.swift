@@ -18,7 +18,8 @@ struct RevertCommand: AsyncParsableCommand {
     @Argument(help: "The transaction to undo (its t or ID).")
     var transaction: TransactionReference?
 
-    @Option(help: "Return the whole value to the one after this t instead.")
+    // Unconditional: `--to -1` is refused as a value, not read as an option.
+    @Option(parsing: .unconditional, help: "Return the whole value to the one after this t instead.")
     var to: TransactionReference?
 
     @Option(help: "The revert's message.")
@@ -97,20 +98,30 @@ struct TruncateCommand: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(parsing: .unconditional, help: "The last transaction to keep.")
-    var after: Int64
+    @Option(
+        name: .customLong("after"),
+        parsing: .unconditional,
+        help: "The last transaction to keep (its t, as `log` prints it, or its ID)."
+    )
+    var kept: TransactionReference
 
     @Flag(help: "Do not ask for confirmation.")
     var yes = false
-
-    func validate() throws {
-        if after < 0 { throw ValidationError("--after must be 0 or more") }
-    }
 
     func run() async throws {
         let console = Console()
         let store = try await common.openWriting(console)
         let current = store.current.basis
+        let after: Int64
+        switch kept.kind {
+        case .t(let t): after = t
+        case .id(let id):
+            guard let found = try await common.failing({ try await store.transaction(id: id) }) else {
+                try? await store.close()
+                throw CommandFailure.usage("\(common.path): no transaction \(id) in the history")
+            }
+            after = found.t
+        }
         guard after <= current else {
             try? await store.close()
             throw CommandFailure.usage("\(common.path): no t \(after) (the history ends at t \(current))")

@@ -147,7 +147,9 @@ package struct JSONReader {
     private mutating func enter() throws(Failure) {
         depth += 1
         guard depth <= Self.maximumDepth else {
-            throw failure("nested deeper than \(Self.maximumDepth) levels")
+            throw failure(
+                "JSON nested deeper than \(Self.maximumDepth) levels (a value may nest at most \(Value.maximumNesting) lists and maps)"
+            )
         }
     }
 

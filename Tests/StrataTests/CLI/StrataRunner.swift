@@ -61,10 +61,15 @@ enum StrataRunner {
     /// Runs `strata arguments`, with `input` on standard input (none:
     /// /dev/null), waiting for it on a thread of its own.
     static func run(_ arguments: [String], input: String? = nil) async throws -> Outcome {
+        try await run(bytes: arguments.map { Array($0.utf8) }, input: input)
+    }
+
+    /// Runs `strata` with arguments given as bytes (which need not be UTF-8).
+    static func run(bytes arguments: [[UInt8]], input: String? = nil) async throws -> Outcome {
         try await onOwnThread { try runBlocking(arguments, input: input) }
     }
 
-    private static func runBlocking(_ arguments: [String], input: String?) throws -> Outcome {
+    private static func runBlocking(_ arguments: [[UInt8]], input: String?) throws -> Outcome {
         let scratch = FileManager.default.temporaryDirectory.path + "/strata-runner-\(UUID().uuidString)"
         let inputPath = scratch + ".in"
         let errorPath = scratch + ".err"
@@ -79,8 +84,14 @@ enum StrataRunner {
         posix_spawn_file_actions_addopen(&actions, 0, input == nil ? "/dev/null" : inputPath, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
+        let argv: [UnsafeMutablePointer<CChar>?] =
+            ([Array(executable.utf8)] + arguments).map { bytes in
+                let pointer = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count + 1)
+                for (i, byte) in bytes.enumerated() { pointer[i] = CChar(bitPattern: byte) }
+                pointer[bytes.count] = 0
+                return pointer
+            } + [nil]
+        defer { for pointer in argv { pointer?.deallocate() } }
         // No colours whatever the test's terminal: output is compared as text.
         let environment = ProcessInfo.processInfo.environment.merging(["NO_COLOR": "1"]) { $1 }
         let envp: [UnsafeMutablePointer<CChar>?] = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -91,7 +102,10 @@ enum StrataRunner {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         let signal = status & 0x7f
-        guard signal == 0 else { throw RunnerError("strata \(arguments) died of signal \(signal)") }
+        guard signal == 0 else {
+            let shown = arguments.map { String(decoding: $0, as: UTF8.self) }
+            throw RunnerError("strata \(shown) died of signal \(signal)")
+        }
         let read = { (path: String) in
             String(decoding: readFile(path) ?? [], as: UTF8.self)
         }
