@@ -25,6 +25,9 @@ extension ByteWriter {
     }
 
     mutating func indexChanges(_ changes: [Key: [Key: IndexChange]]) {
+        // A table with no changes is no change: not written (a reader
+        // refuses an empty list).
+        let changes = changes.filter { !$0.value.isEmpty }
         varint(changes.count)
         for table in changes.keys.sorted() {
             let tableChanges = changes[table]!

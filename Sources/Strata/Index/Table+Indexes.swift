@@ -28,6 +28,16 @@ extension Table {
                         }
                 if let reason { throw ApplyError.invalidIndex(table: tableName, index: name, reason: reason) }
             }
+            // What a log reads back: a change changes its declaration.
+            if change.old == change.new {
+                throw ApplyError.invalidIndex(
+                    table: tableName,
+                    index: name,
+                    reason: change.old == nil
+                        ? "the change declares no index before or after it"
+                        : "the change declares the same index before and after it"
+                )
+            }
             let current = index(named: name)?.definition
             guard current == change.old else {
                 throw ApplyError.indexConflict(table: tableName, index: name, expected: change.old, found: current)

@@ -774,23 +774,54 @@ extension SnapshotFile {
         DispatchQueue.concurrentPerform(iterations: count, execute: body)
     }
 
+    /// Runs `body(i)` for `0..<count`: `body(0)` on the calling thread,
+    /// each other on a thread of its own (not the shared pool's).
+    ///
+    /// For a caller on a thread of its own while the pool's threads wait
+    /// (a verify's last snapshot comparison, which the verify's task waits
+    /// for): `concurrentPerform` finds the pool's width taken and runs
+    /// every iteration on the calling thread.
+    static func parallelOnOwnThreads(_ count: Int, _ body: @Sendable (Int) -> Void) {
+        guard count > 1 else {
+            if count == 1 { body(0) }
+            return
+        }
+        withoutActuallyEscaping(body) { body in
+            let group = DispatchGroup()
+            for i in 1..<count {
+                DispatchQueue(label: "Strata worker \(i)").async(group: group) { body(i) }
+            }
+            body(0)
+            // `body` does not outlive this call: every copy has run.
+            group.wait()
+        }
+    }
+
     /// Runs one worker per core (at most `count`, and at most `maximum`
     /// when given); each takes task numbers from `next()` until it returns
     /// nil, so per-worker state (a zstd context, a buffer) is made once per
-    /// core, not once per task. One worker runs on the calling thread.
+    /// core, not once per task. One worker runs on the calling thread; the
+    /// others on the shared pool, or with `ownThreads` on threads of their
+    /// own (see `parallelOnOwnThreads(_:_:)`).
     static func parallelWorkers(
         _ count: Int,
         maximum: Int? = nil,
+        ownThreads: Bool = false,
         _ worker: @Sendable (_ next: () -> Int?) -> Void
     ) {
         guard count > 0 else { return }
         let cursor = Atomic<Int>(0)
         let workers = min(count, maximum ?? .max, max(1, ProcessInfo.processInfo.activeProcessorCount))
-        parallel(workers) { _ in
+        let body: @Sendable (Int) -> Void = { _ in
             worker {
                 let i = cursor.wrappingAdd(1, ordering: .relaxed).oldValue
                 return i < count ? i : nil
             }
+        }
+        if ownThreads {
+            parallelOnOwnThreads(workers, body)
+        } else {
+            parallel(workers, body)
         }
     }
 }

@@ -11,7 +11,8 @@ extension SnapshotFile {
     /// at the same offsets), so what a read spends building tries is not
     /// spent. A version 1 or 2 file is read whole and compared.
     /// `workers` bounds the threads the chunks are compared on (nil: one
-    /// per core; 1: the calling thread alone).
+    /// per core; 1: the calling thread alone); with `ownThreads`, the
+    /// others are threads of their own, not the shared pool's.
     /// - Returns: the difference, and the basis transaction's ID (nil in v1).
     /// - Throws: ``FormatError`` for damage, as ``read(_:in:fileSystem:)`` does.
     static func difference(
@@ -19,7 +20,8 @@ extension SnapshotFile {
         file: String,
         from value: Database,
         recordDigests: [Key: UInt64],
-        workers: Int? = nil
+        workers: Int? = nil,
+        ownThreads: Bool = false
     ) throws(FormatError) -> (difference: String?, basisID: UUID?) {
         let header = try header(bytes, file: file)
         guard header.version >= 3 else {
@@ -30,7 +32,13 @@ extension SnapshotFile {
         let opened = try readingMemory { try openChunked(source, size: bytes.count, header: header, file: file) }
         // Nothing decoded is kept: the names reserved go back.
         defer { FieldNames.release(opened.held) }
-        let outcomes = try compareChunks(source, opened: opened, with: value, workers: workers)
+        let outcomes = try compareChunks(
+            source,
+            opened: opened,
+            with: value,
+            workers: workers,
+            ownThreads: ownThreads
+        )
         return (differenceOfChunks(source, opened, outcomes, value, recordDigests), header.basisID)
     }
 
@@ -51,7 +59,8 @@ extension SnapshotFile {
         _ source: Source,
         opened: OpenedChunks,
         with value: Database,
-        workers: Int?
+        workers: Int?,
+        ownThreads: Bool
     ) throws(FormatError) -> [ChunkOutcome] {
         let layout = opened.layout
         let targets = layout.tables.map { value.tables[$0.name] }
@@ -67,7 +76,7 @@ extension SnapshotFile {
         let outcomes = Mutex([ChunkOutcome?](repeating: nil, count: layout.chunks.count))
         let failure = Mutex<FormatError?>(nil)
         let usedNames = Mutex([Bool](repeating: false, count: layout.names.count))
-        parallelWorkers(layout.chunks.count, maximum: workers) { next in
+        parallelWorkers(layout.chunks.count, maximum: workers, ownThreads: ownThreads) { next in
             var used = [Bool](repeating: false, count: layout.names.count)
             var raw: [UInt8] = []
             while let i = next(), failure.withLock({ $0 == nil }) {

@@ -61,6 +61,11 @@ final class TransactionLog {
     /// ``sealIfRequested()``) starts a new segment.
     private var sealRequested = false
 
+    /// Whether a read-only store reads it: another process (its writer)
+    /// may cut or rewrite it meanwhile, so a record that no longer reads
+    /// as it did is not taken for damage alone (see `TransactionHistory`).
+    var isReadOnly = false
+
     /// Which directory `directory` named at open: a new segment or a
     /// manifest is written only while it still does (nil: not known).
     private var directoryIdentity: FileIdentity?

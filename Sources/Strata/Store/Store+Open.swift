@@ -470,6 +470,8 @@ extension Store {
                 return nil
             }
         }
+        // Its writer may cut or rewrite the log while it reads.
+        log.isReadOnly = readOnly
         warnings += found.findings.map(StoreWarning.init)
         if let damage {
             let segment = log.segments[damage.position.segment].name

@@ -233,7 +233,9 @@ public actor Store {
     public func commit(_ prepared: Transaction) async throws -> CommitReport {
         try await admitWriter()
         try checkNew(prepared.id)
-        let transaction = prepared.numbered(onto: head)
+        var transaction = prepared.numbered(onto: head)
+        // As the log reads it back (it writes no table without changes).
+        transaction.indexChanges = transaction.indexChanges.filter { !$0.value.isEmpty }
         try transaction.checkNesting()
         let next = try apply(head, transaction)
         return try await append(transaction, producing: next)

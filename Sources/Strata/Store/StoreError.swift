@@ -56,6 +56,12 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
     /// A transaction's encoding exceeds what one log record holds; nothing
     /// was written.
     case transactionTooLarge(bytes: Int, limit: Int)
+    /// A read-only store found a log record that no longer reads as it did
+    /// when the store opened: its writer cut the history since (a
+    /// truncate, perhaps followed by new commits), or the file was
+    /// damaged. Reopen the store to read the history as it is now
+    /// (``Store/verify(at:fileSystem:)`` tells damage).
+    case historyChanged(segment: String, offset: Int, reason: String)
 
     /// A one-line explanation.
     public var description: String {
@@ -87,6 +93,10 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
                 + "open with recovery .truncateAtDamage to open at t \(reached)"
         case let .transactionTooLarge(bytes, limit):
             return "transaction of \(bytes) encoded bytes exceeds the log record limit of \(limit)"
+        case let .historyChanged(segment, offset, reason):
+            return "log segment \(segment) at offset \(offset) no longer reads as when this read-only store opened "
+                + "(\(reason)): its writer cut the history since (a truncate), or the file was damaged; "
+                + "reopen the store to read the history as it is now"
         }
     }
 }

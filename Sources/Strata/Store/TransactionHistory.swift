@@ -124,7 +124,13 @@ struct TransactionHistory {
         if let cached = cache[t] { return cached }
         let position = positions[Int(t - 1)]
         let segment = log.segments[position.segment].name
-        let payload = try StoreError.mappingFormat { try log.read(position) }
+        let payload: [UInt8]
+        do {
+            payload = try StoreError.mappingFormat { try log.read(position) }
+        } catch StoreError.corruptLog(_, let offset, let reason) where log.isReadOnly {
+            // Checked when the store opened: most likely cut since.
+            throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
+        }
         let transaction: Transaction
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)
@@ -152,6 +158,13 @@ struct TransactionHistory {
         // committed again), never to be mixed into this history.
         let expected = summaries[Int(t - 1)].id
         guard transaction.id == expected else {
+            if log.isReadOnly {
+                throw StoreError.historyChanged(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "transaction t \(t) is \(transaction.id) where \(expected) was read before"
+                )
+            }
             throw StoreError.corruptLog(
                 segment: segment,
                 offset: position.offset,

@@ -8,9 +8,11 @@ extension FileCheck {
     /// placed in the report where they would have been had it run here
     /// (`finishComparisons(waiting:)`), and a newer format it finds is kept
     /// as of `basis` (`noteNewer(_:at:)`). Without one, the snapshot is
-    /// checked against its own records, here.
+    /// checked against its own records, here. With `replayEnds` (its
+    /// basis is the log's last record), nothing runs beside it: it takes
+    /// every core.
     /// - Throws: for a snapshot of a newer format checked here.
-    mutating func compareSnapshot(_ name: String, basis: Int64) throws {
+    mutating func compareSnapshot(_ name: String, basis: Int64, replayEnds: Bool = false) throws {
         pendingSnapshots[basis] = nil
         report.snapshots += 1
         let file = snapshotDirectory + "/" + name
@@ -30,6 +32,7 @@ extension FileCheck {
                 value: value,
                 recordDigests: recordDigests,
                 fileSystem: fileSystem,
+                workers: replayEnds ? nil : 1,
                 problemsBefore: report.problems.count,
                 notesBefore: report.notes.count
             )
@@ -150,6 +153,7 @@ struct SnapshotComparison: Sendable {
         value: Database,
         recordDigests: [Key: UInt64],
         fileSystem: any FileSystem,
+        workers: Int?,
         problemsBefore: Int,
         notesBefore: Int
     ) {
@@ -158,10 +162,12 @@ struct SnapshotComparison: Sendable {
         self.basisID = basisID
         self.problemsBefore = problemsBefore
         self.notesBefore = notesBefore
-        // On a thread of its own, and on it alone: the replay's decoding
-        // runs on the shared pool, whose threads (one per core) a
-        // comparison on every core held until it ended, while the replay
-        // waited for its next transactions.
+        // On a thread of its own, and on it alone while the replay goes
+        // on (`workers` 1): the replay's decoding runs on the shared pool,
+        // whose threads (one per core) a comparison on every core held
+        // until it ended, while the replay waited for its next
+        // transactions. At the log's end (nil: every core) nothing else
+        // runs, and the pool's threads wait for it: it starts its own.
         outcome = Eventual(on: DispatchQueue(label: "Strata verify: snapshot comparison")) {
             switch Self.read(file, fileSystem: fileSystem) {
             case .pruned: return .pruned
@@ -173,7 +179,8 @@ struct SnapshotComparison: Sendable {
                         file: file,
                         from: value,
                         recordDigests: recordDigests,
-                        workers: 1
+                        workers: workers,
+                        ownThreads: workers == nil
                     )
                 }
                 return .compared(size: bytes.count, result)

@@ -295,7 +295,7 @@ struct FileCheck {
                 // is still compared; the replay stops after them.
                 damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             }
-            let entries = replay(scan.frames, of: bytes, file: file, expected: &expected)
+            let entries = replay(scan.frames, of: bytes, file: file, endsLog: isLast, expected: &expected)
             // A comparison that has ended may have found a newer snapshot;
             // one found here waits for those before it.
             finishComparisons(waiting: newerFile != nil)
@@ -322,6 +322,7 @@ struct FileCheck {
         _ frames: [LogScanner.Frame],
         of bytes: [UInt8],
         file: String,
+        endsLog: Bool,
         expected: inout Int64
     ) -> [SegmentSummary.Entry] {
         var entries: [SegmentSummary.Entry] = []
@@ -347,7 +348,8 @@ struct FileCheck {
         for (k, run) in runs.enumerated() {
             let decodedRun = ahead!.take()
             ahead = k + 1 < runs.count ? decoding(runs[k + 1]) : nil
-            for (frame, decoded) in zip(frames[run], decodedRun) {
+            for (index, decoded) in zip(run, decodedRun) {
+                let frame = frames[index]
                 let transaction: Transaction
                 switch decoded {
                 case .success(let value): transaction = value
@@ -399,7 +401,7 @@ struct FileCheck {
                 }
                 if let snapshot = pendingSnapshots[expected] {
                     do {
-                        try compareSnapshot(snapshot, basis: expected)
+                        try compareSnapshot(snapshot, basis: expected, replayEnds: endsLog && index == frames.count - 1)
                     } catch {
                         noteNewer(error, at: expected)
                     }

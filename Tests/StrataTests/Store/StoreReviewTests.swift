@@ -38,17 +38,17 @@ struct StoreReviewTests {
                 let value = try await reader.database(asOf: t)
                 #expect(value == old[Int(t)], "as-of \(t)")
             } catch let error as StoreError {
-                guard case .corruptLog(_, _, let reason) = error else {
+                guard case .historyChanged(_, _, let reason) = error else {
                     Issue.record("as-of \(t): \(error)")
                     continue
                 }
-                #expect(reason.contains("rewritten"), "\(reason)")
+                #expect(reason.contains("was read before"), "\(reason)")
             }
             do {
                 let transaction = try await reader.transaction(id: ids[Int(t) - 1])
                 #expect(transaction?.id == ids[Int(t) - 1], "transaction \(t)")
             } catch let error as StoreError {
-                guard case .corruptLog = error else {
+                guard case .historyChanged = error else {
                     Issue.record("transaction \(t): \(error)")
                     continue
                 }
