@@ -295,7 +295,14 @@ struct FileCheck {
                 // is still compared; the replay stops after them.
                 damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             }
-            let entries = replay(scan.frames, of: bytes, file: file, endsLog: isLast, expected: &expected)
+            // The log ends here when the segments after this one hold no
+            // record (a close's snapshot leaves a new segment of a header alone).
+            let endsLog = names[(index + 1)...].allSatisfy { later in
+                guard let handle = try? fileSystem.openForReading(logDirectory + "/" + later) else { return false }
+                defer { handle.close() }
+                return (try? handle.size()).map { $0 <= LogFormat.headerSize } ?? false
+            }
+            let entries = replay(scan.frames, of: bytes, file: file, endsLog: endsLog, expected: &expected)
             // A comparison that has ended may have found a newer snapshot;
             // one found here waits for those before it.
             finishComparisons(waiting: newerFile != nil)
