@@ -43,6 +43,13 @@ public struct StrataCommand: AsyncParsableCommand {
             }
             return status.rawValue
         }
+        // A mistyped command is named as such: the parser would first
+        // refuse an option of the command meant (`strata lgo PATH --json`).
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName }
+        if let first = arguments.first, !first.hasPrefix("-"), first != "help", !names.contains(first) {
+            let line = "unknown command '\(first)' (the commands: \(names.joined(separator: ", ")))"
+            return fail(.usage, "strata: " + line, message: line)
+        }
         var command: any ParsableCommand
         do {
             command = try parseAsRoot(arguments)

@@ -105,6 +105,17 @@ struct CLIArgumentTests {
         #expect(first.status == 0 && first.output.contains(#""revertedTo":0"#), "\(first)")
     }
 
+    @Test("a mistyped command is named as unknown, with --json too")
+    func unknownCommand() async throws {
+        let text = try await StrataRunner.run(["lgo", "/tmp/none"])
+        #expect(text.status == 2 && text.error.contains("unknown command 'lgo'") && text.error.contains("log"))
+        let json = try await StrataRunner.run(["lgo", "/tmp/none", "--json"])
+        #expect(json.status == 2, "\(json)")
+        #expect((try json.object()["error"] as? String)?.contains("unknown command 'lgo'") == true, "\(json)")
+        #expect(try await StrataRunner.run(["help", "log"]).status == 0)
+        #expect(try await StrataRunner.run(["--help"]).status == 0)
+    }
+
     @Test("an argument that is not UTF-8 is refused (exit 2), never read as another path")
     func nonUTF8Path() async throws {
         let path = temporaryStorePath("cli-args-utf8")
