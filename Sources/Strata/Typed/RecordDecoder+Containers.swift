@@ -196,11 +196,11 @@ final class _KeyedStorage {
         var names: [String]
         if isRecord {
             let all = FieldNames.all
-            names = context.fields.map { all[Int($0.id)].string }
             let schema = context.schema
-            for (old, new) in schema.renamedFields where names.contains(where: { Strata.Key($0) == Strata.Key(old) }) {
-                names.append(new)
-            }
+            // Each stored field under the name it has now, at the end of
+            // its chain of renames (and not also under its old names: a
+            // dictionary would hold the value twice, an enum see two cases).
+            names = context.fields.map { schema.newestName(of: all[Int($0.id)].string) }
             names += schema.defaults.keys
             if let idKey = context.idKey, context.recordID != nil { names.append(idKey) }
         } else {

@@ -81,6 +81,18 @@ public struct RecordSchema: Sendable {
         return names
     }
 
+    /// The name field `name` reads as now: its rename, that name's rename,
+    /// and so on (itself when it was never renamed). A cycle of renames
+    /// ends at the last name before it repeats.
+    func newestName(of name: String) -> String {
+        var current = name
+        var seen: Set<Key> = [Key(name)]
+        while let next = Self.declared(current, in: renamedFields), seen.insert(Key(next)).inserted {
+            current = next
+        }
+        return current
+    }
+
     /// The default declared for exactly `name` (its UTF-8 bytes), if any.
     func defaultValue(for name: String) -> Value? { Self.declared(name, in: defaults) }
 
