@@ -3,11 +3,18 @@ public enum ChangeError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `next` cannot follow `first` on the same record (for example an
     /// insert after an insert).
     case cannotFollow(first: String, next: String)
+    /// `next` does not find what `first` left: the record (nil) or field
+    /// `field` holds another value than the one `next` replaces.
+    case mismatch(first: String, next: String, field: Key?)
 
     /// A one-line explanation.
     public var description: String {
         switch self {
         case let .cannotFollow(first, next): return "a record's \(next) cannot follow its \(first)"
+        case let .mismatch(first, next, field?):
+            return "a record's \(next) does not find the value its \(first) left in field \(field.debugDescription)"
+        case let .mismatch(first, next, nil):
+            return "a record's \(next) does not find the record its \(first) left"
         }
     }
 }
@@ -55,23 +62,49 @@ public enum Change: Hashable, Sendable {
     ///
     /// - Throws: `ChangeError.cannotFollow` when `next` cannot follow this
     ///   change (an insert after an insert, an update or delete after a
-    ///   delete). A run of transactions that applied in order never does.
+    ///   delete); `ChangeError.mismatch` when `next` replaces another value
+    ///   than this change left. A run of transactions that applied in
+    ///   order never does.
     public func then(_ next: Change) throws -> Change? {
+        try _then(next, checkingValues: true)
+    }
+
+    /// `then(_:)`; without `checkingValues`, what `next` replaces is taken
+    /// as what this change left (an undo group's members, between which
+    /// transactions it skips may have changed the record: it names those
+    /// conflicts itself).
+    func _then(_ next: Change, checkingValues: Bool) throws -> Change? {
+        // What `next` replaces must be what this change left, as applying
+        // them in turn checks: else the run could not have applied.
         switch (self, next) {
         case (.insert(let record), .update(let fields)):
+            for (name, field) in fields where checkingValues && record[name] != field.old {
+                throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
+            }
             return .insert(Change.applying(fields, to: record))
-        case (.insert, .delete):
+        case (.insert(let record), .delete(let removed)):
+            guard !checkingValues || removed == record else {
+                throw ChangeError.mismatch(first: kind, next: next.kind, field: nil)
+            }
             return nil
         case (.delete(let old), .insert(let new)):
             return Change.between(old, new)
         case (.update(let fields), .delete(let record)):
             var original = record
-            for (name, field) in fields { original[name] = field.old }
+            for (name, field) in fields {
+                guard !checkingValues || record[name] == field.new else {
+                    throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
+                }
+                original[name] = field.old
+            }
             return .delete(original)
         case (.update(let first), .update(let second)):
             var merged = first
             for (name, field) in second {
                 if let earlier = first[name] {
+                    guard !checkingValues || earlier.new == field.old else {
+                        throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
+                    }
                     merged[name] = FieldChange(old: earlier.old, new: field.new)
                 } else {
                     merged[name] = field

@@ -33,9 +33,22 @@ public enum FlattenError: Error, Equatable, Sendable, CustomStringConvertible {
 /// The result keeps the summary (ID, t, time, message) of every transaction
 /// it covers; its basis is the first one's, its `t` the last one's.
 ///
+/// Each change of a record must replace what the change before it left
+/// (the values an update replaces, the record a delete removes): a run
+/// that could not have applied in order is refused. The first change of
+/// each record is checked when the result applies; a record the run
+/// inserts and then deletes is not looked at then.
+///
 /// - Throws: ``FlattenError`` for an empty run, or for changes that could
 ///   not have applied in that order.
 public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
+    try _flatten(run, checkingValues: true)
+}
+
+/// `flatten(_:)`; without `checkingValues`, each record's changes combine
+/// without checking that each replaces what the one before left (see
+/// `Change._then(_:checkingValues:)`).
+func _flatten(_ run: some Collection<Transaction>, checkingValues: Bool) throws -> Transaction {
     guard let first = run.first else { throw FlattenError.emptyRun }
     if run.count == 1 { return first }
     var changes = first.changes
@@ -49,7 +62,7 @@ public func flatten(_ run: some Collection<Transaction>) throws -> Transaction {
             for (id, change) in tableChanges {
                 if let earlier = combined[id] {
                     do {
-                        combined[id] = try earlier.then(change)
+                        combined[id] = try earlier._then(change, checkingValues: checkingValues)
                     } catch let error as ChangeError {
                         throw FlattenError.incompatibleChanges(table: name, id: id, error)
                     }

@@ -230,6 +230,7 @@ extension Store {
         var snapshotSizes: [Int64: Int] = [:]
         let last = Int64(history.count)
         var failed: Set<String> = []
+        var foreign: [String] = []
         for (position, (basis, name)) in bases.enumerated() where !attempt.failed.contains(name) {
             if usedSummaries, basis < replayFrom {
                 log.close()
@@ -244,8 +245,10 @@ extension Store {
                     return (read.0, read.size)
                 }
                 if let basisID, basisID != history.id(of: basis) {
-                    // Taken from a history since cut and grown again.
-                    if !options.readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
+                    // Taken from a history since cut and grown again: removed
+                    // once the open has its value (an open that fails
+                    // leaves every file as it found it).
+                    if !options.readOnly { foreign.append(name) }
                     let outcome = options.readOnly ? "skipped" : "removed"
                     warnings.append(
                         .skippedSnapshot(
@@ -265,7 +268,7 @@ extension Store {
                         history: &history,
                         log: log
                     )
-                    return try replay(run[...], onto: snapshot)
+                    return try replay(run[...], onto: snapshot, history: history, log: log)
                 }
                 snapshotBasis = basis
                 snapshotSizes[basis] = size
@@ -307,9 +310,10 @@ extension Store {
                     history: &history,
                     log: log
                 )
-                return try replay(run[...], onto: Database())
+                return try replay(run[...], onto: Database(), history: history, log: log)
             }
         }
+        for name in foreign { try fileSystem.remove(snapshotDirectory + "/" + name) }
         return (
             Loaded(
                 log: log,
@@ -637,5 +641,44 @@ extension Store {
     static func replay(_ run: ArraySlice<Transaction>, onto base: Database) throws -> Database {
         guard !run.isEmpty else { return base }
         return try apply(base, flatten(run))
+    }
+
+    /// `replay(_:onto:)`, for a run of the log: a transaction that does
+    /// not apply to the value before it (records whose checksums hold but
+    /// that are not this history's: a segment of another store copied in)
+    /// is found by applying the run one by one, and named as damage at
+    /// its place in the log.
+    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)``.
+    private static func replay(
+        _ run: ArraySlice<Transaction>,
+        onto base: Database,
+        history: TransactionHistory,
+        log: TransactionLog
+    ) throws -> Database {
+        do {
+            return try replay(run, onto: base)
+        } catch let error where error is FlattenError || error is ApplyError {
+            var value = base
+            for transaction in run {
+                do {
+                    try value._apply(transaction)
+                } catch {
+                    let position = history.position(transaction.t)
+                    throw StoreError.corruptLog(
+                        segment: log.segments[position.segment].name,
+                        offset: position.offset,
+                        reason: "transaction t \(transaction.t) does not apply to the value before it: \(error)"
+                    )
+                }
+            }
+            // Applied one by one, but not combined: a change of a record
+            // the run inserted and deleted (not checked against the start).
+            let position = history.position(run.last!.t)
+            throw StoreError.corruptLog(
+                segment: log.segments[position.segment].name,
+                offset: position.offset,
+                reason: "transactions t \(run.first!.t)...\(run.last!.t) do not combine: \(error)"
+            )
+        }
     }
 }

@@ -192,7 +192,7 @@ extension Store {
         // changed: a conflict, named as such.
         let combined: Transaction
         do {
-            combined = try flatten(members)
+            combined = try _flatten(members, checkingValues: false)
         } catch FlattenError.incompatibleChanges(let table, let id, _) {
             throw UndoError.conflict(action: name, records: [UndoConflict(table: table, id: id, fields: [])])
         } catch FlattenError.incompatibleIndexChanges(let table, let index, _) {
