@@ -156,6 +156,16 @@ extension Store {
                 var (loaded, warnings) = try load(path: path, options: options, retrying: attempt)
                 warnings = attempt.warnings + warnings.filter { !attempt.warnings.contains($0) }
                 return (loaded, warnings)
+            } catch let record as UnappliableRecord {
+                // Damage of its own kind: the records before it stay.
+                guard options.recovery == .truncateAtDamage, record.t - 1 < attempt.cutAfter ?? .max else {
+                    throw StoreError.corruptLog(segment: record.segment, offset: record.offset, reason: record.reason)
+                }
+                attempt.cutAfter = record.t - 1
+                attempt.replayFrom = .max
+                attempt.warnings.append(
+                    .truncatedAtDamage(segment: record.segment, offset: record.offset, reason: record.reason)
+                )
             } catch let retry as ReadWholeLog {
                 // What an attempt changed on disk (a cut, a snapshot
                 // removed) is done; what it reported is kept. Each retry
@@ -187,6 +197,20 @@ extension Store {
         /// The snapshots that did not load, not read again.
         var failed: Set<String>
         var warnings: [StoreWarning]
+        /// The last transaction kept: one after it did not apply (see
+        /// `UnappliableRecord`); nil: none found.
+        var cutAfter: Int64?
+    }
+
+    /// A log record whose checksum holds but whose transaction does not
+    /// apply to the value before it (a segment of another store copied
+    /// in): damage at its place in the log, which `.truncateAtDamage`
+    /// cuts as it cuts a record that does not check.
+    private struct UnappliableRecord: Error {
+        var t: Int64
+        var segment: String
+        var offset: Int
+        var reason: String
     }
 
     /// What reading the log found: the history it holds (cut where
@@ -216,7 +240,13 @@ extension Store {
         options: StoreOptions,
         retrying attempt: ReadWholeLog
     ) throws -> (Loaded, [StoreWarning]) {
-        let read = try readLog(path: path, options: options, replayingFrom: attempt.replayFrom, historyOnly: false)
+        let read = try readLog(
+            path: path,
+            options: options,
+            replayingFrom: attempt.replayFrom,
+            keepingThrough: attempt.cutAfter,
+            historyOnly: false
+        )
         defer { FieldNames.release(read.reservedNames) }
         var (history, warnings) = (read.history, read.warnings)
         let (log, tail, replayFrom, bases, usedSummaries) = (
@@ -234,7 +264,7 @@ extension Store {
         for (position, (basis, name)) in bases.enumerated() where !attempt.failed.contains(name) {
             if usedSummaries, basis < replayFrom {
                 log.close()
-                throw ReadWholeLog(replayFrom: basis, failed: failed, warnings: warnings)
+                throw ReadWholeLog(replayFrom: basis, failed: failed, warnings: warnings, cutAfter: attempt.cutAfter)
             }
             failed.insert(name)
             do {
@@ -282,6 +312,9 @@ extension Store {
                 // close, as after a snapshot.
                 if !options.readOnly, basis == last { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
                 break
+            } catch let error as UnappliableRecord {
+                // The log's, not the snapshot's.
+                throw error
             } catch let error as FormatError {
                 // A newer format or a damaged log is not the snapshot's to absorb.
                 if error.isNewerVersion { throw StoreError(error.in(snapshotDirectory + "/" + name)) }
@@ -298,7 +331,7 @@ extension Store {
         }
         if current == nil, usedSummaries {
             log.close()
-            throw ReadWholeLog(replayFrom: 0, failed: failed, warnings: warnings)
+            throw ReadWholeLog(replayFrom: 0, failed: failed, warnings: warnings, cutAfter: attempt.cutAfter)
         }
         if current == nil {
             current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
@@ -360,6 +393,7 @@ extension Store {
         path: String,
         options: StoreOptions,
         replayingFrom start: Int64 = .max,
+        keepingThrough cutAfter: Int64? = nil,
         historyOnly: Bool
     ) throws -> LogRead {
         let fileSystem = options.fileSystem
@@ -529,6 +563,8 @@ extension Store {
                 warnings.append(.rebuiltManifest(reason: "dropped a pending cut of another history"))
             }
         }
+        // A record that did not apply when a first attempt replayed it.
+        if let cutAfter, cutAfter < keep { keep = cutAfter }
         if let bases = bases.first, bases.basis > reached {
             lossReasons.append("snapshot \(bases.name) has basis t \(bases.basis)")
         }
@@ -648,7 +684,7 @@ extension Store {
     /// that are not this history's: a segment of another store copied in)
     /// is found by applying the run one by one, and named as damage at
     /// its place in the log.
-    /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)``.
+    /// - Throws: `UnappliableRecord`.
     private static func replay(
         _ run: ArraySlice<Transaction>,
         onto base: Database,
@@ -664,7 +700,8 @@ extension Store {
                     try value._apply(transaction)
                 } catch {
                     let position = history.position(transaction.t)
-                    throw StoreError.corruptLog(
+                    throw UnappliableRecord(
+                        t: transaction.t,
                         segment: log.segments[position.segment].name,
                         offset: position.offset,
                         reason: "transaction t \(transaction.t) does not apply to the value before it: \(error)"
@@ -674,7 +711,8 @@ extension Store {
             // Applied one by one, but not combined: a change of a record
             // the run inserted and deleted (not checked against the start).
             let position = history.position(run.last!.t)
-            throw StoreError.corruptLog(
+            throw UnappliableRecord(
+                t: run.last!.t,
                 segment: log.segments[position.segment].name,
                 offset: position.offset,
                 reason: "transactions t \(run.first!.t)...\(run.last!.t) do not combine: \(error)"
