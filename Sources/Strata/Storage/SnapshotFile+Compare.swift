@@ -42,6 +42,59 @@ extension SnapshotFile {
         return (differenceOfChunks(source, opened, outcomes, value, recordDigests), header.basisID)
     }
 
+    /// What a snapshot holds, summed: enough to tell it equal to a value
+    /// without holding the value, unless it holds index entries (compared
+    /// entry by entry with the value's).
+    struct Sums: Sendable {
+        var basis: Int64
+        var basisID: UUID?
+        /// Per table, in the file's order: its record count, index
+        /// declarations and the sum of its records' digests.
+        var tables: [(name: Key, count: Int, definitions: [IndexDefinition], digest: UInt64)]
+        var hasEntries: Bool
+
+        /// Whether `value`, whose tables' record digests sum to
+        /// `recordDigests`, is the snapshot's value (the checks of
+        /// `difference`, but the entries').
+        func match(_ value: Database, recordDigests: [Key: UInt64]) -> Bool {
+            guard !hasEntries, basis == value.basis, tables.count == value.tables.count else { return false }
+            return tables.allSatisfy { table in
+                guard let target = value.tables[table.name] else { return false }
+                return table.count == target.count && table.digest == recordDigests[table.name, default: 0]
+                    && table.definitions == target.indexes.map(\.definition)
+            }
+        }
+    }
+
+    /// The snapshot in `bytes` summed (see ``Sums``), checked as a read
+    /// checks it; nil for a version 1 or 2 file (compared whole).
+    /// - Throws: ``FormatError`` for damage, as ``difference(_:file:from:recordDigests:workers:ownThreads:)`` does.
+    static func sums(_ bytes: [UInt8], file: String, workers: Int?) throws(FormatError) -> Sums? {
+        let header = try header(bytes, file: file)
+        guard header.version >= 3 else { return nil }
+        let source = Source(bytes)
+        let opened = try readingMemory { try openChunked(source, size: bytes.count, header: header, file: file) }
+        defer { FieldNames.release(opened.held) }
+        let layout = opened.layout
+        // Entries are not compared here (no value): their chunks are
+        // still read and checked, against an empty value.
+        let outcomes = try compareChunks(source, opened: opened, with: Database(), workers: workers, ownThreads: false)
+        var digests = [UInt64](repeating: 0, count: layout.tables.count)
+        var hasEntries = false
+        for (chunk, outcome) in zip(layout.chunks, outcomes) {
+            switch outcome {
+            case .records(let digest): digests[chunk.table] &+= digest
+            case .entries: hasEntries = true
+            }
+        }
+        return Sums(
+            basis: layout.basis,
+            basisID: header.basisID,
+            tables: layout.tables.enumerated().map { ($1.name, $1.count, $1.definitions, digests[$0]) },
+            hasEntries: hasEntries || layout.tables.contains { !$0.definitions.isEmpty }
+        )
+    }
+
     /// What one chunk held, compared.
     private enum ChunkOutcome {
         /// The sum of the records' digests (``recordDigest(_:_:)``).

@@ -24,11 +24,18 @@ extension FileCheck {
         }
         // The check ends with the newer file found before this one.
         if newerFile != nil { return }
+        let basisID = basis == 0 ? UUID(uuid: UUID.zero) : ids.last
+        if let summed = snapshotSums.removeValue(forKey: basis),
+            let outcome = summed.takeIfDone() ?? (replayEnds ? summed.take() : nil),
+            try settle(outcome, of: file, basisID: basisID, against: value)
+        {
+            return
+        }
         comparisons.append(
             SnapshotComparison(
                 file: file,
                 basis: basis,
-                basisID: basis == 0 ? UUID(uuid: UUID.zero) : ids.last,
+                basisID: basisID,
                 value: value,
                 recordDigests: recordDigests,
                 fileSystem: fileSystem,
@@ -81,16 +88,75 @@ extension FileCheck {
             switch result {
             case .success(let (difference, basisID)):
                 if let basisID, basisID != comparison.basisID {
-                    report.notes.append(
-                        "\(file): taken from another history (its transaction \(basisID) is not this log's "
-                            + "t \(comparison.basis)); open skips it, and a writing open that reaches it removes it"
-                    )
+                    report.notes.append(Self.otherHistoryNote(file, basisID, basis: comparison.basis))
                 } else if let difference {
                     problem(file, "differs from the log replayed to t \(comparison.basis): \(difference)")
                 }
             case .failure(let error):
                 if error.isNewerVersion { throw StoreError(error.in(file)) }
                 problem(file, at: error.offset, error.reason)
+            }
+        }
+    }
+
+    /// Settles the comparison of snapshot `file` with `value` (the replay
+    /// at its basis) from the snapshot's sums taken beforehand, when they
+    /// settle it: the file unreadable, damaged or of another history, or
+    /// equal to the value. False when the value must be compared with the
+    /// file itself (a difference to name, index entries, an older format).
+    /// - Throws: for a snapshot of a newer format.
+    private mutating func settle(
+        _ outcome: SnapshotSums.Outcome,
+        of file: String,
+        basisID: UUID?,
+        against value: Database
+    ) throws -> Bool {
+        switch outcome {
+        case .pruned:
+            report.snapshots -= 1
+        case .unreadable(let error):
+            problem(file, "cannot be read: \(error)")
+        case .summed(let size, .failure(let error)):
+            if error.isNewerVersion { throw StoreError(error.in(file)) }
+            report.bytes += size
+            problem(file, at: error.offset, error.reason)
+        case .summed(let size, .success(let sums?)):
+            if let found = sums.basisID, found != basisID {
+                report.bytes += size
+                report.notes.append(Self.otherHistoryNote(file, found, basis: sums.basis))
+                return true
+            }
+            guard sums.match(value, recordDigests: recordDigests) else { return false }
+            report.bytes += size
+        case .summed(_, .success(nil)):
+            return false
+        }
+        return true
+    }
+
+    /// A snapshot whose basis transaction is not the log's.
+    static func otherHistoryNote(_ file: String, _ found: UUID, basis: Int64) -> String {
+        "\(file): taken from another history (its transaction \(found) is not this log's "
+            + "t \(basis)); open skips it, and a writing open that reaches it removes it"
+    }
+
+    /// Starts summing every snapshot listed (``SnapshotFile/Sums``), oldest
+    /// first, one at a time on a thread of their own: the replay that
+    /// reaches one then compares sums, without keeping its value while the
+    /// file is read (the replay would copy the paths it changes meanwhile).
+    mutating func startSummingSnapshots() {
+        let queue = DispatchQueue(label: "Strata verify: snapshot sums")
+        for (basis, name) in pendingSnapshots.sorted(by: { $0.key < $1.key }) where basis > 0 {
+            let file = snapshotDirectory + "/" + name
+            let fileSystem = self.fileSystem
+            snapshotSums[basis] = Eventual(on: queue) {
+                switch SnapshotComparison.read(file, fileSystem: fileSystem) {
+                case .pruned: return .pruned
+                case .unreadable(let error): return .unreadable(error)
+                case .read(let bytes):
+                    let sums = Result { () throws(FormatError) in try SnapshotFile.sums(bytes, file: file, workers: 1) }
+                    return .summed(size: bytes.count, sums)
+                }
             }
         }
     }
@@ -121,6 +187,17 @@ extension FileCheck {
             if error.isNewerVersion { throw StoreError(error.in(file)) }
             problem(file, at: error.offset, error.reason)
         }
+    }
+}
+
+/// A snapshot summed ahead of the replay (``SnapshotFile/Sums``).
+enum SnapshotSums {
+    enum Outcome: Sendable {
+        /// Removed since it was listed (a writer at work).
+        case pruned
+        case unreadable(String)
+        /// Read (this many bytes) and summed (nil: an older format), or its damage.
+        case summed(size: Int, Result<SnapshotFile.Sums?, FormatError>)
     }
 }
 

@@ -76,6 +76,9 @@ struct FileCheck {
     /// Snapshots being compared on other threads, in the order the
     /// replay reached them (see `compareSnapshot(_:basis:)`).
     var comparisons: [SnapshotComparison] = []
+    /// Snapshots being summed ahead of the replay, by basis (see
+    /// `startSummingSnapshots()`).
+    var snapshotSums: [Int64: Eventual<SnapshotSums.Outcome>] = [:]
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -112,6 +115,7 @@ struct FileCheck {
             SnapshotFile.reserveNames(of: $0.value, in: snapshotDirectory, fileSystem: fileSystem)
         }
         defer { reserved.map(FieldNames.release) }
+        startSummingSnapshots()
         do {
             try checkFiles(manifest: manifest)
         } catch {
