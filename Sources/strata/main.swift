@@ -24,11 +24,14 @@ signal(SIGPIPE, SIG_IGN)
 
 // An argument that is not UTF-8 (a path named in another encoding) would
 // be read with replacement characters: another path, perhaps a new store.
-for index in 1..<Int(CommandLine.argc) {
+for index in stride(from: 1, to: Int(CommandLine.argc), by: 1) {
     guard let argument = CommandLine.unsafeArgv[index], String(validatingCString: argument) == nil else { continue }
-    FileHandle.standardError.write(
-        Data("strata: argument \(index) is not valid UTF-8 (paths and names must be UTF-8)\n".utf8)
-    )
+    let message = "argument \(index) is not valid UTF-8 (paths and names must be UTF-8)"
+    FileHandle.standardError.write(Data("strata: \(message)\n".utf8))
+    // With --json, the error is a document on standard output too.
+    if CommandLine.arguments.dropFirst().prefix(while: { $0 != "--" }).contains("--json") {
+        FileHandle.standardOutput.write(Data("{\"error\":\"\(message)\",\"status\":2}\n".utf8))
+    }
     exit(2)
 }
 

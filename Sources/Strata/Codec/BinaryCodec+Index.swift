@@ -74,6 +74,7 @@ extension ByteReader {
     mutating func indexChanges() throws -> [Key: [Key: IndexChange]] {
         let tableCount = try count(minimumSize: 2)
         var result: [Key: [Key: IndexChange]] = [:]
+        var seenTables: Set<Key> = []
         for _ in 0..<tableCount {
             let tableOffset = offset
             let table = Key(try string())
@@ -102,9 +103,13 @@ extension ByteReader {
                     throw CodecError.duplicateKey(offset: nameOffset, key: name.string)
                 }
             }
-            guard !changes.isEmpty, result.updateValue(changes, forKey: table) == nil else {
+            // A table listed with no changes (which builds before 2026-12-07
+            // wrote for a transaction committed so) is no change.
+            guard result.index(forKey: table) == nil, !seenTables.contains(table) else {
                 throw CodecError.duplicateKey(offset: tableOffset, key: table.string)
             }
+            seenTables.insert(table)
+            if !changes.isEmpty { result[table] = changes }
         }
         return result
     }

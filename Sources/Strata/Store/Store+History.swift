@@ -71,8 +71,10 @@ extension Store {
     /// filter reads the transactions (from the log unless cached).
     /// O(history) worst case.
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when a
-    ///   record read back no longer checks; ``StoreError/unsupportedVersion(file:found:supported:)``
-    ///   when a newer build wrote it.
+    ///   record read back no longer checks (``StoreError/historyChanged(segment:offset:reason:)``
+    ///   in a read-only store whose writer cut the history since it opened);
+    ///   ``StoreError/unsupportedVersion(file:found:supported:)`` when a
+    ///   newer build wrote it.
     public func history(_ filter: HistoryFilter = HistoryFilter(), offset: Int = 0, limit: Int = 100) throws
         -> [Transaction]
     {
@@ -85,6 +87,7 @@ extension Store {
     }
 
     /// The transaction numbered `t`, if durable. O(its size).
+    /// - Throws: as ``history(_:offset:limit:)`` does.
     public func transaction(at t: Int64) throws -> Transaction? {
         guard t >= 1, t <= current.basis else { return nil }
         guard let log else { throw StoreError.closed }
@@ -94,6 +97,7 @@ extension Store {
     /// The transaction with `id`, if durable: nil while its commit is in
     /// flight, and for one that threw (with a caller-supplied ID, what tells
     /// after an error whether a commit landed). O(its size).
+    /// - Throws: as ``history(_:offset:limit:)`` does.
     public func transaction(id: UUID) throws -> Transaction? {
         guard let t = history.t(of: id) else { return nil }
         return try transaction(at: t)

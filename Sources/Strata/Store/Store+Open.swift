@@ -100,7 +100,7 @@ extension Store {
                 return try read()
             } catch let error as StoreError where attempt < Self.readAttempts {
                 switch error {
-                case .corruptLog, .missingHistory, .corruptManifest, .corruptSnapshot: break
+                case .corruptLog, .missingHistory, .corruptManifest, .corruptSnapshot, .historyChanged: break
                 default: throw error
                 }
             } catch let error as FileSystemError where attempt < Self.readAttempts && error.code == ENOENT {
@@ -180,6 +180,7 @@ extension Store {
                 attempt.warnings += retry.warnings.filter { !attempt.warnings.contains($0) }
                 attempt.failed.formUnion(retry.failed)
                 attempt.replayFrom = retry.replayFrom
+                attempt.foreign = retry.foreign
             }
         }
     }
@@ -200,6 +201,9 @@ extension Store {
         /// The last transaction kept: one after it did not apply (see
         /// `UnappliableRecord`); nil: none found.
         var cutAfter: Int64?
+        /// Snapshots of another history found so far: removed once an
+        /// attempt has the value.
+        var foreign: [String] = []
     }
 
     /// A log record whose checksum holds but whose transaction does not
@@ -260,11 +264,17 @@ extension Store {
         var snapshotSizes: [Int64: Int] = [:]
         let last = Int64(history.count)
         var failed: Set<String> = []
-        var foreign: [String] = []
+        var foreign = attempt.foreign
         for (position, (basis, name)) in bases.enumerated() where !attempt.failed.contains(name) {
             if usedSummaries, basis < replayFrom {
                 log.close()
-                throw ReadWholeLog(replayFrom: basis, failed: failed, warnings: warnings, cutAfter: attempt.cutAfter)
+                throw ReadWholeLog(
+                    replayFrom: basis,
+                    failed: failed,
+                    warnings: warnings,
+                    cutAfter: attempt.cutAfter,
+                    foreign: foreign
+                )
             }
             failed.insert(name)
             do {
@@ -313,8 +323,11 @@ extension Store {
                 if !options.readOnly, basis == last { log.requestSeal(atLeast: LogFormat.sealAtSnapshot) }
                 break
             } catch let error as UnappliableRecord {
-                // The log's, not the snapshot's.
-                throw error
+                // The log after the snapshot does not apply to it: the
+                // snapshot may be what is wrong (one of version 1 names no
+                // basis transaction). An older start, or the replay from
+                // the first record, blames the log if it fails there too.
+                warnings.append(.skippedSnapshot(file: name, reason: error.reason))
             } catch let error as FormatError {
                 // A newer format or a damaged log is not the snapshot's to absorb.
                 if error.isNewerVersion { throw StoreError(error.in(snapshotDirectory + "/" + name)) }
@@ -322,7 +335,7 @@ extension Store {
                 warnings.append(.skippedSnapshot(file: name, reason: "\(StoreError(error))"))
             } catch let error as StoreError {
                 switch error {
-                case .unsupportedVersion, .corruptLog: throw error
+                case .unsupportedVersion, .corruptLog, .historyChanged: throw error
                 default: warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
                 }
             } catch {
@@ -331,7 +344,13 @@ extension Store {
         }
         if current == nil, usedSummaries {
             log.close()
-            throw ReadWholeLog(replayFrom: 0, failed: failed, warnings: warnings, cutAfter: attempt.cutAfter)
+            throw ReadWholeLog(
+                replayFrom: 0,
+                failed: failed,
+                warnings: warnings,
+                cutAfter: attempt.cutAfter,
+                foreign: foreign
+            )
         }
         if current == nil {
             current = try costs.timingReplay(logBytes: history.logBytes(from: 0, to: last)) {
@@ -346,7 +365,10 @@ extension Store {
                 return try replay(run[...], onto: Database(), history: history, log: log)
             }
         }
-        for name in foreign { try fileSystem.remove(snapshotDirectory + "/" + name) }
+        // (A cut may have removed one already.)
+        for name in foreign where fileSystem.exists(snapshotDirectory + "/" + name) {
+            try fileSystem.remove(snapshotDirectory + "/" + name)
+        }
         return (
             Loaded(
                 log: log,
@@ -708,15 +730,8 @@ extension Store {
                     )
                 }
             }
-            // Applied one by one, but not combined: a change of a record
-            // the run inserted and deleted (not checked against the start).
-            let position = history.position(run.last!.t)
-            throw UnappliableRecord(
-                t: run.last!.t,
-                segment: log.segments[position.segment].name,
-                offset: position.offset,
-                reason: "transactions t \(run.first!.t)...\(run.last!.t) do not combine: \(error)"
-            )
+            // Each applies to the value before it: that is the value.
+            return value
         }
     }
 }

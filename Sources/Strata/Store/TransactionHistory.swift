@@ -118,8 +118,10 @@ struct TransactionHistory {
 
     /// Transaction `t`, from the cache or else the log. O(its size).
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
-    ///   record no longer reads back; ``StoreError/unsupportedVersion(file:found:supported:)``
-    ///   when a newer build wrote it.
+    ///   record no longer reads back (``StoreError/historyChanged(segment:offset:reason:)``
+    ///   in a read-only store, whose writer may have cut it);
+    ///   ``StoreError/unsupportedVersion(file:found:supported:)`` when a
+    ///   newer build wrote it.
     mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
         if let cached = cache[t] { return cached }
         let position = positions[Int(t - 1)]
@@ -135,6 +137,13 @@ struct TransactionHistory {
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)
         } catch {
+            if log.isReadOnly, !StoreError.isNewerRecord(error) {
+                throw StoreError.historyChanged(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "the record no longer decodes: \(error)"
+                )
+            }
             // Damage drops the segment's summary, so that the next open
             // reads the segment; a newer build's record is no damage.
             if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
@@ -146,6 +155,13 @@ struct TransactionHistory {
             )
         }
         guard transaction.t == t else {
+            if log.isReadOnly {
+                throw StoreError.historyChanged(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "the record is transaction t \(transaction.t) where \(t) was read before"
+                )
+            }
             log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(
                 segment: segment,

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension FileCheck {
     /// Compares the snapshot `name` with the replay at `basis`. With a
@@ -25,8 +26,9 @@ extension FileCheck {
         // The check ends with the newer file found before this one.
         if newerFile != nil { return }
         let basisID = basis == 0 ? UUID(uuid: UUID.zero) : ids.last
-        if let summed = snapshotSums.removeValue(forKey: basis),
-            let outcome = summed.takeIfDone() ?? (replayEnds ? summed.take() : nil),
+        // Sums not ready are not waited for: the file is compared here.
+        summer.passed(basis)
+        if let summed = snapshotSums.removeValue(forKey: basis), let outcome = summed.takeIfDone(),
             try settle(outcome, of: file, basisID: basisID, against: value)
         {
             return
@@ -128,7 +130,7 @@ extension FileCheck {
             }
             guard sums.match(value, recordDigests: recordDigests) else { return false }
             report.bytes += size
-        case .summed(_, .success(nil)):
+        case .summed(_, .success(nil)), .skipped:
             return false
         }
         return true
@@ -145,11 +147,13 @@ extension FileCheck {
     /// reaches one then compares sums, without keeping its value while the
     /// file is read (the replay would copy the paths it changes meanwhile).
     mutating func startSummingSnapshots() {
-        let queue = DispatchQueue(label: "Strata verify: snapshot sums")
+        let summer = self.summer
         for (basis, name) in pendingSnapshots.sorted(by: { $0.key < $1.key }) where basis > 0 {
             let file = snapshotDirectory + "/" + name
             let fileSystem = self.fileSystem
-            snapshotSums[basis] = Eventual(on: queue) {
+            snapshotSums[basis] = Eventual(on: summer.queue) {
+                // The replay compared it already, or the check has ended.
+                if summer.hasPassed(basis) { return .skipped }
                 switch SnapshotComparison.read(file, fileSystem: fileSystem) {
                 case .pruned: return .pruned
                 case .unreadable(let error): return .unreadable(error)
@@ -190,9 +194,30 @@ extension FileCheck {
     }
 }
 
-/// A snapshot summed ahead of the replay (``SnapshotFile/Sums``).
-enum SnapshotSums {
+/// Snapshots summed ahead of the replay (``SnapshotFile/Sums``), one at
+/// a time on a thread of their own, skipping those the replay has passed.
+final class SnapshotSums: Sendable {
+    let queue = DispatchQueue(label: "Strata verify: snapshot sums")
+    /// The largest basis the replay has reached (`Int64.max` once the
+    /// check ends).
+    private let reached = Atomic<Int64>(-1)
+
+    /// Notes that the replay reached `basis`.
+    func passed(_ basis: Int64) { reached.max(basis, ordering: .relaxed) }
+
+    func hasPassed(_ basis: Int64) -> Bool { reached.load(ordering: .relaxed) >= basis }
+
+    /// Ends the summing: what has not started is skipped, and what has is
+    /// waited for, so that no thread reads the store's files after the
+    /// check returns.
+    func finish() {
+        passed(.max)
+        queue.sync {}
+    }
+
     enum Outcome: Sendable {
+        /// Not summed: the replay passed it first.
+        case skipped
         /// Removed since it was listed (a writer at work).
         case pruned
         case unreadable(String)

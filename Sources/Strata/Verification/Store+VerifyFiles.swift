@@ -79,6 +79,7 @@ struct FileCheck {
     /// Snapshots being summed ahead of the replay, by basis (see
     /// `startSummingSnapshots()`).
     var snapshotSums: [Int64: Eventual<SnapshotSums.Outcome>] = [:]
+    let summer = SnapshotSums()
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -116,6 +117,7 @@ struct FileCheck {
         }
         defer { reserved.map(FieldNames.release) }
         startSummingSnapshots()
+        defer { summer.finish() }
         do {
             try checkFiles(manifest: manifest)
         } catch {

@@ -42,7 +42,8 @@ struct StoreForeignRecordTests {
     private func storeWithForeignSegment(
         _ a: [(RecordID, Patch?)],
         _ b: [(RecordID, Patch?)],
-        snapshot: Bool = false
+        snapshot: Bool = false,
+        snapshotAfterFirst: Bool = false
     ) async throws -> String {
         let pathA = temporaryStorePath("foreign-a")
         let pathB = temporaryStorePath("foreign-b")
@@ -51,7 +52,8 @@ struct StoreForeignRecordTests {
         options.segmentSize = 1
         for (path, steps) in [(pathA, a), (pathB, b)] {
             let store = try await Store.open(at: path, options: options)
-            for (id, patch) in steps {
+            for (step, (id, patch)) in steps.enumerated() {
+                if snapshotAfterFirst, step == 1, path == pathA { try await store.snapshot() }
                 try await store.transact { builder in
                     if let patch {
                         try builder.update(id, in: "songs", patch)
@@ -100,6 +102,53 @@ struct StoreForeignRecordTests {
         #expect(reopened.current.basis == 2 && reopened.current.record(1, in: "songs")?["title"] == "A3")
         try await reopened.verify()
         try await reopened.close()
+    }
+
+    @Test(
+        "a snapshot the log after it does not apply to is skipped; the log is blamed when the replay from t 0 fails too"
+    )
+    func snapshotBeforeForeignRecord() async throws {
+        let path = try await storeWithForeignSegment(
+            [(1, nil), (1, [.set("title", "A2")])],
+            [(1, nil), (1, [.set("title", "B2")])],
+            snapshotAfterFirst: true
+        )
+        defer { removeStore(path) }
+        #expect(snapshotFiles(path).count == 1)
+        await #expect(throws: StoreError.self) { _ = try await Store.open(at: path, options: testOptions()) }
+        var options = testOptions()
+        options.recovery = .truncateAtDamage
+        let store = try await Store.open(at: path, options: options)
+        #expect(store.current.basis == 1 && store.current.record(1, in: "songs")?["title"] == "A")
+        try await store.close()
+    }
+
+    @Test("a snapshot of another history is removed once the open has its value, also when summaries were read first")
+    func foreignSnapshotRemoved() async throws {
+        let path = temporaryStorePath("foreign-snapshot")
+        defer { removeStore(path) }
+        var options = testOptions()
+        options.segmentSize = 256
+        var store = try await Store.open(at: path, options: options)
+        for n in 1...12 {
+            try await store.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        try await store.snapshot()
+        let name = try #require(snapshotFiles(path).last)
+        let old = try Data(contentsOf: URL(fileURLWithPath: name))
+        try await store.truncate(after: 6)
+        for n in 7...12 {
+            try await store.transact { try $0.insert(["m": .int(Int64(n))], id: RecordID(n), into: "t") }
+        }
+        try await store.close()
+        // The snapshot of the history before the cut, put back as the newest.
+        for file in snapshotFiles(path) { try FileManager.default.removeItem(atPath: file) }
+        try old.write(to: URL(fileURLWithPath: name))
+        store = try await Store.open(at: path, options: options)
+        #expect(store.current.record(12, in: "t")?["m"] == .int(12))
+        #expect(store.warnings.contains { "\($0)".contains("another history") }, "\(store.warnings)")
+        #expect(!FileManager.default.fileExists(atPath: name), "the foreign snapshot is still there")
+        try await store.close()
     }
 
     @Test("records that cannot combine are damage, not a FlattenError; a strict open that refuses removes nothing")

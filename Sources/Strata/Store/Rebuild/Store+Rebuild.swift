@@ -86,7 +86,9 @@ extension Store {
     /// the history and grew it again), damaged or unreadable — is
     /// forgotten, and the value is rebuilt from another start.
     /// - Throws: ``StoreError/outOfRange(t:current:)``; ``StoreError`` when
-    ///   a log record or compaction block read from disk is damaged;
+    ///   a log record or compaction block read from disk is damaged
+    ///   (``StoreError/historyChanged(segment:offset:reason:)`` when a
+    ///   read-only store's writer cut the history since it opened);
     ///   ``StoreError/closed`` after ``close()``, whatever `t`.
     public func database(asOf t: Int64) throws -> Database {
         while true {
