@@ -36,6 +36,24 @@ struct StoreReadBackTests {
         try await reopened.close()
     }
 
+    @Test("a transaction an earlier build wrote with a table of no index changes reads back as none")
+    func emptyTableOfIndexChangesReadsBack() throws {
+        let transaction = Transaction(t: 2, basis: 1, changes: ["songs": [2: .insert(["a": 2])]])
+        var bytes = BinaryCodec.encode(transaction)
+        // Its encoding ends with the count of tables of index changes, 0;
+        // an earlier build wrote table "t" with no changes there.
+        #expect(bytes.last == 0)
+        bytes.removeLast()
+        bytes += [1, 1, UInt8(ascii: "t"), 0]
+        let read = try BinaryCodec.decodeTransaction(bytes)
+        #expect(read.indexChanges.isEmpty)
+        #expect(read.changes == transaction.changes && read.id == transaction.id)
+        // The same table twice is still refused.
+        bytes.removeLast(4)
+        bytes += [2, 1, UInt8(ascii: "t"), 0, 1, UInt8(ascii: "t"), 0]
+        #expect(throws: CodecError.self) { try BinaryCodec.decodeTransaction(bytes) }
+    }
+
     @Test(
         "an index change that changes nothing is refused, naming the index; the store goes on and reopens",
         arguments: [false, true]
