@@ -66,7 +66,7 @@ final class _SortedLeaf<Element: Comparable>: ManagedBuffer<_SortedLeafHeader, E
     deinit {
         // Through `_NestedRelease`: an element may hold sorted maps or sets
         // nested in it without bound, each freed inside the one before.
-        _ = withUnsafeMutablePointers { header, storage in storage._destroyElementsOfNode(count: header.pointee.width) }
+        withUnsafeMutablePointers { header, storage in storage._destroyElementsOfNode(count: header.pointee.width) }
     }
 
     /// The header, through a pointer: the `header` property of

@@ -94,6 +94,14 @@ extension Store {
         return try history.transaction(t, log: log)
     }
 
+    /// The number of the durable transaction with `id` (nil: no such
+    /// transaction, or its commit is in flight). O(1): nothing is read from
+    /// disk, where ``transaction(id:)`` decodes the transaction.
+    public func t(of id: UUID) -> Int64? {
+        guard let t = history.t(of: id), t <= current.basis else { return nil }
+        return t
+    }
+
     /// The transaction with `id`, if durable: nil while its commit is in
     /// flight, and for one that threw (with a caller-supplied ID, what tells
     /// after an error whether a commit landed). O(its size).

@@ -116,11 +116,12 @@ struct TruncateCommand: AsyncParsableCommand {
         switch kept.kind {
         case .t(let t): after = t
         case .id(let id):
-            guard let found = try await common.failing({ try await store.transaction(id: id) }) else {
+            // Its number from the history in memory: a damaged record can still be cut after.
+            guard let found = await store.t(of: id) else {
                 try? await store.close()
                 throw CommandFailure.usage("\(common.path): no transaction \(id) in the history")
             }
-            after = found.t
+            after = found
         }
         guard after <= current else {
             try? await store.close()

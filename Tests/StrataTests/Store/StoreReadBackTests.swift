@@ -31,6 +31,8 @@ struct StoreReadBackTests {
         try await store.close()
         let reopened = try await Store.open(at: path, options: testOptions())
         #expect(reopened.current[table: "t"].count == 3)
+        #expect(await reopened.t(of: report.transaction.id) == 2)
+        #expect(await reopened.t(of: UUID()) == nil)
         #expect(try await reopened.transaction(at: 2)?.indexChanges.isEmpty == true)
         try await reopened.verify()
         try await reopened.close()
