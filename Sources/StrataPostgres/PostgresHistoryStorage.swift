@@ -265,8 +265,10 @@ public actor PostgresHistoryStorage: HistoryStorage {
                 // limit): once more, on a new connection.
                 case ClientFailure.lost where reused && attemptsLeft > 0:
                     continue
+                // Closed under the request (or as it began): it may have
+                // been carried out.
                 case ClientFailure.closed:
-                    throw PostgresStorageError.closed(store: store)
+                    throw PostgresStorageError.cutOff(store: store)
                 default:
                     throw PostgresStorageError.mapping(error, settings)
                 }

@@ -23,8 +23,13 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
     case newerFormat(store: String, what: String)
     /// The server refused a statement for another reason.
     case server(sqlState: String, message: String)
-    /// The storage was closed.
+    /// The storage was closed before the call sent anything: nothing it
+    /// asked for was done (an append is refused, nothing stored).
     case closed(store: String)
+    /// The storage was closed while the call's request was out: whether
+    /// the server carried it out is not known (a peer looks for the
+    /// transaction before it commits again).
+    case cutOff(store: String)
     /// The ``PostgresSession`` was closed (or lost): connect again.
     case sessionClosed(server: String)
 
@@ -52,6 +57,9 @@ public enum PostgresStorageError: Error, Sendable, Equatable, CustomStringConver
             return "PostgreSQL refused: \(message) (SQLSTATE \(sqlState))"
         case .closed(let store):
             return "the storage of \(store) is closed: open it again"
+        case .cutOff(let store):
+            return
+                "the storage of \(store) was closed while a request was out: whether the server carried it out is not known"
         case .sessionClosed(let server):
             return "the session with PostgreSQL at \(server) is closed: connect again"
         }
@@ -133,6 +141,8 @@ extension PostgresStorageError: HistoryStorageRefusal {
             let passing = ["08", "40", "53", "55", "57", "58"]
             return !(passing.contains { state.hasPrefix($0) } || state == "25006")
         case .missingTables: return true
+        // Closed before anything was sent (`cutOff` is the other case).
+        case .closed: return true
         default: return false
         }
     }

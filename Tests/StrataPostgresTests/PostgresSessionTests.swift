@@ -289,7 +289,7 @@ extension PostgresServerTests {
             let cutOff = Task { try await storage.append(Transaction(t: next + 1, basis: next)) }
             try await Task.sleep(for: .milliseconds(200))
             await storage.close()
-            await #expect(throws: PostgresStorageError.closed(store: made.store)) { try await cutOff.value }
+            await #expect(throws: PostgresStorageError.cutOff(store: made.store)) { try await cutOff.value }
             try await again.execute("ROLLBACK")
             await again.close()
             await made.close()

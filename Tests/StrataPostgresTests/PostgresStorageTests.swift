@@ -303,5 +303,18 @@ extension PostgresServerTests {
             await #expect(throws: PostgresStorageError.closed(store: storage.store)) { try await storage.latestT() }
             for await _ in await storage.newTransactions() { Issue.record("a closed storage notifies") }
         }
+
+        @Test("a commit through a closed storage is refused as closed, nothing stored, not an unknown outcome")
+        func commitOnClosedStorage() async throws {
+            let storage = try await TestServer.newStore("closed-commit")
+            let peer = try await Peer.open(storage)
+            try await peer.transact { try $0.insert(["a": 1], id: 1, into: "t") }
+            await storage.close()
+            await #expect(throws: PostgresStorageError.closed(store: storage.store)) {
+                try await peer.transact { try $0.insert(["a": 2], id: 2, into: "t") }
+            }
+            #expect(peer.current.basis == 1)
+            await peer.close()
+        }
     }
 }
