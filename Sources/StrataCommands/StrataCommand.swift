@@ -197,6 +197,11 @@ extension CommonOptions {
     }
 }
 
+/// Whether `text` is one or more ASCII digits (no sign, no separator).
+private func isDigits(_ text: some StringProtocol) -> Bool {
+    !text.isEmpty && text.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+}
+
 /// A transaction named on the command line: its number t, or its ID.
 struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
     enum Kind {
@@ -219,16 +224,14 @@ struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
 
     /// Plain digits (no sign: `+3` is not a t).
     private static func digits(_ argument: String) -> Int64? {
-        guard !argument.isEmpty, argument.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
-        else { return nil }
-        return Int64(argument)
+        isDigits(argument) ? Int64(argument) : nil
     }
 
     /// `1,002`: digits in groups of three after the first one to three.
     private static func grouped(_ argument: String) -> Int64? {
         let groups = argument.split(separator: ",", omittingEmptySubsequences: false)
         guard groups.count > 1, (1...3).contains(groups[0].count), groups.dropFirst().allSatisfy({ $0.count == 3 }),
-            groups.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } })
+            groups.allSatisfy(isDigits)
         else { return nil }
         return Int64(groups.joined())
     }
@@ -265,8 +268,7 @@ struct RecordIDArgument: ExpressibleByArgument {
 
     /// Whether `text` is an optional minus and one or more digits.
     static func isInteger(_ text: String) -> Bool {
-        let digits = text.hasPrefix("-") ? text.utf8.dropFirst() : text.utf8[...]
-        return !digits.isEmpty && digits.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        isDigits(text.hasPrefix("-") ? text.dropFirst() : text[...])
     }
 
     init?(argument: String) {

@@ -124,26 +124,28 @@ struct TransactionHistory {
     ///   newer build wrote it.
     mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
         if let cached = cache[t] { return cached }
-        let position = positions[Int(t - 1)]
-        let segment = log.segments[position.segment].name
-        let payload: [UInt8]
+        let transaction: Transaction
         do {
-            payload = try StoreError.mappingFormat { try log.read(position) }
-        } catch StoreError.corruptLog(_, let offset, let reason) where log.isReadOnly {
-            // Checked when the store opened: most likely cut since.
+            transaction = try read(t, log: log)
+        } catch StoreError.corruptLog(let segment, let offset, let reason) where log.isReadOnly {
+            // Checked when the store opened: its writer has most likely
+            // cut the history since.
             throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
         }
+        cache.insert(transaction)
+        return transaction
+    }
+
+    /// Transaction `t` read back from the log and checked against what
+    /// was read of it before.
+    private func read(_ t: Int64, log: TransactionLog) throws -> Transaction {
+        let position = positions[Int(t - 1)]
+        let segment = log.segments[position.segment].name
+        let payload = try StoreError.mappingFormat { try log.read(position) }
         let transaction: Transaction
         do {
             transaction = try BinaryCodec.decodeTransaction(payload)
         } catch {
-            if log.isReadOnly, !StoreError.isNewerRecord(error) {
-                throw StoreError.historyChanged(
-                    segment: segment,
-                    offset: position.offset,
-                    reason: "the record no longer decodes: \(error)"
-                )
-            }
             // Damage drops the segment's summary, so that the next open
             // reads the segment; a newer build's record is no damage.
             if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
@@ -155,13 +157,6 @@ struct TransactionHistory {
             )
         }
         guard transaction.t == t else {
-            if log.isReadOnly {
-                throw StoreError.historyChanged(
-                    segment: segment,
-                    offset: position.offset,
-                    reason: "the record is transaction t \(transaction.t) where \(t) was read before"
-                )
-            }
             log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(
                 segment: segment,
@@ -174,13 +169,6 @@ struct TransactionHistory {
         // committed again), never to be mixed into this history.
         let expected = summaries[Int(t - 1)].id
         guard transaction.id == expected else {
-            if log.isReadOnly {
-                throw StoreError.historyChanged(
-                    segment: segment,
-                    offset: position.offset,
-                    reason: "transaction t \(t) is \(transaction.id) where \(expected) was read before"
-                )
-            }
             throw StoreError.corruptLog(
                 segment: segment,
                 offset: position.offset,
@@ -188,7 +176,6 @@ struct TransactionHistory {
                     + "the log was rewritten since (a truncate by the writer?); reopen the store"
             )
         }
-        cache.insert(transaction)
         return transaction
     }
 

@@ -28,9 +28,10 @@ extension FileCheck {
         let basisID = basis == 0 ? UUID(uuid: UUID.zero) : ids.last
         // Sums not ready are not waited for: the file is compared here.
         summer.passed(basis)
-        if let summed = snapshotSums.removeValue(forKey: basis), let outcome = summed.takeIfDone(),
-            try settle(outcome, of: file, basisID: basisID, against: value)
+        if let summed = snapshotSums.removeValue(forKey: basis), let taken = summed.takeIfDone(),
+            let outcome = taken.settled(against: value, recordDigests: recordDigests, basisID: basisID)
         {
+            try settle(outcome, file: file, basis: basis, basisID: basisID)
             return
         }
         comparisons.append(
@@ -62,7 +63,7 @@ extension FileCheck {
             finished += 1
             let (problems, notes) = (report.problems.count, report.notes.count)
             do {
-                try settle(outcome, of: comparison)
+                try settle(outcome, file: comparison.file, basis: comparison.basis, basisID: comparison.basisID)
             } catch {
                 noteNewer(error, at: comparison.basis)
             }
@@ -77,9 +78,14 @@ extension FileCheck {
         comparisons.removeFirst(finished)
     }
 
-    /// Records what a comparison found.
-    private mutating func settle(_ outcome: SnapshotComparison.Outcome, of comparison: SnapshotComparison) throws {
-        let file = comparison.file
+    /// Records what the comparison of snapshot `file` (its basis `basis`,
+    /// the log's transaction there `basisID`) found.
+    private mutating func settle(
+        _ outcome: SnapshotComparison.Outcome,
+        file: String,
+        basis: Int64,
+        basisID expectedID: UUID?
+    ) throws {
         switch outcome {
         case .pruned:
             report.snapshots -= 1
@@ -89,57 +95,19 @@ extension FileCheck {
             report.bytes += size
             switch result {
             case .success(let (difference, basisID)):
-                if let basisID, basisID != comparison.basisID {
-                    report.notes.append(Self.otherHistoryNote(file, basisID, basis: comparison.basis))
+                if let found = basisID, found != expectedID {
+                    report.notes.append(
+                        "\(file): taken from another history (its transaction \(found) is not this log's "
+                            + "t \(basis)); open skips it, and a writing open that reaches it removes it"
+                    )
                 } else if let difference {
-                    problem(file, "differs from the log replayed to t \(comparison.basis): \(difference)")
+                    problem(file, "differs from the log replayed to t \(basis): \(difference)")
                 }
             case .failure(let error):
                 if error.isNewerVersion { throw StoreError(error.in(file)) }
                 problem(file, at: error.offset, error.reason)
             }
         }
-    }
-
-    /// Settles the comparison of snapshot `file` with `value` (the replay
-    /// at its basis) from the snapshot's sums taken beforehand, when they
-    /// settle it: the file unreadable, damaged or of another history, or
-    /// equal to the value. False when the value must be compared with the
-    /// file itself (a difference to name, index entries, an older format).
-    /// - Throws: for a snapshot of a newer format.
-    private mutating func settle(
-        _ outcome: SnapshotSums.Outcome,
-        of file: String,
-        basisID: UUID?,
-        against value: Database
-    ) throws -> Bool {
-        switch outcome {
-        case .pruned:
-            report.snapshots -= 1
-        case .unreadable(let error):
-            problem(file, "cannot be read: \(error)")
-        case .summed(let size, .failure(let error)):
-            if error.isNewerVersion { throw StoreError(error.in(file)) }
-            report.bytes += size
-            problem(file, at: error.offset, error.reason)
-        case .summed(let size, .success(let sums?)):
-            if let found = sums.basisID, found != basisID {
-                report.bytes += size
-                report.notes.append(Self.otherHistoryNote(file, found, basis: sums.basis))
-                return true
-            }
-            guard sums.match(value, recordDigests: recordDigests) else { return false }
-            report.bytes += size
-        case .summed(_, .success(nil)), .skipped:
-            return false
-        }
-        return true
-    }
-
-    /// A snapshot whose basis transaction is not the log's.
-    static func otherHistoryNote(_ file: String, _ found: UUID, basis: Int64) -> String {
-        "\(file): taken from another history (its transaction \(found) is not this log's "
-            + "t \(basis)); open skips it, and a writing open that reaches it removes it"
     }
 
     /// Starts summing every snapshot listed (``SnapshotFile/Sums``), oldest
@@ -214,7 +182,9 @@ final class SnapshotSums: Sendable {
         passed(.max)
         queue.sync {}
     }
+}
 
+extension SnapshotSums {
     enum Outcome: Sendable {
         /// Not summed: the replay passed it first.
         case skipped
@@ -223,6 +193,31 @@ final class SnapshotSums: Sendable {
         case unreadable(String)
         /// Read (this many bytes) and summed (nil: an older format), or its damage.
         case summed(size: Int, Result<SnapshotFile.Sums?, FormatError>)
+    }
+}
+
+extension SnapshotSums.Outcome {
+    /// The outcome of the snapshot's comparison with `value` (the replay
+    /// at its basis, its record digests summing to `recordDigests`, the
+    /// log's transaction there `basisID`) when the sums settle it: the file
+    /// unreadable, damaged or of another history, or equal to the value.
+    /// Nil when the value must be compared with the file itself (a
+    /// difference to name, index entries, an older format, not summed).
+    func settled(
+        against value: Database,
+        recordDigests: [Key: UInt64],
+        basisID: UUID?
+    ) -> SnapshotComparison.Outcome? {
+        switch self {
+        case .pruned: return .pruned
+        case .unreadable(let error): return .unreadable(error)
+        case .summed(let size, .failure(let error)): return .compared(size: size, .failure(error))
+        case .summed(let size, .success(let sums?)):
+            let otherHistory = sums.basisID.map { $0 != basisID } ?? false
+            guard otherHistory || sums.match(value, recordDigests: recordDigests) else { return nil }
+            return .compared(size: size, .success((difference: nil, basisID: sums.basisID)))
+        case .summed(_, .success(nil)), .skipped: return nil
+        }
     }
 }
 

@@ -224,6 +224,15 @@ struct FileCheck {
         let names = files.filter { LogFormat.firstSequence(ofName: $0) != nil }
         let summaries = Set(files.filter { SegmentSummary.segment(ofName: $0) != nil })
         var expected: Int64 = 1
+        // The log ends at the last segment longer than a header (a close's
+        // snapshot leaves a new segment of a header alone after it); one
+        // that cannot be sized is taken to hold records.
+        let lastHolding =
+            names.lastIndex { name in
+                guard let handle = try? fileSystem.openForReading(logDirectory + "/" + name) else { return true }
+                defer { handle.close() }
+                return (try? handle.size()).map { $0 > LogFormat.headerSize } ?? true
+            } ?? -1
         for (index, name) in names.enumerated() {
             let file = logDirectory + "/" + name
             let bytes: [UInt8]
@@ -301,14 +310,13 @@ struct FileCheck {
                 // is still compared; the replay stops after them.
                 damagedFrom = damagedFrom ?? expected + Int64(scan.frames.count)
             }
-            // The log ends here when the segments after this one hold no
-            // record (a close's snapshot leaves a new segment of a header alone).
-            let endsLog = names[(index + 1)...].allSatisfy { later in
-                guard let handle = try? fileSystem.openForReading(logDirectory + "/" + later) else { return false }
-                defer { handle.close() }
-                return (try? handle.size()).map { $0 <= LogFormat.headerSize } ?? false
-            }
-            let entries = replay(scan.frames, of: bytes, file: file, endsLog: endsLog, expected: &expected)
+            let entries = replay(
+                scan.frames,
+                of: bytes,
+                file: file,
+                endsLog: index >= lastHolding,
+                expected: &expected
+            )
             // A comparison that has ended may have found a newer snapshot;
             // one found here waits for those before it.
             finishComparisons(waiting: newerFile != nil)
