@@ -95,7 +95,10 @@ extension PersistentVector {
             let tail = _tail!
             let start = Swift.max(range.lowerBound, treeCount) - treeCount
             let end = range.upperBound - treeCount
-            result._tail = tail.leaf(copying: start..<end, capacity: _Node.branching)
+            // A window reaching the end keeps the tail itself: an append
+            // to either vector copies a tail it does not own alone.
+            result._tail =
+                start == 0 && end == tail.count ? tail : tail.leaf(copying: start..<end, capacity: _Node.branching)
             result._count += end - start
         }
         result._checkAfterRepacking(around: 0, result._count - 1)

@@ -35,6 +35,29 @@ struct PersistentVectorWindowTests {
         }
     }
 
+    @Test("a window reaching the end shares the tail, and edits of either leave the other as it was")
+    func windowSharingTail() {
+        for count in [5, 32, 33, 40, 1_000, 1_056, 33_000] {
+            let vector = PersistentVectorModelTests.make(count, from: 0)
+            for start in Set([0, 1, count / 2, count - 1, Swift.max(0, count - 32), Swift.max(0, count - 33)]) {
+                var window = vector.subrange(start..<count)
+                var original = vector
+                // Appends fill the shared tail's free room, or push it when full.
+                for k in 0..<40 { window.append(-k - 1) }
+                window[window.count - 41] = -100
+                original.append(-200)
+                original[count - 1] = -300
+                var windowModel = Array(start..<count) + (0..<40).map { -$0 - 1 }
+                windowModel[windowModel.count - 41] = -100
+                var originalModel = Array(0..<count) + [-200]
+                originalModel[count - 1] = -300
+                PersistentVectorModelTests.check(window, windowModel, "window from \(start) of \(count), edited")
+                PersistentVectorModelTests.check(original, originalModel, "vector of \(count), edited")
+                PersistentVectorModelTests.check(vector, Array(0..<count), "vector of \(count), unedited")
+            }
+        }
+    }
+
     @Test(
         "windows across boundaries, joined in random orders, stay within the height bound",
         arguments: [UInt64(7), 8]
