@@ -41,10 +41,9 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
         case let .recordChanged(table, id):
             return "conflict at \(table)/\(id): the record changed since the transaction was built"
         case let .conflict(table, id, field, expected, found):
-            // Values that differ but print alike are shown exactly.
-            let exact = expected != found && expected?.description == found?.description
-            let render = { (value: Value?) in value.map { exact ? $0.exactDescription : $0.description } ?? "nothing" }
-            return "conflict at \(table)/\(id).\(field): expected \(render(expected)), found \(render(found))"
+            // Values that differ but print alike are told apart; large ones are cut short.
+            let (expected, found) = Value._contrasting(expected, found)
+            return "conflict at \(table)/\(id).\(field): expected \(expected ?? "nothing"), found \(found ?? "nothing")"
         case let .nestingTooDeep(table, id, field, depth, limit):
             return "\(table)/\(id).\(field) nests \(depth) lists and maps; at most \(limit) can be stored"
         case let .metadataTooDeep(key, depth, limit):
@@ -60,7 +59,7 @@ public enum ApplyError: Error, Equatable, Sendable, CustomStringConvertible {
             let (newID, existingID) =
                 exact ? (new.exactDescription, existing.exactDescription) : ("\(new)", "\(existing)")
             return
-                "unique index \(table).\(index): \(newID) would have (\(key.map(\.description).joined(separator: ", "))), "
+                "unique index \(table).\(index): \(newID) would have (\(key.map { $0._summary(exact: false, limit: 200) }.joined(separator: ", "))), "
                 + "which \(existingID) has"
         case let .invalidIndex(table, index, reason):
             return "index \(table).\(index) cannot be declared: \(reason)"
@@ -261,13 +260,38 @@ extension Table {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
             }
             let before = record
-            for (name, field) in fields {
-                let (expected, new) = reversed ? (field.new, field.old) : (field.old, field.new)
-                let found = record[name]
-                guard found == expected else {
-                    throw ApplyError.conflict(table: tableName, id: id, field: name, expected: expected, found: found)
+            if fields.count > Record._bulkFieldMinimum {
+                // Read in one pass and written in one.
+                let found = record._values(of: fields.keys)
+                for (name, field) in fields {
+                    let expected = reversed ? field.new : field.old
+                    let value = found[name] ?? nil
+                    guard value == expected else {
+                        throw ApplyError.conflict(
+                            table: tableName,
+                            id: id,
+                            field: name,
+                            expected: expected,
+                            found: value
+                        )
+                    }
                 }
-                record[name] = new
+                record = record._replacing(fields.map { ($0.key, reversed ? $0.value.old : $0.value.new) })
+            } else {
+                for (name, field) in fields {
+                    let (expected, new) = reversed ? (field.new, field.old) : (field.old, field.new)
+                    let found = record[name]
+                    guard found == expected else {
+                        throw ApplyError.conflict(
+                            table: tableName,
+                            id: id,
+                            field: name,
+                            expected: expected,
+                            found: found
+                        )
+                    }
+                    record[name] = new
+                }
             }
             stored = record
             return RecordUpdate(id: id, old: before, new: record, fields: reversed ? nil : fields)

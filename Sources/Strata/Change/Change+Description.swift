@@ -18,11 +18,10 @@ extension Change: CustomStringConvertible {
 extension FieldChange: CustomStringConvertible {
     /// `old → new`, `absent` for a missing side; both sides in their
     /// ``Value/exactDescription`` when their descriptions are the same
-    /// (`"caf\u{E9}" → "cafe\u{301}"`, not `"café" → "café"`).
+    /// (`"caf\u{E9}" → "cafe\u{301}"`, not `"café" → "café"`). A side
+    /// longer than 200 characters is cut short, with its size.
     public var description: String {
-        if let old, let new, case let text = old.description, text == new.description, old != new {
-            return "\(old.exactDescription) → \(new.exactDescription)"
-        }
-        return "\(old.map { "\($0)" } ?? "absent") → \(new.map { "\($0)" } ?? "absent")"
+        let (old, new) = Value._contrasting(old, new)
+        return "\(old ?? "absent") → \(new ?? "absent")"
     }
 }

@@ -148,6 +148,7 @@ public enum Change: Hashable, Sendable {
     }
 
     static func applying(_ fields: [Key: FieldChange], to record: Record) -> Record {
+        if fields.count > Record._bulkFieldMinimum { return record._replacing(fields.map { ($0.key, $0.value.new) }) }
         var result = record
         for (name, field) in fields { result[name] = field.new }
         return result

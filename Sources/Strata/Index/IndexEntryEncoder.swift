@@ -1,3 +1,5 @@
+import PersistentCollections
+
 /// Writes the entries of a table's indexes straight from records' packed
 /// bytes: field names resolved once, not per record, each record's fields
 /// walked once for all the indexes, and scalar values transcoded without
@@ -11,7 +13,7 @@ struct IndexEntryEncoder {
     /// Per definition, per path, its field's position in `fieldIDs`.
     private let slots: [[Int?]]
     /// Every field name by ID, for the table names of references.
-    private let names: [Key]
+    private let names: PersistentVector<Key>
     /// The current record's value ranges, by slot.
     private var ranges: [Range<Int>?]
     private(set) var writer = IndexEntryWriter()

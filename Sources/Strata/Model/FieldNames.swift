@@ -1,3 +1,4 @@
+import PersistentCollections
 import Synchronization
 
 /// The process-wide table of field names, so that a record stores a small
@@ -17,7 +18,12 @@ import Synchronization
 enum FieldNames {
     struct State {
         var ids: [Key: UInt32] = [:]
-        var names: [Key] = []
+        /// A persistent vector, so that a copy handed out by `all` costs
+        /// one retain and a name added while one is held copies the
+        /// vector's right edge, not every name (an array was copied whole,
+        /// a retain per name, at each new name while a snapshot was being
+        /// written or a record iterated).
+        var names = PersistentVector<Key>()
         /// Reserved IDs no record holds yet, with how many decodes hold each.
         var reservations: [UInt32: Int] = [:]
         /// Released slots, for reuse.
@@ -126,8 +132,8 @@ enum FieldNames {
     }
 
     /// Every name, indexed by ID: a consistent copy for a batch of lookups
-    /// (one lock and one retain, whatever the batch size).
-    static var all: [Key] {
+    /// (one lock and one retain, whatever the batch size). O(1).
+    static var all: PersistentVector<Key> {
         table.withLock { $0.names }
     }
 

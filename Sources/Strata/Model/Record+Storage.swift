@@ -73,9 +73,10 @@ extension Record {
     /// Replaces, inserts or (for nil) removes field `name`, splicing the
     /// bytes: O(record size).
     mutating func _set(_ name: Key, _ newValue: Value?) {
-        let names = FieldNames.all
         let id = newValue == nil ? FieldNames.existingID(of: name) : FieldNames.id(of: name)
         guard let id else { return }
+        // Taken after the name is numbered, which then changes no copy.
+        let names = FieldNames.all
         // Where the field is, or where it would go.
         var fieldStart = 0
         var replaced: Range<Int>?

@@ -1,4 +1,5 @@
 import Foundation
+import PersistentCollections
 
 /// A record's packed fields read as tokens, for code in this package that
 /// turns records into another format (the `strata` command's JSON): a
@@ -77,7 +78,7 @@ package struct RecordTokens {
     /// Every field and table name this process has numbered, indexed by
     /// the IDs tokens carry. One copy serves every record that existed
     /// when it was taken (a name a record holds keeps its ID). O(1).
-    package static var fieldNames: [Key] { FieldNames.all }
+    package static var fieldNames: PersistentVector<Key> { FieldNames.all }
 
     /// The ID records use for the field named `name`, or nil when no
     /// record holds it. O(1).

@@ -151,7 +151,7 @@ extension Record: Sequence {
     public struct Iterator: IteratorProtocol {
         var _reader: _PackedReader
         var _remaining: Int
-        let _names: [Key]
+        let _names: PersistentVector<Key>
 
         /// The next field, or nil after the last.
         public mutating func next() -> Field? {

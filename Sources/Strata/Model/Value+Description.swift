@@ -70,13 +70,17 @@ extension Value: CustomStringConvertible {
 
     /// The description of a list or map, written without recursion (a
     /// value in memory may nest thousands of levels), a map's entries in
-    /// key order. O(size).
-    private func _nestedDescription(exact: Bool) -> String {
+    /// key order; cut short past `limit` UTF-8 bytes, with the number of
+    /// its entries. O(size).
+    private func _nestedDescription(exact: Bool, limit: Int = .max) -> String {
         var text = ""
         // Per list or map open: whether its next entry is its first.
         var isFirst: [Bool] = []
         var afterKey = false
+        var isCut = false
         _walk { part in
+            guard !isCut else { return }
+            defer { isCut = text.utf8.count > limit }
             if case .end = part {
                 text += "]"
                 isFirst.removeLast()
@@ -89,7 +93,8 @@ extension Value: CustomStringConvertible {
                 isFirst[isFirst.count - 1] = false
             }
             switch part {
-            case .scalar(let scalar): text += scalar._rendered(exact: exact)
+            case .scalar(let scalar):
+                text += scalar._scalarSummary(exact: exact, limit: Swift.max(16, limit - text.utf8.count))
             case .list:
                 text += "["
                 isFirst.append(true)
@@ -102,7 +107,56 @@ extension Value: CustomStringConvertible {
             case .end: break
             }
         }
-        return text
+        guard isCut else { return text }
+        switch self {
+        case .list(let elements): return text + "… (a list of \(elements.count))"
+        case .map(let entries): return text + "… (a map of \(entries.count))"
+        default: return text + "…"
+        }
+    }
+
+    /// A rendering of about `limit` characters at most: the
+    /// ``description`` (``exactDescription`` when `exact`), cut short
+    /// with `…` and the value's size when longer. For messages, which stay
+    /// short whatever the values they name. O(limit) for a string or
+    /// bytes; O(size) for a list or map (walked whole, written in part).
+    package func _summary(exact: Bool, limit: Int) -> String {
+        switch self {
+        case .list, .map: return _nestedDescription(exact: exact, limit: limit)
+        default: return _scalarSummary(exact: exact, limit: limit)
+        }
+    }
+
+    /// `_summary(exact:limit:)` for a value that is not a list or map.
+    private func _scalarSummary(exact: Bool, limit: Int) -> String {
+        switch self {
+        case .string(let text) where text.utf8.count > limit:
+            // A prefix of at most `limit` scalars, hence of at most the
+            // string's bytes: the whole is never escaped.
+            var head = String.UnicodeScalarView()
+            head.append(contentsOf: text.unicodeScalars.prefix(limit / 2))
+            let quoted = exact ? Self.escaped(String(head)) : String(reflecting: String(head))
+            return quoted.dropLast() + "…\" (\(text.utf8.count) bytes)"
+        case .bytes(let bytes) where exact && 3 * bytes.count > limit:
+            let head = bytes.prefix(Swift.max(1, limit / 3)).map { String($0, radix: 16).leftPadded(to: 2) }
+            return "<" + head.joined(separator: " ") + " … (\(bytes.count) bytes)>"
+        default:
+            return _rendered(exact: exact)
+        }
+    }
+
+    /// Renderings of `a` and `b`, of about `limit` characters each, for a
+    /// message that names both: the descriptions, the exact ones when
+    /// those print alike but the values differ, and with each value's hash
+    /// when those print alike too (values that agree in their first
+    /// `limit` characters). Nil for nil.
+    package static func _contrasting(_ a: Value?, _ b: Value?, limit: Int = 200) -> (String?, String?) {
+        var pair = (a?._summary(exact: false, limit: limit), b?._summary(exact: false, limit: limit))
+        guard a != b, pair.0 == pair.1 else { return pair }
+        pair = (a?._summary(exact: true, limit: limit), b?._summary(exact: true, limit: limit))
+        guard pair.0 == pair.1, let a, let b else { return pair }
+        let hash = { (value: Value) in String(UInt(bitPattern: value.hashValue), radix: 16) }
+        return (pair.0.map { "\($0) #\(hash(a))" }, pair.1.map { "\($0) #\(hash(b))" })
     }
 
     /// ISO 8601 in UTC with the fraction digits that tell the date apart

@@ -10,8 +10,9 @@ struct ImportCommand: AsyncParsableCommand {
             Each line is an object: its ID in the --id-field member, its table in \
             "$table" unless --table is given; the other members are its fields (the \
             Strata JSON convention, as `strata export` writes). A record replaces one \
-            with the same ID. Each batch is one transaction, and the batches of one \
-            run are one undo action (one undo group); a malformed line is \
+            with the same ID. Each batch is one transaction (or several, when the \
+            records it replaces would make it larger than a store takes), and the \
+            batches of one run are one undo action (one undo group); a malformed line is \
             reported with its line number and nothing of its batch is committed \
             (earlier batches stay committed). Blank lines are skipped.
             """
@@ -96,34 +97,45 @@ struct ImportCommand: AsyncParsableCommand {
             }
             next = Task.detached { source.next() }
             if parsed.records.isEmpty { continue }
-            do {
-                let report = try await store.transact(
-                    message: message,
-                    significance: .significant,
-                    metadata: [Store.undoGroupKey: undoGroup]
-                ) { builder in
-                    for (table, records) in ParsedRecord.byTable(parsed.records) {
-                        try builder.upsert(contentsOf: records, into: table)
+            // A batch whose records replace large ones carries both: past
+            // the store's limit on a transaction, it commits in parts.
+            var parts = [parsed.records[...]]
+            var done = 0
+            while let part = parts.popLast() {
+                do {
+                    let report = try await store.transact(
+                        message: message,
+                        significance: .significant,
+                        metadata: [Store.undoGroupKey: undoGroup]
+                    ) { builder in
+                        for (table, records) in ParsedRecord.byTable(Array(part)) {
+                            try builder.upsert(contentsOf: records, into: table)
+                        }
+                        // Records equal to the stored ones: no empty transaction.
+                        if builder.transaction().changes.isEmpty { throw NothingChanged() }
                     }
-                    // Records equal to the stored ones: no empty transaction.
-                    if builder.transaction().changes.isEmpty { throw NothingChanged() }
+                    committed.append(report.transaction.t)
+                    changed += report.transaction.changeCount
+                    // The value before the batch (the paths the batch copied)
+                    // is freed beside the next commit, not before it.
+                    let parcel = Parcel(consume report)
+                    Self.releaser.async { parcel.drop() }
+                } catch is NothingChanged {
+                } catch StoreError.transactionTooLarge where part.count > 1 {
+                    let middle = part.startIndex + part.count / 2
+                    parts += [part[middle...], part[..<middle]]
+                    continue
+                } catch {
+                    let partly = done == 0 ? "" : " (its first \(done) records were)"
+                    failure = CommandFailure(
+                        .failed,
+                        "\(common.path): the batch of lines \(parsed.lines) was not committed\(partly): \(error)"
+                    )
+                    break reading
                 }
-                committed.append(report.transaction.t)
-                changed += report.transaction.changeCount
-                imported += parsed.records.count
+                done += part.count
+                imported += part.count
                 progress.update(bytes: parsed.bytesRead, records: imported)
-                // The value before the batch (the paths the batch copied)
-                // is freed beside the next commit, not before it.
-                let parcel = Parcel(consume report)
-                Self.releaser.async { parcel.drop() }
-            } catch is NothingChanged {
-                imported += parsed.records.count
-            } catch {
-                failure = CommandFailure(
-                    .failed,
-                    "\(common.path): the batch of lines \(parsed.lines) was not committed: \(error)"
-                )
-                break reading
             }
         }
         // A batch read ahead after a failure is not committed; its task is

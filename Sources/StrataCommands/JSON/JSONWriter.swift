@@ -1,4 +1,5 @@
 import Foundation
+import PersistentCollections
 import Strata
 
 /// Writes JSON into a byte buffer, by hand: the export of a million
@@ -299,7 +300,7 @@ package struct JSONWriter {
 /// Field and table names as JSON strings, each escaped once (when first
 /// met) and then copied: a million records share a dozen names.
 package struct JSONFieldNames {
-    private let names: [Key]
+    private let names: PersistentVector<Key>
     /// Every name met so far, quoted, one after the other.
     private var quoted: [UInt8] = []
     /// Where each name's quoted form lies in `quoted`; empty until met

@@ -37,7 +37,8 @@ enum Text {
         return String(iso.prefix(10)) + " " + String(iso.dropFirst(11).prefix(8))
     }
 
-    /// A value as the text output shows it: its description, but a date
+    /// A value as the text output shows it: its description (cut short
+    /// past `valueLimit` characters, with its size), but a date
     /// that JSON's millisecond text says exactly as JSON writes it. A
     /// finer date keeps its description's digits, so that an edit under a
     /// millisecond does not read as no change.
@@ -48,8 +49,12 @@ enum Text {
         {
             return text
         }
-        return value.description
+        return value._summary(exact: false, limit: valueLimit)
     }
+
+    /// The characters a value takes in text for people at most (about):
+    /// a larger one is cut short with its size (`--json` gives it whole).
+    static let valueLimit = 1_000
 
     /// `1.23 s`, `45 ms`.
     static func duration(_ duration: Duration) -> String {

@@ -111,8 +111,9 @@ enum TransactionText {
                 var after = change.new.map { Text.safe(Text.value($0)) } ?? "(absent)"
                 // Values that print alike (a string in NFC and in NFD, bytes
                 // of one length) in the form that tells them apart.
-                if before == after, let old = change.old, let new = change.new {
-                    (before, after) = (old.exactDescription, new.exactDescription)
+                if before == after, change.old != change.new {
+                    let (old, new) = Value._contrasting(change.old, change.new, limit: Text.valueLimit)
+                    (before, after) = (old ?? "(absent)", new ?? "(absent)")
                 }
                 lines.append("    \(label)  \(before) → \(after)")
             }

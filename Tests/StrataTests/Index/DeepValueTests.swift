@@ -329,7 +329,7 @@ struct DeepValueTests {
         #expect(try database.query("t").where("deep", equals: map).count() == 1)
         #expect(try database.query("t").order(by: "deep").last()?.record["deep"] == map)
         #expect(try database.query("t").order(by: "deep").records().map { $0.record["n"] } == [3, 0, 1, 2])
-        // A unique index refuses a second record with the deep value; its error names the key.
+        // A unique index refuses a second record with the deep value; its error names the key's start.
         let twice = Transaction(
             t: empty.basis + 1,
             basis: empty.basis,
@@ -339,7 +339,10 @@ struct DeepValueTests {
         do {
             _ = try apply(empty, twice)
         } catch {
-            #expect("\(error)".contains(#"["k0": "leaf"]"#))
+            // The key's start, cut short: a message stays short however deep the value.
+            let message = "\(error)"
+            #expect(message.contains(#"would have (["k2": ["k1": ["k0": ["#) && message.contains("… (a map of 1)"))
+            #expect(message.utf8.count < 1_000)
         }
     }
 
