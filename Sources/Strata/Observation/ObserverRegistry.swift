@@ -8,7 +8,11 @@
 /// hash lookups and range searches, whatever the number of observers
 /// (an index declared or dropped is the exception: it selects every
 /// observer of its table, O(observers)).
-struct ObserverRegistry {
+///
+/// Unchecked `Sendable`: the store's actor alone holds and uses it, and
+/// its nonisolated `deinit` ends the observations once nothing else can
+/// reach the store.
+struct ObserverRegistry: @unchecked Sendable {
     private(set) var observers: [Int: any ObserverRunning] = [:]
     private var reads: [Int: ReadSet] = [:]
     private var everything: Set<Int> = []

@@ -9,7 +9,7 @@ extension Store {
         let (stream, continuation) = AsyncStream<Database>.makeStream(bufferingPolicy: .unbounded)
         let key = UUID()
         valueFeeds[key] = continuation
-        continuation.onTermination = { _ in Task { await self.removeValueFeed(key) } }
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeValueFeed(key) } }
         if log == nil { continuation.finish() }
         return stream
     }
@@ -20,7 +20,7 @@ extension Store {
         let (stream, continuation) = AsyncStream<CommitReport>.makeStream(bufferingPolicy: .unbounded)
         let key = UUID()
         reportFeeds[key] = continuation
-        continuation.onTermination = { _ in Task { await self.removeReportFeed(key) } }
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeReportFeed(key) } }
         if log == nil { continuation.finish() }
         return stream
     }

@@ -132,7 +132,7 @@ extension Store: HistoryStorage {
             return stream
         }
         basisFeeds[key] = continuation
-        continuation.onTermination = { _ in Task { await self.removeBasisFeed(key) } }
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeBasisFeed(key) } }
         return stream
     }
 

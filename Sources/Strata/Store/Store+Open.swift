@@ -106,7 +106,17 @@ extension Store {
             } catch let error as FileSystemError where attempt < Self.readAttempts && error.code == ENOENT {
             }
             attempt += 1
-            try? await Task.sleep(for: .milliseconds(20))
+            await pause(milliseconds: 20)
+        }
+    }
+
+    /// Waits `milliseconds` whether or not the task is cancelled: a retry
+    /// that ran out at once in a cancelled task (`Task.sleep` returns
+    /// then) would report what lasts a moment (a lock held past its
+    /// holder's close, a file being replaced) as the store's state.
+    static func pause(milliseconds: Int) async {
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { continuation.resume() }
         }
     }
 
@@ -136,7 +146,7 @@ extension Store {
             } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
                 attempt += 1
                 guard attempt < Self.lockAttempts else { throw StoreError.locked(path: path) }
-                try? await Task.sleep(for: .milliseconds(attempt < 5 ? 1 : 10))
+                await pause(milliseconds: attempt < 5 ? 1 : 10)
             }
         }
     }

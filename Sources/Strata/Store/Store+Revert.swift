@@ -9,7 +9,8 @@ extension Store {
     /// transaction, and this one can itself be reverted.
     @discardableResult
     public func revert(to t: Int64, message: String? = nil) async throws -> CommitReport {
-        try checkWritable()
+        // Admitted first: no commit lands between the diff and its append.
+        try await admitWriter()
         let target = try database(asOf: t)
         let difference = diff(from: head, to: target)
         let transaction = difference.transaction(
@@ -17,7 +18,7 @@ extension Store {
             significance: .significant,
             metadata: [Self.revertedToKey: .int(t)]
         )
-        return try await commit(transaction)
+        return try await appendAdmitted(transaction)
     }
 
     /// Commits the inverse of transaction `id`: its changes undone, later
@@ -27,7 +28,9 @@ extension Store {
     ///   later transaction changed what this one changed.
     @discardableResult
     public func revert(transaction id: UUID, message: String? = nil) async throws -> CommitReport {
-        try checkWritable()
+        // Admitted first: a truncate cannot cut the transaction, nor a
+        // commit land, between the lookup and the append.
+        try await admitWriter()
         guard let original = try transaction(id: id) else { throw StoreError.unknownTransaction("\(id)") }
         var undo = inverse(original)
         undo.id = UUID()
@@ -40,7 +43,7 @@ extension Store {
         // Undoing a return to t N does not return to t N.
         undo.metadata[Self.revertedToKey] = nil
         do {
-            return try await commit(undo)
+            return try await appendAdmitted(undo)
         } catch let error as ApplyError {
             throw StoreError.revertConflict(transaction: "\(original.t) (\(original.message))", conflict: error)
         }

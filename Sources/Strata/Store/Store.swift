@@ -12,6 +12,12 @@ import Synchronization
 /// durable values are published: a commit's value becomes ``current`` once
 /// its log record is synced (per ``StoreOptions/durability``).
 ///
+/// Task cancellation is not observed: an open, a commit or an as-of in a
+/// cancelled task does what it would have done (a commit that returned is
+/// durable as any other). Close the store with ``close()``; a store let go
+/// of without it ends its feeds and observations, and its lock goes once
+/// its background work (a snapshot being written) ends.
+///
 ///     var options = StoreOptions()
 ///     options.createIfMissing = true
 ///     let store = try await Store.open(at: "/path/to/library.strata", options: options)
@@ -155,6 +161,16 @@ public actor Store {
         runIndex.removeAll(after: Int64(loaded.history.count))
     }
 
+    /// A store let go of without ``close()``: its feeds and observations
+    /// end (their consumers' loops return) instead of waiting for values
+    /// that will never come. Its files close as their handles are freed.
+    deinit {
+        for feed in valueFeeds.values { feed.finish() }
+        for feed in reportFeeds.values { feed.finish() }
+        for feed in basisFeeds.values { feed.finish() }
+        for id in observerRegistry.all { observerRegistry.remove(id)?.finish() }
+    }
+
     var snapshotDirectory: String { path + "/snapshots" }
     /// Which directory ``snapshotDirectory`` named at open (see
     /// ``FileSystem/identity(of:)``): snapshots are written only into it.
@@ -232,6 +248,15 @@ public actor Store {
     @discardableResult
     public func commit(_ prepared: Transaction) async throws -> CommitReport {
         try await admitWriter()
+        return try await appendAdmitted(prepared)
+    }
+
+    /// ``commit(_:)`` once ``admitWriter(peer:)`` returned: checks,
+    /// numbers and applies `prepared` on ``head`` and appends it, without
+    /// suspending before the append, so that what the caller read from
+    /// ``head`` since it was admitted (a revert's diff, the transaction it
+    /// inverts) is what the transaction lands on.
+    func appendAdmitted(_ prepared: Transaction) async throws -> CommitReport {
         try checkNew(prepared.id)
         var transaction = prepared.numbered(onto: head)
         // As the log reads it back (it writes no table without changes).

@@ -1,0 +1,117 @@
+import Foundation
+import Strata
+import Synchronization
+import Testing
+
+/// A store an app lets go of without `close()` (found by a cold review):
+/// its feeds held it alive (and its lock: every reopen failed as locked),
+/// and an observation's consumer waited forever. Cancelled tasks.
+@Suite("A store let go of without close", .serialized)
+struct StoreDroppedTests {
+    final class WeakStore: @unchecked Sendable {
+        weak var store: Store?
+    }
+
+    /// How many consumers' loops ended.
+    final class Ends: Sendable {
+        let count = Mutex(0)
+        func note() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
+    }
+
+    static func options() -> StoreOptions {
+        var options = StoreOptions()
+        options.createIfMissing = true
+        options.snapshotEveryLogBytes = nil
+        return options
+    }
+
+    /// Waits until `condition` holds, up to 20 s (the store's release runs
+    /// on other tasks); returns whether it held.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        for _ in 0..<2_000 {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return condition()
+    }
+
+    @Test("a store whose values() and reports() are being iterated is freed, and reopens")
+    func feedsDoNotHoldTheStore() async throws {
+        let path = temporaryStorePath("dropped-feeds")
+        defer { removeStore(path) }
+        let weak = WeakStore()
+        let ended = Ends()
+        var consumers: [Task<Void, Never>] = []
+        do {
+            let store = try await Store.open(at: path, options: Self.options())
+            weak.store = store
+            try await store.transact { try $0.insert(["v": 1], id: 1, into: "r") }
+            let values = await store.values()
+            let reports = await store.reports()
+            consumers.append(
+                Task {
+                    for await _ in values {}
+                    ended.note()
+                }
+            )
+            consumers.append(
+                Task {
+                    for await _ in reports {}
+                    ended.note()
+                }
+            )
+        }
+        #expect(await Self.eventually { weak.store == nil }, "the store let go of is still alive")
+        // Its feeds ended with it.
+        #expect(await Self.eventually { ended.value == 2 })
+        let reopened = try await Store.open(at: path, options: Self.options())
+        #expect(reopened.current.record(1, in: "r")?["v"] == 1)
+        try await reopened.close()
+        for consumer in consumers { consumer.cancel() }
+    }
+
+    @Test("an observation of a store let go of ends, and so does its consumer's loop")
+    func observationEnds() async throws {
+        let path = temporaryStorePath("dropped-observation")
+        defer { removeStore(path) }
+        let ended = Ends()
+        let consumer: Task<Void, Never>
+        do {
+            let store = try await Store.open(at: path, options: Self.options())
+            let observation = await store.observe { $0.record(1, in: "r") }
+            consumer = Task {
+                do {
+                    for try await _ in observation {}
+                } catch {}
+                ended.note()
+            }
+        }
+        #expect(await Self.eventually { ended.value == 1 }, "the consumer still waits")
+        consumer.cancel()
+    }
+
+    @Test("an open in a cancelled task waits out a lock held for a moment, as in any task")
+    func cancelledOpen() async throws {
+        let path = temporaryStorePath("cancelled-open")
+        defer { removeStore(path) }
+        try await Store.open(at: path, options: Self.options()).close()
+        // A copy of the lock held a moment longer (a child process's, between its fork and exec).
+        let descriptor = open(path + "/lock", O_RDWR)
+        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        let releaser = Task.detached {
+            try? await Task.sleep(for: .milliseconds(50))
+            close(descriptor)
+        }
+        let opened = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await Store.open(at: path, options: Self.options())
+        }
+        let result = await opened.result
+        await releaser.value
+        switch result {
+        case .success(let store): try await store.close()
+        case .failure(let error): Issue.record("open in a cancelled task: \(error)")
+        }
+    }
+}
