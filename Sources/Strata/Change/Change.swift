@@ -78,7 +78,7 @@ public enum Change: Hashable, Sendable {
         // them in turn checks: else the run could not have applied.
         switch (self, next) {
         case (.insert(let record), .update(let fields)):
-            for (name, field) in fields where checkingValues && record[name] != field.old {
+            if checkingValues, let name = Self.firstDiffering(fields, from: record, side: \.old) {
                 throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
             }
             return .insert(Change.applying(fields, to: record))
@@ -90,14 +90,10 @@ public enum Change: Hashable, Sendable {
         case (.delete(let old), .insert(let new)):
             return Change.between(old, new)
         case (.update(let fields), .delete(let record)):
-            var original = record
-            for (name, field) in fields {
-                guard !checkingValues || record[name] == field.new else {
-                    throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
-                }
-                original[name] = field.old
+            if checkingValues, let name = Self.firstDiffering(fields, from: record, side: \.new) {
+                throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
             }
-            return .delete(original)
+            return .delete(Change.applying(fields.mapValues { FieldChange(old: $0.new, new: $0.old) }, to: record))
         case (.update(let first), .update(let second)):
             var merged = first
             for (name, field) in second {
@@ -145,6 +141,20 @@ public enum Change: Hashable, Sendable {
                 preconditionFailure("unreachable: a field is left on one side")
             }
         }
+    }
+
+    /// A field of `fields` whose value in `record` is not its `side` (old
+    /// or new), or nil: the record read once for many fields.
+    static func firstDiffering(
+        _ fields: [Key: FieldChange],
+        from record: Record,
+        side: KeyPath<FieldChange, Value?>
+    ) -> Key? {
+        if fields.count > Record._bulkFieldMinimum {
+            let found = record._values(of: fields.keys)
+            return fields.first { (found[$0.key] ?? nil) != $0.value[keyPath: side] }?.key
+        }
+        return fields.first { record[$0.key] != $0.value[keyPath: side] }?.key
     }
 
     static func applying(_ fields: [Key: FieldChange], to record: Record) -> Record {

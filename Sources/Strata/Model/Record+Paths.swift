@@ -10,7 +10,7 @@ public enum FieldPathError: Error, Equatable, Sendable, CustomStringConvertible 
     public var description: String {
         switch self {
         case let .notAMap(path, prefix, found):
-            return "cannot write \(path): \(prefix) holds \(found), not a map"
+            return "cannot write \(path): \(prefix) holds \(found._summary(exact: false, limit: 200)), not a map"
         }
     }
 }

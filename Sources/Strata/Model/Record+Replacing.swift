@@ -14,6 +14,8 @@ extension Record {
     /// changes.
     func _replacing(_ changes: [(name: Key, value: Value?)]) -> Record {
         let sorted = changes.sorted { Self._precedes($0.name, $1.name) }
+        // A name twice would write its field twice.
+        assert(zip(sorted, sorted.dropFirst()).allSatisfy { $0.name != $1.name }, "a field changed twice")
         // Numbered before the names are read, so that a new name does not
         // change a copy held here.
         let ids = sorted.map { $0.value == nil ? FieldNames.existingID(of: $0.name) : FieldNames.id(of: $0.name) }
@@ -66,10 +68,14 @@ extension Record {
             values[name] = .some(nil)
             if let id = FieldNames.existingID(of: name) { wanted[id] = name }
         }
-        guard !wanted.isEmpty else { return values }
+        var missing = wanted.count
+        guard missing > 0 else { return values }
         _forEachField { id, range in
-            if let name = wanted[id] { values[name] = .some(_value(at: range)) }
-            return true
+            if let name = wanted[id] {
+                values[name] = .some(_value(at: range))
+                missing -= 1
+            }
+            return missing > 0
         }
         return values
     }

@@ -102,7 +102,11 @@ extension Value: CustomStringConvertible {
                 text += count == 0 ? "[:" : "["
                 isFirst.append(true)
             case .key(let key):
-                text += (exact ? Self.escaped(key.string) : key.debugDescription) + ": "
+                let budget = Swift.max(16, limit - text.utf8.count)
+                text +=
+                    (key.string.utf8.count > budget
+                        ? Self._quotedSummary(key.string, exact: exact, limit: budget)
+                        : exact ? Self.escaped(key.string) : key.debugDescription) + ": "
                 afterKey = true
             case .end: break
             }
@@ -131,18 +135,29 @@ extension Value: CustomStringConvertible {
     private func _scalarSummary(exact: Bool, limit: Int) -> String {
         switch self {
         case .string(let text) where text.utf8.count > limit:
-            // A prefix of at most `limit` scalars, hence of at most the
-            // string's bytes: the whole is never escaped.
-            var head = String.UnicodeScalarView()
-            head.append(contentsOf: text.unicodeScalars.prefix(limit / 2))
-            let quoted = exact ? Self.escaped(String(head)) : String(reflecting: String(head))
-            return quoted.dropLast() + "…\" (\(text.utf8.count) bytes)"
+            return Self._quotedSummary(text, exact: exact, limit: limit)
         case .bytes(let bytes) where exact && 3 * bytes.count > limit:
             let head = bytes.prefix(Swift.max(1, limit / 3)).map { String($0, radix: 16).leftPadded(to: 2) }
             return "<" + head.joined(separator: " ") + " … (\(bytes.count) bytes)>"
+        case .reference:
+            // A long table name or string ID is cut in the rendering.
+            let text = _rendered(exact: exact)
+            return text.utf8.count > limit ? text.prefix(limit) + "… (\(text.utf8.count) bytes)" : text
         default:
             return _rendered(exact: exact)
         }
+    }
+
+    /// `text` quoted (escaped when `exact`) and cut to about `limit`
+    /// characters, with its size: the whole is never escaped.
+    private static func _quotedSummary(_ text: String, exact: Bool, limit: Int) -> String {
+        var head = String.UnicodeScalarView()
+        head.append(contentsOf: text.unicodeScalars.prefix(limit / 2))
+        var quoted = exact ? escaped(String(head)) : String(reflecting: String(head))
+        quoted.removeLast()  // the closing quote
+        // Escapes take up to 10 characters a scalar.
+        if quoted.count > limit { quoted = String(quoted.prefix(limit)) }
+        return quoted + "…\" (\(text.utf8.count) bytes)"
     }
 
     /// Renderings of `a` and `b`, of about `limit` characters each, for a

@@ -162,10 +162,7 @@ extension RecordVersion {
             case .insert(let inserted): record = inserted
             case .delete: record = nil
             case .update(let fields):
-                if var updated = record {
-                    for (name, field) in fields { updated[name] = field.new }
-                    record = updated
-                }
+                record = record.map { Change.applying(fields, to: $0) }
             }
             versions.append(RecordVersion(transaction: transaction.summary, record: record))
         }

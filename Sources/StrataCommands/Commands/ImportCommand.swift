@@ -126,10 +126,13 @@ struct ImportCommand: AsyncParsableCommand {
                     parts += [part[middle...], part[..<middle]]
                     continue
                 } catch {
-                    let partly = done == 0 ? "" : " (its first \(done) records were)"
+                    let outcome =
+                        done == 0
+                        ? "was not committed"
+                        : "was committed only in part (its first \(done) records, in transactions of their own)"
                     failure = CommandFailure(
                         .failed,
-                        "\(common.path): the batch of lines \(parsed.lines) was not committed\(partly): \(error)"
+                        "\(common.path): the batch of lines \(parsed.lines) \(outcome): \(error)"
                     )
                     break reading
                 }

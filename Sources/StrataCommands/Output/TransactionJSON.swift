@@ -113,7 +113,7 @@ enum TransactionText {
                 // of one length) in the form that tells them apart.
                 if before == after, change.old != change.new {
                     let (old, new) = Value._contrasting(change.old, change.new, limit: Text.valueLimit)
-                    (before, after) = (old ?? "(absent)", new ?? "(absent)")
+                    (before, after) = (old.map(Text.safe) ?? "(absent)", new.map(Text.safe) ?? "(absent)")
                 }
                 lines.append("    \(label)  \(before) → \(after)")
             }

@@ -77,6 +77,30 @@ struct MessageSizeTests {
         )
     }
 
+    @Test("long map keys, references and path errors are cut short too")
+    func keysReferencesAndPaths() throws {
+        let key = Key(String(repeating: "k", count: 1 << 20))
+        var old = PersistentMap<Key, Value>()
+        old[key] = 1
+        var new = old
+        new[key] = 2
+        let change = FieldChange(old: .map(old), new: .map(new))
+        #expect(change.description.utf8.count < 1_000, "\(change.description.utf8.count) bytes")
+        #expect(change.description.contains("(1048576 bytes)"))
+        let table = Key(String(repeating: "t", count: 100_000))
+        let reference = FieldChange(
+            old: .reference(RecordReference(table: table, id: 1)),
+            new: .reference(RecordReference(table: table, id: 2))
+        )
+        #expect(reference.description.utf8.count < 1_000, "\(reference.description.utf8.count) bytes")
+        var record: Record = ["text": .string(String(repeating: "x", count: 1 << 20))]
+        #expect {
+            try record.setValue(1, at: FieldPath("text", "x"))
+        } throws: { error in
+            "\(error)".utf8.count < 1_000 && "\(error)".contains("(1048576 bytes)")
+        }
+    }
+
     @Test("a unique index refusing a huge key names it in a few hundred characters")
     func uniqueViolation() throws {
         let key = Value.string(String(repeating: "k", count: 200_000))
