@@ -5,6 +5,11 @@ extension Store {
     /// closes or the consumer stops iterating; after a
     /// ``truncate(after:)``, the value it leaves (an older basis than the
     /// one before it).
+    ///
+    /// Every value is kept until the consumer takes it: one that falls
+    /// behind holds each value it has not read (their unshared paths).
+    /// A consumer that wants the latest value only reads ``current`` or
+    /// observes with ``ObservationBuffering/newest``.
     public func values() -> AsyncStream<Database> {
         let (stream, continuation) = AsyncStream<Database>.makeStream(bufferingPolicy: .unbounded)
         let key = UUID()
@@ -15,7 +20,8 @@ extension Store {
     }
 
     /// A report (the transaction and its change set) for each new durable
-    /// commit, in order, from now until the store closes.
+    /// commit, in order, from now until the store closes. Every report is
+    /// kept until the consumer takes it, as for ``values()``.
     public func reports() -> AsyncStream<CommitReport> {
         let (stream, continuation) = AsyncStream<CommitReport>.makeStream(bufferingPolicy: .unbounded)
         let key = UUID()
