@@ -12,11 +12,14 @@ import Synchronization
 /// durable values are published: a commit's value becomes ``current`` once
 /// its log record is synced (per ``StoreOptions/durability``).
 ///
-/// Task cancellation is not observed: an open, a commit or an as-of in a
-/// cancelled task does what it would have done (a commit that returned is
-/// durable as any other). Close the store with ``close()``; a store let go
-/// of without it ends its feeds and observations, and its lock goes once
-/// its background work (a snapshot being written) ends.
+/// Task cancellation is not observed by the store's operations: an open,
+/// a commit or an as-of in a cancelled task does what it would have done
+/// (a commit that returned is durable as any other); a feed or an
+/// observation ends when the task iterating it is cancelled. Close the
+/// store with ``close()``: a store let go of without it ends its feeds
+/// and observations, skips the final sync (commits made under
+/// ``Durability/none`` are left to the system to write) and keeps its lock until its
+/// background work (a snapshot or a compaction round being written) ends.
 ///
 ///     var options = StoreOptions()
 ///     options.createIfMissing = true
@@ -168,7 +171,7 @@ public actor Store {
         for feed in valueFeeds.values { feed.finish() }
         for feed in reportFeeds.values { feed.finish() }
         for feed in basisFeeds.values { feed.finish() }
-        for id in observerRegistry.all { observerRegistry.remove(id)?.finish() }
+        for observer in observerRegistry.observers.values { observer.finish() }
     }
 
     var snapshotDirectory: String { path + "/snapshots" }

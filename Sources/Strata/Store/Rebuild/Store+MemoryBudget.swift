@@ -67,23 +67,21 @@ extension Store {
 
     /// Measures the current value's bytes on the upkeep thread; the budget
     /// follows when the figure returns.
-    /// The job holds the store weakly and reads the value when it starts:
-    /// a store closed while the job waits behind other upkeep is not kept
-    /// alive with its whole value.
+    /// The job holds the store weakly, also during its walk, and reads the
+    /// value when it starts: a store closed, or let go of, while the job
+    /// waits or walks is not kept alive (nor its lock held) by it.
     private func measureValueSize() {
         guard !measuringValueSize, !closing else { return }
         measuringValueSize = true
         let changesBefore = valueSize.changesSince
         Self.measuringQueue.async { [weak self] in
-            guard let self else { return }
-            let value = self.current
-            // A closed store's walk of the whole value stops early instead
-            // of using a core, and holding the value, after close returned.
-            guard let bytes = value._allocatedBytes(unless: { self.measurementsStopped.withLock { $0 } }) else {
-                return
-            }
+            guard let value = self?.current else { return }
+            // A closed or released store's walk of the whole value stops
+            // early instead of using a core, and holding the value.
+            let stopped = { [weak self] in self?.measurementsStopped.withLock { $0 } ?? true }
+            guard let bytes = value._allocatedBytes(unless: stopped) else { return }
             let size = ValueSize(measuredBytes: bytes, measuredRecords: value.recordCount)
-            Task { await self.valueSizeMeasured(size, changesBefore: changesBefore) }
+            Task { [weak self] in await self?.valueSizeMeasured(size, changesBefore: changesBefore) }
         }
     }
 

@@ -269,11 +269,14 @@ extension Store {
         measuringCheckpoints = true
         let pending = checkpoints.takePendingMeasurements(current: current)
         let generation = checkpoints.generation
-        Self.measuringQueue.async {
+        // Held weakly: a store let go of is not kept alive (nor its lock
+        // held) by a measurement waiting behind other stores' upkeep.
+        Self.measuringQueue.async { [weak self] in
+            guard self != nil else { return }
             let results = pending.map {
                 ($0.index, Checkpoints.cost(of: $0.older, keptWith: $0.newer), $0.againstCurrent)
             }
-            Task { await self.checkpointsMeasured(results, generation: generation) }
+            Task { [weak self] in await self?.checkpointsMeasured(results, generation: generation) }
         }
     }
 
