@@ -162,16 +162,18 @@ extension Value: CustomStringConvertible {
 
     /// Renderings of `a` and `b`, of about `limit` characters each, for a
     /// message that names both: the descriptions, the exact ones when
-    /// those print alike but the values differ, and with each value's hash
-    /// when those print alike too (values that agree in their first
-    /// `limit` characters). Nil for nil.
+    /// those print alike but the values differ, and with the CRC32C of each
+    /// value's encoding when those print alike too (values that agree in
+    /// their first `limit` characters): the same in every run. Nil for nil.
     package static func _contrasting(_ a: Value?, _ b: Value?, limit: Int = 200) -> (String?, String?) {
         var pair = (a?._summary(exact: false, limit: limit), b?._summary(exact: false, limit: limit))
         guard a != b, pair.0 == pair.1 else { return pair }
         pair = (a?._summary(exact: true, limit: limit), b?._summary(exact: true, limit: limit))
         guard pair.0 == pair.1, let a, let b else { return pair }
-        let hash = { (value: Value) in String(UInt(bitPattern: value.hashValue), radix: 16) }
-        return (pair.0.map { "\($0) #\(hash(a))" }, pair.1.map { "\($0) #\(hash(b))" })
+        let checksum = { (value: Value) in
+            "crc32c " + String(CRC32C.checksum(BinaryCodec.encode(value)), radix: 16).leftPadded(to: 8)
+        }
+        return (pair.0.map { "\($0) (\(checksum(a)))" }, pair.1.map { "\($0) (\(checksum(b)))" })
     }
 
     /// ISO 8601 in UTC with the fraction digits that tell the date apart

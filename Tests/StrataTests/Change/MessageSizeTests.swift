@@ -43,10 +43,13 @@ struct MessageSizeTests {
         let message = try Self.conflict(replacing: photo, with: edited, found: found)
         #expect(message.utf8.count < 1_000, "\(message.utf8.count) bytes")
         #expect(message.contains("(1048576 bytes)"))
-        // Expected and found are told apart.
+        // Expected and found are told apart, by their encodings' checksums
+        // (the same in every run).
         let parts = message.components(separatedBy: ", found ")
         #expect(parts.count == 2)
         #expect(parts.first?.hasSuffix(parts.last ?? "") == false)
+        let checksum = String(CRC32C.checksum(BinaryCodec.encode(found)), radix: 16)
+        #expect(parts.last?.hasSuffix("\(checksum))") == true, "\(parts.last ?? "")")
     }
 
     @Test("long strings, lists and maps are cut short with their size; short ones print whole")
