@@ -256,45 +256,22 @@ extension Table {
             stored = nil
             return RecordUpdate(id: id, old: current, new: nil)
         case (.update(let fields), _):
-            guard var record = stored else {
+            guard let record = stored else {
                 throw ApplyError.recordMissing(table: tableName, id: id, change: "update")
             }
-            let before = record
-            if fields.count > Record._bulkFieldMinimum {
-                // Read in one pass and written in one.
-                let found = record._values(of: fields.keys)
-                for (name, field) in fields {
-                    let expected = reversed ? field.new : field.old
-                    let value = found[name] ?? nil
-                    guard value == expected else {
-                        throw ApplyError.conflict(
-                            table: tableName,
-                            id: id,
-                            field: name,
-                            expected: expected,
-                            found: value
-                        )
-                    }
-                }
-                record = record._replacing(fields.map { ($0.key, reversed ? $0.value.old : $0.value.new) })
-            } else {
-                for (name, field) in fields {
-                    let (expected, new) = reversed ? (field.new, field.old) : (field.old, field.new)
-                    let found = record[name]
-                    guard found == expected else {
-                        throw ApplyError.conflict(
-                            table: tableName,
-                            id: id,
-                            field: name,
-                            expected: expected,
-                            found: found
-                        )
-                    }
-                    record[name] = new
-                }
+            let (expected, new): (FieldChange.Side, FieldChange.Side) = reversed ? (\.new, \.old) : (\.old, \.new)
+            if let name = Change.firstDiffering(fields, from: record, side: expected) {
+                throw ApplyError.conflict(
+                    table: tableName,
+                    id: id,
+                    field: name,
+                    expected: fields[name].flatMap(expected),
+                    found: record[name]
+                )
             }
-            stored = record
-            return RecordUpdate(id: id, old: before, new: record, fields: reversed ? nil : fields)
+            let updated = Change.applying(fields, to: record, side: new)
+            stored = updated
+            return RecordUpdate(id: id, old: record, new: updated, fields: reversed ? nil : fields)
         }
     }
 

@@ -31,6 +31,9 @@ public struct FieldChange: Hashable, Sendable {
         self.old = old
         self.new = new
     }
+
+    /// One side of a field's change (`\.old` or `\.new`).
+    typealias Side = (FieldChange) -> Value?
 }
 
 /// What a transaction did to one record, with what it replaced, so that the
@@ -93,7 +96,7 @@ public enum Change: Hashable, Sendable {
             if checkingValues, let name = Self.firstDiffering(fields, from: record, side: \.new) {
                 throw ChangeError.mismatch(first: kind, next: next.kind, field: name)
             }
-            return .delete(Change.applying(fields.mapValues { FieldChange(old: $0.new, new: $0.old) }, to: record))
+            return .delete(Change.applying(fields, to: record, side: \.old))
         case (.update(let first), .update(let second)):
             var merged = first
             for (name, field) in second {
@@ -144,23 +147,31 @@ public enum Change: Hashable, Sendable {
     }
 
     /// A field of `fields` whose value in `record` is not its `side` (old
-    /// or new), or nil: the record read once for many fields.
+    /// or new), or nil. Many fields are read in one pass over the record
+    /// (`Record._values(of:)`), a few one at a time.
     static func firstDiffering(
         _ fields: [Key: FieldChange],
         from record: Record,
-        side: KeyPath<FieldChange, Value?>
+        side: FieldChange.Side
     ) -> Key? {
         if fields.count > Record._bulkFieldMinimum {
             let found = record._values(of: fields.keys)
-            return fields.first { (found[$0.key] ?? nil) != $0.value[keyPath: side] }?.key
+            return fields.first { (found[$0.key] ?? nil) != side($0.value) }?.key
         }
-        return fields.first { record[$0.key] != $0.value[keyPath: side] }?.key
+        return fields.first { record[$0.key] != side($0.value) }?.key
     }
 
-    static func applying(_ fields: [Key: FieldChange], to record: Record) -> Record {
-        if fields.count > Record._bulkFieldMinimum { return record._replacing(fields.map { ($0.key, $0.value.new) }) }
+    /// `record` with each of `fields` set to its `side` (new: the change
+    /// applied; old: undone). Many fields are written in one pass over the
+    /// record (`Record._replacing(_:)`), a few one at a time.
+    static func applying(
+        _ fields: [Key: FieldChange],
+        to record: Record,
+        side: FieldChange.Side = \.new
+    ) -> Record {
+        if fields.count > Record._bulkFieldMinimum { return record._replacing(fields.map { ($0.key, side($0.value)) }) }
         var result = record
-        for (name, field) in fields { result[name] = field.new }
+        for (name, field) in fields { result[name] = side(field) }
         return result
     }
 

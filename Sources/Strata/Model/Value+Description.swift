@@ -102,11 +102,12 @@ extension Value: CustomStringConvertible {
                 text += count == 0 ? "[:" : "["
                 isFirst.append(true)
             case .key(let key):
-                let budget = Swift.max(16, limit - text.utf8.count)
+                // Rendered as a string value is.
                 text +=
-                    (key.string.utf8.count > budget
-                        ? Self._quotedSummary(key.string, exact: exact, limit: budget)
-                        : exact ? Self.escaped(key.string) : key.debugDescription) + ": "
+                    Value.string(key.string)._scalarSummary(
+                        exact: exact,
+                        limit: Swift.max(16, limit - text.utf8.count)
+                    ) + ": "
                 afterKey = true
             case .end: break
             }
