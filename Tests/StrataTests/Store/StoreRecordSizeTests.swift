@@ -40,7 +40,12 @@ struct StoreRecordSizeTests {
                     into: "big"
                 )
                 if i > 0 {
-                    try builder.update(RecordID(i - 1), in: "big", [.set("next", .string(text(size, seed: i)))])
+                    // Eleven fields: the update reads and writes the record
+                    // in one pass (`Record._replacing`), here and at every
+                    // replay, as-of and reopen.
+                    var patch: Patch = [.set("next", .string(text(size, seed: i)))]
+                    for k in 0..<10 { patch.set(FieldPath(field: Key("w\(k)"), keys: []), to: .int(Int64(i * k))) }
+                    try builder.update(RecordID(i - 1), in: "big", patch)
                 }
             }
             values[store.current.basis] = store.current
