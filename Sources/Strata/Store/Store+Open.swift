@@ -4,7 +4,8 @@ extension Store {
     /// What opening read from disk.
     struct Loaded {
         var log: TransactionLog
-        var lockFiles: [any StorageFile]
+        /// Nil for a read-only store, which takes no lock.
+        var lock: StoreLock?
         var history: TransactionHistory
         var current: Database
         var snapshotBasis: Int64
@@ -41,7 +42,8 @@ extension Store {
         let fileSystem = options.fileSystem
         let isNew = try StoreDirectory.check(path, fileSystem: fileSystem, create: options.createIfMissing)
         if isNew { try fileSystem.createDirectory(path) }
-        let lockFiles = try await lock(path, fileSystem: fileSystem)
+        let key = StoreLock.Key(path, fileSystem: fileSystem)
+        let lockFiles = try await lock(path, key: key, fileSystem: fileSystem)
         do {
             // The manifest first: from here on the directory reads as a
             // store, even if this first open is cut short.
@@ -51,7 +53,7 @@ extension Store {
             // is: their inodes stay theirs (numbers neither reused nor
             // renumbered) while it checks them by identity.
             let pinned = ["/log", "/snapshots"].compactMap { try? fileSystem.openForReading(path + $0) }
-            loaded.lockFiles = lockFiles + pinned
+            loaded.lock = StoreLock(files: lockFiles + pinned, key: key)
             let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
             // Measures the value off the actor; until then its size is
             // estimated from its record count.
@@ -129,10 +131,18 @@ extension Store {
     /// fork until the child's exec closes it, so a store closed and reopened
     /// while the app starts a process could otherwise read as locked.
     ///
+    /// A lock held by a store of this process that was let go of, kept
+    /// while its background work finishes (see ``StoreLock``), is waited
+    /// for instead: the app reopening its own store is not another writer.
+    ///
     /// The directory is locked too: a lock file deleted while the store is
     /// open (by a clean-up script) and made again by the next open would
     /// otherwise let a second writer in.
-    private static func lock(_ path: String, fileSystem: any FileSystem) async throws -> [any StorageFile] {
+    private static func lock(
+        _ path: String,
+        key: StoreLock.Key,
+        fileSystem: any FileSystem
+    ) async throws -> [any StorageFile] {
         var attempt = 0
         while true {
             do {
@@ -144,6 +154,7 @@ extension Store {
                     throw error
                 }
             } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
+                if await StoreLock.awaitDroppedStores(key) { continue }
                 attempt += 1
                 guard attempt < Self.lockAttempts else { throw StoreError.locked(path: path) }
                 await pause(milliseconds: attempt < 5 ? 1 : 10)
@@ -382,7 +393,7 @@ extension Store {
         return (
             Loaded(
                 log: log,
-                lockFiles: [],
+                lock: nil,
                 history: history,
                 current: current!,
                 snapshotBasis: snapshotBasis,

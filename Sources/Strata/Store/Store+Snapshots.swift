@@ -57,7 +57,11 @@ extension Store {
         // then the store may have moved far on, and what only this value
         // still holds would be freed on the actor as the task ends.
         let held = Handoff(value)
-        snapshotTask = Task {
+        // The task holds the store's lock, not the store: a store let go of
+        // meanwhile is freed, and its lock released once the file is
+        // written (an open of the store waits for that, see `StoreLock`).
+        let lock = directoryLock
+        snapshotTask = Task { [weak self] in
             let result = await queue.run {
                 guard let value = held.take() else { preconditionFailure("a snapshot's value is taken once") }
                 return try SnapshotFile.write(
@@ -69,12 +73,23 @@ extension Store {
                     identity: identity
                 )
             }
-            if case .success(let written) = result {
-                self.snapshotWritten(basis: basis, basisID: basisID, size: written.size)
-            }
-            outcome?.result.withLock { $0 = result }
-            self.snapshotTask = nil
+            await self?.snapshotFinished(result, basis: basis, basisID: basisID, outcome: outcome)
+            withExtendedLifetime(lock) {}
         }
+    }
+
+    /// Records what the snapshot task wrote, for whoever asked for it.
+    private func snapshotFinished(
+        _ result: Result<(name: String, size: Int), any Error>,
+        basis: Int64,
+        basisID: UUID,
+        outcome: SnapshotOutcome?
+    ) {
+        if case .success(let written) = result {
+            snapshotWritten(basis: basis, basisID: basisID, size: written.size)
+        }
+        outcome?.result.withLock { $0 = result }
+        snapshotTask = nil
     }
 
     /// The value stored in the snapshot with basis `basis`, read from disk

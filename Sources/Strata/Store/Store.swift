@@ -18,8 +18,10 @@ import Synchronization
 /// observation ends when the task iterating it is cancelled. Close the
 /// store with ``close()``: a store let go of without it ends its feeds
 /// and observations, skips the final sync (commits made under
-/// ``Durability/none`` are left to the system to write) and keeps its lock until its
-/// background work (a snapshot or a compaction round being written) ends.
+/// ``Durability/none`` are left to the system to write). Its lock is
+/// held until its background work (a snapshot or a compaction round being
+/// written) ends; an open of the store in this process waits for that
+/// instead of reporting it locked.
 ///
 ///     var options = StoreOptions()
 ///     options.createIfMissing = true
@@ -46,8 +48,9 @@ public actor Store {
 
     var log: TransactionLog?
     /// What the store holds while open: its lock file and directory,
-    /// locked, and the directories it writes into.
-    var lockFiles: [any StorageFile]
+    /// locked, and the directories it writes into. Nil when read-only.
+    /// Background work holds it too (see ``StoreLock``).
+    let directoryLock: StoreLock?
     /// Every transaction, durable or being synced, by number.
     var history: TransactionHistory
     /// Pre-combined runs of the history (the compaction engine).
@@ -144,7 +147,7 @@ public actor Store {
         self.warnings = warnings
         self.published = Mutex(loaded.current)
         self.log = loaded.log
-        self.lockFiles = loaded.lockFiles
+        self.directoryLock = loaded.lock
         self.snapshotDirectoryIdentity = options.fileSystem.identity(of: path + "/snapshots")
         self.history = loaded.history
         self.checkpoints = Checkpoints(
@@ -172,6 +175,9 @@ public actor Store {
         for feed in reportFeeds.values { feed.finish() }
         for feed in basisFeeds.values { feed.finish() }
         for observer in observerRegistry.observers.values { observer.finish() }
+        // Background work still running keeps the lock; an open of this
+        // store waits for it to end.
+        directoryLock?.storeDropped()
     }
 
     var snapshotDirectory: String { path + "/snapshots" }
@@ -568,8 +574,7 @@ public actor Store {
         defer {
             log.close()
             self.log = nil
-            for file in lockFiles { file.close() }
-            lockFiles = []
+            directoryLock?.release()
             for feed in valueFeeds.values { feed.finish() }
             for feed in reportFeeds.values { feed.finish() }
             for feed in basisFeeds.values { feed.finish() }

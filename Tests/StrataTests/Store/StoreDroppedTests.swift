@@ -114,4 +114,59 @@ struct StoreDroppedTests {
         case .failure(let error): Issue.record("open in a cancelled task: \(error)")
         }
     }
+
+    @Test("a store let go of while its snapshot is written is freed, and an open of it waits for the snapshot")
+    func droppedDuringSnapshot() async throws {
+        let path = temporaryStorePath("dropped-snapshot")
+        defer { removeStore(path) }
+        let gate = SnapshotGateFileSystem()
+        defer { gate.release() }
+        var options = Self.options()
+        options.fileSystem = gate
+        options.snapshotEveryTransactions = 1
+        let weak = WeakStore()
+        do {
+            let store = try await Store.open(at: path, options: options)
+            weak.store = store
+            try await store.transact { try $0.insert(["title": "Blue River"], id: 1, into: "songs") }
+        }
+        #expect(await Self.eventually { gate.held }, "no background snapshot started")
+        // The snapshot's task holds the lock, not the store.
+        #expect(await Self.eventually { weak.store == nil }, "the store let go of is still alive")
+        let opened = ReviewFlag()
+        let reopen = Task {
+            defer { opened.set() }
+            return try await Store.open(at: path, options: Self.options())
+        }
+        // Well past the ~0.2 s an open retries a lock held by someone else.
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(!opened.isSet, "the open did not wait for the snapshot being written")
+        gate.release()
+        let store = try await reopen.value
+        #expect(store.current.record(1, in: "songs")?["title"] == "Blue River")
+        #expect(await store.statistics.lastSnapshotBasis == 1, "the snapshot the dropped store began was not written")
+        try await store.close()
+    }
+
+    @Test("an open of a store another instance in this process holds is refused as locked")
+    func liveStoreStaysLocked() async throws {
+        let path = temporaryStorePath("live-locked")
+        defer { removeStore(path) }
+        let gate = SnapshotGateFileSystem()
+        defer { gate.release() }
+        var options = Self.options()
+        options.fileSystem = gate
+        options.snapshotEveryTransactions = 1
+        let store = try await Store.open(at: path, options: options)
+        try await store.transact { try $0.insert(["v": 1], id: 1, into: "r") }
+        #expect(await Self.eventually { gate.held })
+        await #expect {
+            try await Store.open(at: path, options: Self.options())
+        } throws: { error in
+            if case .locked(let reported)? = error as? StoreError { return reported == path }
+            return false
+        }
+        gate.release()
+        try await store.close()
+    }
 }

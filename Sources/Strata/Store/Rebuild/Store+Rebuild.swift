@@ -191,8 +191,13 @@ extension Store {
         // Handed to the thread directly, reporting back through a task
         // created there: a task created here would run its first part on
         // the actor, ahead of the next commit.
-        Self.compactionQueue.async { [plans] in
+        // The round holds the store's lock, not the store: a store let go
+        // of meanwhile is freed, and its lock released once the round's
+        // files are written (an open of the store waits for that).
+        let lock = directoryLock
+        Self.compactionQueue.async { [plans, weak self] in
             let built = Handoff(RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation))
+            guard let self else { return withExtendedLifetime(lock) {} }
             Task { await self.finishCompaction(built, from: from) }
         }
     }
