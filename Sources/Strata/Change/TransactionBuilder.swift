@@ -125,6 +125,11 @@ public struct TransactionBuilder: Sendable {
     ///
     ///     try builder.createIndex("byAlbum", on: "songs", fields: ["album", "track"])
     ///
+    /// Values are equal as ``Value``'s `==` says, exactly: a `unique` index
+    /// takes `.double(0.0)` beside `.double(-0.0)`, and `"é"` precomposed
+    /// beside `"e\u{301}"`, but refuses a second NaN of the same bits. Store
+    /// one form (normalize before writing) where such values must clash.
+    ///
     /// - Throws: ``ApplyError/indexConflict(table:index:expected:found:)``
     ///   when the table has an index of that name;
     ///   ``ApplyError/uniqueViolation(table:index:key:existing:new:)`` when
