@@ -7,6 +7,13 @@ extension Store {
     /// Commits a transaction that restores the value after transaction `t`
     /// (0: empty). Nothing is deleted: the history keeps every
     /// transaction, and this one can itself be reverted.
+    ///
+    /// The transaction is significant and is committed even when it is
+    /// empty (`t` is the latest transaction, or those after it undid one
+    /// another): the history then records the user's action. To leave no
+    /// entry in that case, compare ``database(asOf:)`` at `t` with
+    /// ``current`` first, as `strata revert --to` does.
+    /// O(the changes between the two values) beyond the as-of.
     @discardableResult
     public func revert(to t: Int64, message: String? = nil) async throws -> CommitReport {
         // Admitted first: no commit lands between the diff and its append.

@@ -119,8 +119,8 @@ struct TransactionHistory {
     /// Transaction `t`, from the cache or else the log. O(its size).
     /// - Throws: ``StoreError/corruptLog(segment:offset:reason:)`` when its
     ///   record no longer reads back (``StoreError/historyChanged(segment:offset:reason:)``
-    ///   in a read-only store, whose writer may have cut it);
-    ///   ``StoreError/unsupportedVersion(file:found:supported:)`` when a
+    ///   in a read-only store, whose writer may have cut it, or removed
+    ///   its segment); ``StoreError/unsupportedVersion(file:found:supported:)`` when a
     ///   newer build wrote it.
     mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
         if let cached = cache[t] { return cached }
@@ -131,6 +131,15 @@ struct TransactionHistory {
             // Checked when the store opened: its writer has most likely
             // cut the history since.
             throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
+        } catch let error as FileSystemError where log.isReadOnly && error.code == ENOENT {
+            // Listed when the store opened: a truncate by its writer
+            // removes the segments wholly past the cut.
+            let position = positions[Int(t - 1)]
+            throw StoreError.historyChanged(
+                segment: log.segments[position.segment].name,
+                offset: position.offset,
+                reason: "the segment is gone since the store opened (a truncate by its writer?); reopen the store"
+            )
         }
         cache.insert(transaction)
         return transaction

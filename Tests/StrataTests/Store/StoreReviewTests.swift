@@ -58,6 +58,56 @@ struct StoreReviewTests {
         try await writer.close()
     }
 
+    /// Found by a cold hunt: a segment wholly past the cut is removed, and
+    /// its read failed as a bare `FileSystemError` (ENOENT).
+    @Test("a read-only store whose writer's truncate removed whole segments reports historyChanged")
+    func readerAfterSegmentsRemoved() async throws {
+        let path = temporaryStorePath("review-reader-segments")
+        defer { removeStore(path) }
+        var options = testOptions(.everyCommit)
+        options.segmentSize = 256
+        let writer = try await Store.open(at: path, options: options)
+        for n in 1...40 {
+            try await writer.transact(message: "m") {
+                try $0.insert(["v": .string(String(repeating: "a", count: 100))], id: RecordID(n), into: "t")
+            }
+        }
+        var readOnly = StoreOptions()
+        readOnly.readOnly = true
+        readOnly.cachedTransactionChanges = 0
+        let reader = try await Store.open(at: path, options: readOnly)
+        #expect(reader.current.basis == 40)
+        let segmentsBefore = try FileManager.default.contentsOfDirectory(atPath: path + "/log").count
+        try await writer.truncate(after: 5)
+        let segmentsAfter = try FileManager.default.contentsOfDirectory(atPath: path + "/log").count
+        #expect(segmentsAfter < segmentsBefore, "the truncate removed no segment: \(segmentsBefore) → \(segmentsAfter)")
+        let reads: [(String, () async throws -> Void)] = [
+            ("transaction(at: 30)", { _ = try await reader.transaction(at: 30) }),
+            ("history", { _ = try await reader.history(limit: 50) }),
+            ("versions(of:)", { _ = try await reader.versions(of: 30, in: "t") }),
+            ("database(asOf: 30)", { _ = try await reader.database(asOf: 30) }),
+        ]
+        for (label, read) in reads {
+            do {
+                try await read()
+                Issue.record("\(label) read a segment the writer removed")
+            } catch let error as StoreError {
+                guard case .historyChanged(_, _, let reason) = error else {
+                    Issue.record("\(label): \(error)")
+                    continue
+                }
+                // (A record of the segment the cut fell in no longer checks.)
+                if label.hasPrefix("transaction") { #expect(reason.contains("segment is gone"), "\(label): \(reason)") }
+            } catch {
+                Issue.record("\(label): \(type(of: error)) \(error)")
+            }
+        }
+        // What the cut kept still reads.
+        #expect(try await reader.transaction(at: 3)?.t == 3)
+        try await reader.close()
+        try await writer.close()
+    }
+
     @Test("a directory holding a log folder or file of another program is not a store, and nothing is written to it")
     func foreignLog() async throws {
         for shape in ["folder", "file", "empty folder"] {
