@@ -24,7 +24,11 @@ extension Store {
     /// - Throws: ``StoreError/noStore(path:)`` when the directory does not
     ///   exist (and `createIfMissing` is off); ``StoreError/notAStore(path:reason:)``
     ///   for a file, a directory of other files or an empty path; ``StoreError/locked(path:)``
-    ///   when another process (or another open in this one) has it;
+    ///   when another process (or a store of this one the app still holds)
+    ///   has it: a store of this process let go of without ``close()``
+    ///   keeps the lock while its background work (a snapshot or a
+    ///   compaction round being written) ends, and open waits for that
+    ///   instead, however long it takes (seconds for a large store);
     ///   ``StoreError/corruptLog(segment:offset:reason:)`` for damage before
     ///   the log's last record in what open reads (the log from the newest
     ///   snapshot on; a sealed segment before it is known by its summary,
@@ -154,7 +158,11 @@ extension Store {
                     throw error
                 }
             } catch let error as FileSystemError where error.code == EWOULDBLOCK || error.code == EAGAIN {
-                if await StoreLock.awaitDroppedStores(key) { continue }
+                if await StoreLock.awaitDroppedStores(key) {
+                    // Its work done, the lock is tried afresh.
+                    attempt = 0
+                    continue
+                }
                 attempt += 1
                 guard attempt < Self.lockAttempts else { throw StoreError.locked(path: path) }
                 await pause(milliseconds: attempt < 5 ? 1 : 10)

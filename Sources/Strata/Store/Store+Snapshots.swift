@@ -54,8 +54,8 @@ extension Store {
         let queue = snapshotQueue
         let basis = value.basis
         // The value is let go of on the snapshot's thread once written: by
-        // then the store may have moved far on, and what only this value
-        // still holds would be freed on the actor as the task ends.
+        // then the store may have moved far on, and freeing what only this
+        // value still holds is long work for a cooperative thread.
         let held = Handoff(value)
         // The task holds the store's lock, not the store: a store let go of
         // meanwhile is freed, and its lock released once the file is

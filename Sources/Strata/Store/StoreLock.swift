@@ -22,9 +22,24 @@ final class StoreLock: Sendable {
         /// A file system that cannot tell files apart: the absolute path.
         case path(String)
 
-        /// The key of the store directory at `path`.
+        /// The key of the store directory at `path` (absolute). A file
+        /// system without identities is keyed by the path with `.`, `..`
+        /// and repeated or trailing slashes resolved, but not symbolic
+        /// links: another spelling through one reads as another store.
         init(_ path: String, fileSystem: any FileSystem) {
-            self = fileSystem.identity(of: path).map(Key.identity) ?? .path(path)
+            self = fileSystem.identity(of: path).map(Key.identity) ?? .path(Self.normalized(path))
+        }
+
+        static func normalized(_ path: String) -> String {
+            var parts: [Substring] = []
+            for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+                switch part {
+                case ".": continue
+                case "..": _ = parts.popLast()
+                default: parts.append(part)
+                }
+            }
+            return "/" + parts.joined(separator: "/")
         }
     }
 

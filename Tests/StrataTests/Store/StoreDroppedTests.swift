@@ -169,4 +169,47 @@ struct StoreDroppedTests {
         gate.release()
         try await store.close()
     }
+
+    @Test(
+        "a store let go of while a compaction round is written is freed, and an open waits for its round",
+        arguments: [true, false]
+    )
+    func droppedDuringCompaction(identities: Bool) async throws {
+        let path = temporaryStorePath("dropped-compaction")
+        defer { removeStore(path) }
+        let gate = SnapshotGateFileSystem(holding: { $0.hasSuffix(".compaction.tmp") }, reportsIdentities: identities)
+        defer { gate.release() }
+        var options = Self.options()
+        options.fileSystem = gate
+        options.durability = .none
+        let weak = WeakStore()
+        do {
+            let store = try await Store.open(at: path, options: options)
+            weak.store = store
+            // 256 transactions complete a block of the first level written to disk.
+            for n in 1...300 {
+                try await store.transact { try $0.upsert(["n": .int(Int64(n))], id: RecordID(n % 40), into: "r") }
+            }
+            #expect(await Self.eventually { gate.held }, "no compaction round started")
+        }
+        #expect(await Self.eventually { weak.store == nil }, "the store let go of is still alive")
+        let opened = ReviewFlag()
+        // Spelled otherwise: a file system without identities is keyed by the path, `.` and `//` resolved.
+        let spelled = path.replacingOccurrences(of: "/strata-tests/", with: "/./strata-tests//") + "/"
+        var reopenOptions = Self.options()
+        reopenOptions.fileSystem = SnapshotGateFileSystem(holding: { _ in false }, reportsIdentities: identities)
+        let reopen = Task {
+            defer { opened.set() }
+            return try await Store.open(at: spelled, options: reopenOptions)
+        }
+        try await Task.sleep(for: .milliseconds(600))
+        #expect(!opened.isSet, "the open did not wait for the compaction round")
+        gate.release()
+        let store = try await reopen.value
+        #expect(store.current.basis == 300)
+        #expect(store.current.record(20, in: "r")?["n"] == .int(300))
+        // The history reads whole from where the round left it.
+        #expect(try await store.database(asOf: 150).record(30, in: "r")?["n"] == .int(150))
+        try await store.close()
+    }
 }

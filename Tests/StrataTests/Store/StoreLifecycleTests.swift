@@ -328,11 +328,24 @@ final class ReviewFlag: Sendable {
 }
 
 /// The POSIX file system, where the first snapshot temporary file to be
-/// created waits until ``release()``: a snapshot write held in flight.
+/// created (or the first file `holds` picks) waits until ``release()``: a
+/// snapshot write held in flight.
 final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
     let base = PosixFileSystem()
     private let state = Mutex((armed: true, held: false, released: false))
     private let gate = DispatchSemaphore(value: 0)
+    private let holds: @Sendable (String) -> Bool
+    private let reportsIdentities: Bool
+
+    /// `reportsIdentities`: false for a file system that cannot tell
+    /// files apart (``FileSystem/identity(of:)`` nil).
+    init(
+        holding holds: @escaping @Sendable (String) -> Bool = { $0.contains("/snapshots/") && $0.hasSuffix(".tmp") },
+        reportsIdentities: Bool = true
+    ) {
+        self.holds = holds
+        self.reportsIdentities = reportsIdentities
+    }
 
     /// Whether a snapshot write is (or was) held.
     var held: Bool { state.withLock { $0.held } }
@@ -348,7 +361,7 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
     }
 
     func open(_ path: String, create: Bool) throws -> any StorageFile {
-        if path.contains("/snapshots/") && path.hasSuffix(".tmp") {
+        if holds(path) {
             let holds = state.withLock { state in
                 guard state.armed else { return false }
                 state.armed = false
@@ -365,7 +378,7 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
     func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
     func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
     func exists(_ path: String) -> Bool { base.exists(path) }
-    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
+    func identity(of path: String) -> FileIdentity? { reportsIdentities ? base.identity(of: path) : nil }
     func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
     func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }

@@ -96,11 +96,14 @@ extension RunIndex {
     /// the logged and stored parts, flattens, and writes each block made of
     /// a persisted level to a temporary beside its name. Touches no store
     /// state, so it runs off the store's actor. O(changes in the parts).
+    /// Stops before the next plan once `stopped` returns true (the store
+    /// let go of), reporting the round failed.
     static func build(
         _ plans: [BlockPlan],
         files: BlockFiles?,
         fileSystem: any FileSystem,
-        generation: Int
+        generation: Int,
+        until stopped: () -> Bool = { false }
     ) -> Built {
         var built = Built(generation: generation)
         var done: [BlockKey: Transaction] = [:]
@@ -171,7 +174,13 @@ extension RunIndex {
                 return block
             }
         }
-        for plan in plans { _ = make(plan) }
+        for plan in plans {
+            if stopped() {
+                built.failed = true
+                break
+            }
+            _ = make(plan)
+        }
         return built
     }
 

@@ -192,12 +192,20 @@ extension Store {
         // created there: a task created here would run its first part on
         // the actor, ahead of the next commit.
         // The round holds the store's lock, not the store: a store let go
-        // of meanwhile is freed, and its lock released once the round's
-        // files are written (an open of the store waits for that).
+        // of meanwhile is freed, its round stops at the next block and
+        // removes what it wrote (nothing would install it; a reopen builds
+        // the blocks when needed), and then the lock is released (an open
+        // of the store waits for that).
         let lock = directoryLock
         Self.compactionQueue.async { [plans, weak self] in
-            let built = Handoff(RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation))
-            guard let self else { return withExtendedLifetime(lock) {} }
+            let made = RunIndex.build(plans, files: files, fileSystem: fileSystem, generation: generation) {
+                self == nil
+            }
+            guard let self else {
+                for block in made.blocks { block.temporary.map { files?.discard($0) } }
+                return withExtendedLifetime(lock) {}
+            }
+            let built = Handoff(made)
             Task { await self.finishCompaction(built, from: from) }
         }
     }
