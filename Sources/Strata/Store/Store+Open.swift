@@ -644,10 +644,8 @@ extension Store {
             if !readOnly { try fileSystem.remove(snapshotDirectory + "/" + name) }
             removedSnapshot = true
             if basis <= reached { continue }
-            let outcome = readOnly ? "skipped" : "removed"
-            warnings.append(
-                .skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis)); \(outcome)")
-            )
+            let outcome = readOnly ? "" : "; removed"
+            warnings.append(.skippedSnapshot(file: name, reason: "it is newer than the log (t \(basis))\(outcome)"))
         }
         if removedSnapshot, !readOnly { try fileSystem.syncDirectory(snapshotDirectory) }
         bases.removeAll { $0.basis > keep }

@@ -129,7 +129,7 @@ public enum StoreWarning: Sendable, Equatable, CustomStringConvertible {
         case let .lostTransactions(t, count, reason):
             // No count known (the evidence is a file, not a number past t).
             guard count > 0 else { return "acknowledged history after t \(t) may be lost: \(reason)" }
-            return "lost at least \(count) acknowledged transaction(s) after t \(t): \(reason)"
+            return "lost at least \(count) acknowledged transaction\(count == 1 ? "" : "s") after t \(t): \(reason)"
         case .rebuiltManifest(let reason): return "rebuilt the manifest from the log: \(reason)"
         }
     }

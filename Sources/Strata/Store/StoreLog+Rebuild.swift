@@ -64,3 +64,32 @@ extension StoreLog {
         )
     }
 }
+
+extension StoreLog {
+    /// The snapshot files of this history that do not read back whole, or
+    /// hold a value of another history, each with the reason: what a copy
+    /// of the history leaves behind. Snapshots past the log are reported
+    /// by ``warnings``. O(the snapshots' bytes): each is read and decoded.
+    public func unreadableSnapshots() -> [(file: String, reason: String)] {
+        let directory = path + "/snapshots"
+        let snapshots = ((try? fileSystem.contents(ofDirectory: directory)) ?? [])
+            .compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
+            .filter { $0.basis <= count }
+            .sorted { $0.basis < $1.basis }
+        var unreadable: [(file: String, reason: String)] = []
+        for (basis, name) in snapshots {
+            do {
+                let (_, _, basisID) = try StoreError.mappingFormat {
+                    try SnapshotFile.read(name, in: directory, fileSystem: fileSystem)
+                }
+                // A version 1 file names no transaction.
+                if let basisID, basisID != history.id(of: basis) {
+                    unreadable.append((name, "it holds a value of another history"))
+                }
+            } catch {
+                unreadable.append((name, "\(error)"))
+            }
+        }
+        return unreadable
+    }
+}

@@ -161,8 +161,15 @@ struct RepairCommand: AsyncParsableCommand {
             switch warning {
             case .tornTail: continue
             case .rebuiltManifest, .skippedSnapshot: notes.append("\(warning)")
-            case .truncatedAtDamage, .lostTransactions: dropped.append("\(warning)")
+            case let .truncatedAtDamage(segment, offset, reason):
+                dropped.append("the log from offset \(offset) of segment \(segment): \(reason)")
+            case .lostTransactions: dropped.append("\(warning)")
             }
+        }
+        // Damaged snapshots are not copied (the copy replays the log and
+        // makes its own), but the user learns they were there.
+        for (file, reason) in log.unreadableSnapshots() {
+            notes.append("snapshot \(file) does not read back, and is not copied: \(reason)")
         }
         var copied: Int64 = 0
         var rebuilt: [String] = []

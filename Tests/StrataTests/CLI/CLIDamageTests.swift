@@ -177,6 +177,36 @@ struct CLIDamageTests {
         #expect(notes.contains { $0.contains("lies past the damage") }, "\(notes)")
     }
 
+    /// Found by a cold check of the command: repair said it dropped
+    /// nothing and left a damaged snapshot unmentioned.
+    @Test("repair names a damaged snapshot it did not copy; the copy is whole")
+    func repairNamesADamagedSnapshot() async throws {
+        let path = temporaryStorePath("cli-repair-snapshot")
+        let repaired = temporaryStorePath("cli-repair-snapshot-copy") + "/new"
+        defer {
+            removeStore(path)
+            removeStore(repaired)
+        }
+        let value = try await CLIFixtures.makeLibrary(at: path)
+        let snapshots = snapshotFiles(path)
+        try #require(snapshots.count >= 2)
+        let damaged = snapshots[snapshots.count - 2]
+        let name = String(damaged.split(separator: "/").last!)
+        try Self.flip(damaged, at: 100)
+        let repair = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
+        #expect(repair.status == 0, "no history lost: \(repair)")
+        let report = try repair.object()
+        #expect((report["dropped"] as? [String])?.isEmpty == true, "\(report)")
+        let notes = try #require(report["notes"] as? [String])
+        #expect(notes.count == 1 && notes[0].contains(name) && notes[0].contains("not copied"), "\(notes)")
+        let text = try await StrataRunner.run(["repair", path, "--into", repaired + "2"])
+        defer { removeStore(repaired + "2") }
+        #expect(text.output.contains("note") && text.output.contains(name), "\(text)")
+        let copy = try await Store.open(at: repaired)
+        #expect(copy.current == value)
+        try await copy.close()
+    }
+
     @Test("a truncated segment and a damaged snapshot are found; a missing snapshot is not damage")
     func truncatedAndMissing() async throws {
         let path = temporaryStorePath("cli-cut")

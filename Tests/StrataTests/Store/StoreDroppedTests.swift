@@ -97,8 +97,10 @@ struct StoreDroppedTests {
         defer { removeStore(path) }
         try await Store.open(at: path, options: Self.options()).close()
         // A copy of the lock held a moment longer (a child process's, between its fork and exec).
-        let descriptor = open(path + "/lock", O_RDWR)
-        #expect(flock(descriptor, LOCK_EX | LOCK_NB) == 0)
+        // (Patiently: a child another test spawns holds a copy of the lock
+        // until its exec, as here.)
+        let descriptor = open(path + "/lock", O_RDWR | O_CLOEXEC)
+        #expect(try await StoreTests.lockPatiently(descriptor))
         let releaser = Task.detached {
             try? await Task.sleep(for: .milliseconds(50))
             close(descriptor)
