@@ -59,6 +59,7 @@ extension Store {
             let pinned = ["/log", "/snapshots"].compactMap { try? fileSystem.openForReading(path + $0) }
             loaded.lock = StoreLock(files: lockFiles + pinned, key: key)
             let store = Store(path: path, options: options, warnings: warnings, loaded: loaded)
+            await store.pruneSnapshots()
             // Measures the value off the actor; until then its size is
             // estimated from its record count.
             await store.applyMemoryBudget()

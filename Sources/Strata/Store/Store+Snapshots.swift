@@ -232,6 +232,13 @@ extension Store {
         }
         snapshotSizes[basis] = size
         lastSnapshotBasis = max(lastSnapshotBasis, basis)
+        pruneSnapshots()
+    }
+
+    /// Removes every snapshot older than the newest ``StoreOptions/snapshotsKept``
+    /// sound ones. After each snapshot, and at open: a snapshot a store let
+    /// go of finished after it was freed was never pruned. O(snapshot files).
+    func pruneSnapshots() {
         let fileSystem = options.fileSystem
         guard let names = try? fileSystem.contents(ofDirectory: snapshotDirectory) else { return }
         // Only this history's: a file named past it (a stray, another

@@ -214,4 +214,33 @@ struct StoreDroppedTests {
         #expect(try await store.database(asOf: 150).record(30, in: "r")?["n"] == .int(150))
         try await store.close()
     }
+
+    /// Found by a cold hunt: a snapshot a dropped store finished after it
+    /// was freed was never pruned, so an app that drops its store piled
+    /// snapshots up past `snapshotsKept`.
+    @Test("snapshots finished by stores let go of are pruned to snapshotsKept at the next open")
+    func droppedStoresSnapshotsArePruned() async throws {
+        let path = temporaryStorePath("dropped-pruned")
+        defer { removeStore(path) }
+        var options = Self.options()
+        options.snapshotEveryTransactions = 1
+        options.snapshotsKept = 2
+        for cycle in 0..<20 {
+            let weak = WeakStore()
+            do {
+                let store = try await Store.open(at: path, options: options)
+                weak.store = store
+                // Starts a background snapshot, left running as the store goes.
+                try await store.transact { try $0.upsert(["cycle": .int(Int64(cycle))], id: 1, into: "r") }
+            }
+            #expect(await Self.eventually { weak.store == nil }, "cycle \(cycle): the store is still alive")
+            // Each open prunes what the store before it left.
+            #expect(snapshotFiles(path).count <= 3, "cycle \(cycle): \(snapshotFiles(path).count) snapshots")
+        }
+        let store = try await Store.open(at: path, options: options)
+        #expect(snapshotFiles(path).count <= 2, "\(snapshotFiles(path))")
+        #expect(await store.statistics.snapshotBases.count <= 2)
+        #expect(store.current.record(1, in: "r")?["cycle"] == .int(19))
+        try await store.close()
+    }
 }
