@@ -11,8 +11,9 @@ extension Store {
     /// The transaction is significant and is committed even when it is
     /// empty (`t` is the latest transaction, or those after it undid one
     /// another): the history then records the user's action. To leave no
-    /// entry in that case, compare ``database(asOf:)`` at `t` with
-    /// ``current`` first, as `strata revert --to` does.
+    /// entry in that case, compare the `tables` of ``database(asOf:)`` at
+    /// `t` and of ``current`` first (the values themselves differ in their
+    /// basis), as `strata revert --to` does.
     /// O(the changes between the two values) beyond the as-of.
     @discardableResult
     public func revert(to t: Int64, message: String? = nil) async throws -> CommitReport {

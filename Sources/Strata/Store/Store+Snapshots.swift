@@ -252,8 +252,10 @@ extension Store {
         let kept = snapshots.filter { snapshotSizes[$0.basis] != nil }.prefix(max(1, options.snapshotsKept))
         guard let oldestKept = kept.last?.basis else { return }
         for old in snapshots where old.basis < oldestKept {
-            try? fileSystem.remove(snapshotDirectory + "/" + old.name)
-            snapshotSizes[old.basis] = nil
+            let path = snapshotDirectory + "/" + old.name
+            try? fileSystem.remove(path)
+            // One that could not be removed is still a start for as-of.
+            if !fileSystem.exists(path) { snapshotSizes[old.basis] = nil }
         }
     }
 }

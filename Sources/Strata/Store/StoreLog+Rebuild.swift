@@ -86,6 +86,8 @@ extension StoreLog {
                 if let basisID, basisID != history.id(of: basis) {
                     unreadable.append((name, "it holds a value of another history"))
                 }
+            } catch let error as FileSystemError where error.code == ENOENT {
+                // Removed since listed (pruned by the store's writer).
             } catch {
                 unreadable.append((name, "\(error)"))
             }

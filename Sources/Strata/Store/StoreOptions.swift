@@ -31,7 +31,10 @@ public struct StoreOptions: Sendable {
     /// Also write a snapshot after this many bytes of log since the last
     /// one, whatever the estimates say. Default 64 MiB; nil for never.
     public var snapshotEveryLogBytes: Int? = 64 << 20
-    /// How many snapshots to keep (the newest). Default 3, at least 1.
+    /// How many snapshots to keep (the newest sound ones). Default 3, at
+    /// least 1. Applied after each snapshot and at every writable open
+    /// (older ones are removed then), so an open with a smaller number
+    /// than the store was written with trims the set.
     public var snapshotsKept: Int = 3
     /// zstd level of snapshots. Default 3; a level outside
     /// `ZstdCompressor.levels` counts as the nearest one there.

@@ -168,7 +168,9 @@ struct RepairCommand: AsyncParsableCommand {
         }
         // Damaged snapshots are not copied (the copy replays the log and
         // makes its own), but the user learns they were there.
-        for (file, reason) in log.unreadableSnapshots() {
+        var skipped: Set<String> = []
+        for case .skippedSnapshot(let file, _) in log.warnings { skipped.insert(file) }
+        for (file, reason) in log.unreadableSnapshots() where !skipped.contains(file) {
             notes.append("snapshot \(file) does not read back, and is not copied: \(reason)")
         }
         var copied: Int64 = 0

@@ -189,16 +189,22 @@ struct CLIDamageTests {
         }
         let value = try await CLIFixtures.makeLibrary(at: path)
         let snapshots = snapshotFiles(path)
-        try #require(snapshots.count >= 2)
+        try #require(snapshots.count >= 3)
+        // One damaged past its header, one in it (which open's header check already reports).
         let damaged = snapshots[snapshots.count - 2]
         let name = String(damaged.split(separator: "/").last!)
         try Self.flip(damaged, at: 100)
+        let header = snapshots[snapshots.count - 3]
+        let headerName = String(header.split(separator: "/").last!)
+        try Self.flip(header, at: 20)
         let repair = try await StrataRunner.run(["repair", path, "--into", repaired, "--json"])
         #expect(repair.status == 0, "no history lost: \(repair)")
         let report = try repair.object()
         #expect((report["dropped"] as? [String])?.isEmpty == true, "\(report)")
         let notes = try #require(report["notes"] as? [String])
-        #expect(notes.count == 1 && notes[0].contains(name) && notes[0].contains("not copied"), "\(notes)")
+        #expect(notes.count == 2, "each damaged snapshot named once: \(notes)")
+        #expect(notes.count { $0.contains(name) } == 1 && notes.count { $0.contains(headerName) } == 1, "\(notes)")
+        #expect(notes.contains { $0.contains(name) && $0.contains("not copied") }, "\(notes)")
         let text = try await StrataRunner.run(["repair", path, "--into", repaired + "2"])
         defer { removeStore(repaired + "2") }
         #expect(text.output.contains("note") && text.output.contains(name), "\(text)")
