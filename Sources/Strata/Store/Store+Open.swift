@@ -368,6 +368,9 @@ extension Store {
                 case .unsupportedVersion, .corruptLog, .historyChanged: throw error
                 default: warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
                 }
+            } catch let error as FileSystemError where error.code == ENOENT {
+                // Removed since its header was read (pruned by the store's
+                // writer): an older one, or the log, serves.
             } catch {
                 warnings.append(.skippedSnapshot(file: name, reason: "\(error)"))
             }
@@ -490,6 +493,10 @@ extension Store {
                 reason = "its header names basis t \(header.basis), its name t \(basis)"
             } catch let error as FormatError where error.isNewerVersion {
                 return false
+            } catch let error as FileSystemError where error.code == ENOENT {
+                // Removed since listed (pruned by the store's writer): no
+                // snapshot, and nothing to report.
+                return true
             } catch {
                 reason = "\(error)"
             }

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Synchronization
 import Testing
 
 /// What a review of the store as an app uses it found: a read-only store
@@ -56,6 +57,68 @@ struct StoreReviewTests {
         }
         try await reader.close()
         try await writer.close()
+    }
+
+    /// The POSIX file system, where the file `vanishing` names is removed
+    /// just before it is opened the `opening`th time: a snapshot its writer
+    /// pruned between a reader's listing (or header read) and its read.
+    final class VanishingFileSystem: FileSystem, @unchecked Sendable {
+        let base = PosixFileSystem()
+        let vanishing: String
+        private let opensLeft: Mutex<Int>
+
+        init(vanishing path: String, opening: Int) {
+            vanishing = path
+            opensLeft = Mutex(opening)
+        }
+
+        func open(_ path: String, create: Bool) throws -> any StorageFile {
+            let vanishes =
+                path == vanishing
+                && opensLeft.withLock { left in
+                    left -= 1
+                    return left == 0
+                }
+            if vanishes { try base.remove(path) }
+            return try base.open(path, create: create)
+        }
+        func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
+        func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+        func remove(_ path: String) throws { try base.remove(path) }
+        func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+        func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+        func exists(_ path: String) -> Bool { base.exists(path) }
+        func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
+        func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+        func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
+    }
+
+    /// Found by a review: every writable open now prunes snapshots, and a
+    /// read-only open that listed one its writer then removed reported it
+    /// as "left in place, not read".
+    @Test("a snapshot removed between a read-only open's listing and its read is no warning")
+    func snapshotPrunedWhileListed() async throws {
+        let path = temporaryStorePath("review-pruned-listed")
+        defer { removeStore(path) }
+        let writer = try await Store.open(at: path, options: testOptions(.everyCommit))
+        for n in 1...3 {
+            try await writer.transact { try $0.insert(["n": .int(Int64(n))], id: RecordID(n), into: "t") }
+            try await writer.snapshot()
+        }
+        let expected = writer.current
+        try await writer.close()
+        let snapshots = snapshotFiles(path)
+        try #require(snapshots.count >= 2)
+        // The oldest before its header is read; the newest after its header, before its value.
+        for (vanishing, opening) in [(snapshots.first!, 1), (snapshots.last!, 2)] {
+            var readOnly = StoreOptions()
+            readOnly.readOnly = true
+            readOnly.fileSystem = VanishingFileSystem(vanishing: vanishing, opening: opening)
+            let reader = try await Store.open(at: path, options: readOnly)
+            #expect(reader.current == expected)
+            #expect(reader.warnings.isEmpty, "\(reader.warnings)")
+            try await reader.close()
+        }
     }
 
     /// Found by a cold hunt: a segment wholly past the cut is removed, and
