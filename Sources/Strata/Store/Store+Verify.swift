@@ -25,15 +25,28 @@ extension Store {
     ///   for a record a newer build wrote (not damage); ``StoreError/corruptSnapshot(file:reason:)``
     ///   naming the first snapshot that does not decode or whose index
     ///   disagrees with its records (the current value's problems name the
-    ///   store's path).
+    ///   store's path). A read-only store throws ``StoreError/historyChanged(segment:offset:reason:)``
+    ///   where a writable one throws `corruptLog`: its writer may have cut
+    ///   the history since it opened (``verify(at:fileSystem:)`` tells damage).
     public func verify() throws {
-        try verifyLog()
+        do {
+            try verifyLog()
+        } catch StoreError.corruptLog(let segment, let offset, let reason) where log?.isReadOnly == true {
+            throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
+        }
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         let names = try fileSystem.contents(ofDirectory: directory)
             .filter { SnapshotFile.basis(ofName: $0) != nil }.sorted()
         for name in names {
-            let value = try StoreError.mappingFormat {
-                try SnapshotFile.read(name, in: directory, fileSystem: fileSystem).0
+            let value: Database
+            do {
+                value = try StoreError.mappingFormat {
+                    try SnapshotFile.read(name, in: directory, fileSystem: fileSystem).0
+                }
+            } catch let error as FileSystemError where error.code == ENOENT {
+                // Removed since listed (pruned by the store's writer): no
+                // snapshot, no damage.
+                continue
             }
             if let problem = value._indexProblem() {
                 throw StoreError.corruptSnapshot(file: directory + "/" + name, reason: problem)
@@ -53,7 +66,16 @@ extension Store {
         for t in 1...Int64(history.count) {
             let position = history.position(t)
             let segment = log.segments[position.segment].name
-            let payload = try StoreError.mappingFormat { try log.read(position) }
+            let payload: [UInt8]
+            do {
+                payload = try StoreError.mappingFormat { try log.read(position) }
+            } catch let error as FileSystemError where log.isReadOnly && error.code == ENOENT {
+                throw StoreError.historyChanged(
+                    segment: segment,
+                    offset: position.offset,
+                    reason: "the segment is gone since the store opened (a truncate by its writer?); reopen the store"
+                )
+            }
             let transaction: Transaction
             do {
                 transaction = try BinaryCodec.decodeTransaction(payload)

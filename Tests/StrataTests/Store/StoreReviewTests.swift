@@ -149,6 +149,7 @@ struct StoreReviewTests {
             ("history", { _ = try await reader.history(limit: 50) }),
             ("versions(of:)", { _ = try await reader.versions(of: 30, in: "t") }),
             ("database(asOf: 30)", { _ = try await reader.database(asOf: 30) }),
+            ("verify()", { try await reader.verify() }),
         ]
         for (label, read) in reads {
             do {
