@@ -29,11 +29,7 @@ extension Store {
     ///   where a writable one throws `corruptLog`: its writer may have cut
     ///   the history since it opened (``verify(at:fileSystem:)`` tells damage).
     public func verify() throws {
-        do {
-            try verifyLog()
-        } catch StoreError.corruptLog(let segment, let offset, let reason) where log?.isReadOnly == true {
-            throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
-        }
+        try verifyLog()
         let (directory, fileSystem) = (snapshotDirectory, options.fileSystem)
         let names = try fileSystem.contents(ofDirectory: directory)
             .filter { SnapshotFile.basis(ofName: $0) != nil }.sorted()
@@ -65,38 +61,34 @@ extension Store {
         guard let log, history.count > 0 else { return }
         for t in 1...Int64(history.count) {
             let position = history.position(t)
-            let segment = log.segments[position.segment].name
-            let payload: [UInt8]
-            do {
-                payload = try StoreError.mappingFormat { try log.read(position) }
-            } catch let error as FileSystemError where log.isReadOnly && error.code == ENOENT {
-                throw StoreError.historyChanged(
-                    segment: segment,
-                    offset: position.offset,
-                    reason: "the segment is gone since the store opened (a truncate by its writer?); reopen the store"
-                )
-            }
-            let transaction: Transaction
-            do {
-                transaction = try BinaryCodec.decodeTransaction(payload)
-            } catch {
-                if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
-                throw StoreError.undecodableRecord(
-                    error,
-                    segment: segment,
-                    file: log.path(ofSegment: position.segment),
-                    offset: position.offset
-                )
-            }
-            guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {
-                log.forgetSummary(ofSegment: position.segment)
-                throw StoreError.corruptLog(
-                    segment: segment,
-                    offset: position.offset,
-                    reason: "the record is transaction \(transaction.id) at t \(transaction.t), "
-                        + "where the history lists \(history.summary(t).id) at t \(t)"
-                )
-            }
+            try log.readingRecord(at: position) { try verifyRecord(t, at: position, in: log) }
+        }
+    }
+
+    /// Reads record `t` back and compares it with the history.
+    private func verifyRecord(_ t: Int64, at position: TransactionLog.Position, in log: TransactionLog) throws {
+        let segment = log.segments[position.segment].name
+        let payload = try StoreError.mappingFormat { try log.read(position) }
+        let transaction: Transaction
+        do {
+            transaction = try BinaryCodec.decodeTransaction(payload)
+        } catch {
+            if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
+            throw StoreError.undecodableRecord(
+                error,
+                segment: segment,
+                file: log.path(ofSegment: position.segment),
+                offset: position.offset
+            )
+        }
+        guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {
+            log.forgetSummary(ofSegment: position.segment)
+            throw StoreError.corruptLog(
+                segment: segment,
+                offset: position.offset,
+                reason: "the record is transaction \(transaction.id) at t \(transaction.t), "
+                    + "where the history lists \(history.summary(t).id) at t \(t)"
+            )
         }
     }
 }

@@ -124,23 +124,7 @@ struct TransactionHistory {
     ///   newer build wrote it.
     mutating func transaction(_ t: Int64, log: TransactionLog) throws -> Transaction {
         if let cached = cache[t] { return cached }
-        let transaction: Transaction
-        do {
-            transaction = try read(t, log: log)
-        } catch StoreError.corruptLog(let segment, let offset, let reason) where log.isReadOnly {
-            // Checked when the store opened: its writer has most likely
-            // cut the history since.
-            throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
-        } catch let error as FileSystemError where log.isReadOnly && error.code == ENOENT {
-            // Listed when the store opened: a truncate by its writer
-            // removes the segments wholly past the cut.
-            let position = positions[Int(t - 1)]
-            throw StoreError.historyChanged(
-                segment: log.segments[position.segment].name,
-                offset: position.offset,
-                reason: "the segment is gone since the store opened (a truncate by its writer?); reopen the store"
-            )
-        }
+        let transaction = try log.readingRecord(at: positions[Int(t - 1)]) { try read(t, log: log) }
         cache.insert(transaction)
         return transaction
     }
@@ -275,6 +259,30 @@ struct TransactionCache {
             entries[key] = nil
             changes -= entry.transaction.changeCount
             bytes -= entry.bytes
+        }
+    }
+}
+
+extension TransactionLog {
+    /// Runs `read` of the record at `position`. In a read-only log, what
+    /// its writer's truncate since the store opened leaves is
+    /// ``StoreError/historyChanged(segment:offset:reason:)``: a record that
+    /// no longer checks (`corruptLog`), or its segment removed (ENOENT).
+    func readingRecord<T>(at position: Position, _ read: () throws -> T) throws -> T {
+        do {
+            return try read()
+        } catch StoreError.corruptLog(let segment, let offset, let reason) where isReadOnly {
+            // Checked when the store opened: its writer has most likely
+            // cut the history since.
+            throw StoreError.historyChanged(segment: segment, offset: offset, reason: reason)
+        } catch let error as FileSystemError where isReadOnly && error.code == ENOENT {
+            // Listed when the store opened: a truncate by its writer
+            // removes the segments wholly past the cut.
+            throw StoreError.historyChanged(
+                segment: segments[position.segment].name,
+                offset: position.offset,
+                reason: "the segment is gone since the store opened (a truncate by its writer?); reopen the store"
+            )
         }
     }
 }
