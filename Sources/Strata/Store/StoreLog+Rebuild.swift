@@ -26,11 +26,8 @@ extension StoreLog {
     ///   read back either), with each snapshot's reason.
     public func rebuiltTransaction(at t: Int64, applyingTo before: Database) throws -> Transaction {
         guard t >= 1, t <= count else { throw StoreError.outOfRange(t: t, current: count) }
-        let directory = path + "/snapshots"
-        let candidates = ((try? fileSystem.contents(ofDirectory: directory)) ?? [])
-            .compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
-            .filter { $0.basis >= t && $0.basis <= count }
-            .sorted { $0.basis < $1.basis }
+        let directory = snapshotDirectory
+        let candidates = snapshotFiles().filter { $0.basis >= t }
         var reasons: [String] = []
         for (basis, name) in candidates {
             do {
@@ -71,13 +68,9 @@ extension StoreLog {
     /// of the history leaves behind. Snapshots past the log are reported
     /// by ``warnings``. O(the snapshots' bytes): each is read and decoded.
     public func unreadableSnapshots() -> [(file: String, reason: String)] {
-        let directory = path + "/snapshots"
-        let snapshots = ((try? fileSystem.contents(ofDirectory: directory)) ?? [])
-            .compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
-            .filter { $0.basis <= count }
-            .sorted { $0.basis < $1.basis }
+        let directory = snapshotDirectory
         var unreadable: [(file: String, reason: String)] = []
-        for (basis, name) in snapshots {
+        for (basis, name) in snapshotFiles() {
             do {
                 let (_, _, basisID) = try StoreError.mappingFormat {
                     try SnapshotFile.read(name, in: directory, fileSystem: fileSystem)
@@ -93,5 +86,18 @@ extension StoreLog {
             }
         }
         return unreadable
+    }
+}
+
+extension StoreLog {
+    var snapshotDirectory: String { path + "/snapshots" }
+
+    /// The snapshot files named within the log (basis at most ``count``),
+    /// oldest first. O(directory entries).
+    func snapshotFiles() -> [(basis: Int64, name: String)] {
+        ((try? fileSystem.contents(ofDirectory: snapshotDirectory)) ?? [])
+            .compactMap { name in SnapshotFile.basis(ofName: name).map { (basis: $0, name: name) } }
+            .filter { $0.basis <= count }
+            .sorted { $0.basis < $1.basis }
     }
 }
