@@ -16,23 +16,39 @@ extension ByteReader {
     /// Validates one packed record whose name IDs index a local table, and
     /// returns its byte range; marks each name it uses in `used`.
     ///
+    /// Without `validating`, only the record's structure is checked (tags,
+    /// varints and lengths within the input, nesting within the codec's
+    /// limit, name IDs in the local table), not that its text is UTF-8 nor
+    /// its fields and map keys in order: enough for the trusted readers to
+    /// stay within the record (to read it, or copy it with its names
+    /// rewritten), for a reader that only compares its bytes with valid
+    /// records' (`strata verify`'s sums of digests) and validates it when
+    /// they differ.
+    ///
     /// - Parameter ranks: per local name ID, its rank in name order (so a
     ///   field order check is one integer comparison).
     /// - Throws: ``CodecError`` at the first byte that is not a valid record.
-    mutating func packedRecord(ranks: [Int32], names: [Key], used: inout [Bool]) throws -> Range<Int> {
+    mutating func packedRecord(
+        ranks: [Int32],
+        names: [Key],
+        used: inout [Bool],
+        validating: Bool = true
+    ) throws -> Range<Int> {
         let start = offset
         let count = try self.count(minimumSize: 2)
         var previous: Int32 = -1
         for _ in 0..<count {
             let nameOffset = offset
             let id = try localName(count: ranks.count, used: &used)
-            let rank = ranks[id]
-            guard rank > previous else {
-                if rank == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[id].string) }
-                throw CodecError.unorderedFields(offset: nameOffset)
+            if validating {
+                let rank = ranks[id]
+                guard rank > previous else {
+                    if rank == previous { throw CodecError.duplicateKey(offset: nameOffset, key: names[id].string) }
+                    throw CodecError.unorderedFields(offset: nameOffset)
+                }
+                previous = rank
             }
-            previous = rank
-            try packedValue(names: ranks.count, used: &used)
+            try packedValue(names: ranks.count, validating: validating, used: &used)
         }
         return start..<offset
     }
@@ -46,8 +62,9 @@ extension ByteReader {
         return Int(id)
     }
 
-    /// Validates one packed value.
-    private mutating func packedValue(names: Int, used: inout [Bool]) throws {
+    /// Validates one packed value (without `validating`, its structure
+    /// only: see `packedRecord(ranks:names:used:validating:)`).
+    private mutating func packedValue(names: Int, validating: Bool, used: inout [Bool]) throws {
         let start = offset
         switch try valueTag() {
         case .null, .false, .true:
@@ -57,26 +74,38 @@ extension ByteReader {
         case .double, .date:
             _ = try skip(8)
         case .string:
-            try validatedString()
+            if validating { try validatedString() } else { _ = try skip(try count()) }
         case .bytes:
             _ = try skip(try count())
         case .reference:
             _ = try localName(count: names, used: &used)
-            try validatedRecordID()
+            if validating { try validatedRecordID() } else { try skipRecordID() }
         case .list:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count()
-            for _ in 0..<count { try packedValue(names: names, used: &used) }
+            for _ in 0..<count { try packedValue(names: names, validating: validating, used: &used) }
         case .map:
             try enter(at: start)
             defer { depth -= 1 }
             let count = try self.count(minimumSize: 2)
             var previousKey: Range<Int>?
             for _ in 0..<count {
-                previousKey = try mapKey(after: previousKey)
-                try packedValue(names: names, used: &used)
+                previousKey = validating ? try mapKey(after: previousKey) : try skip(try self.count())
+                try packedValue(names: names, validating: validating, used: &used)
             }
+        }
+    }
+
+    /// Moves past a record ID, checking its tag and length only.
+    private mutating func skipRecordID() throws {
+        let start = offset
+        let tag = try byte()
+        switch RecordIDTag(rawValue: tag) {
+        case .integer: _ = try varint()
+        case .string: _ = try skip(try count())
+        case .uuid: _ = try skip(16)
+        case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
     }
 }

@@ -68,7 +68,9 @@ enum BlockFile {
     /// expected and every checksum holds (the header's, the payload's, the
     /// zstd frame's content checksum); nil otherwise.
     static func payload(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> [UInt8]? {
-        guard let frame = frame(bytes, level: level, first: first, last: last, lastID: lastID) else { return nil }
+        guard let (frame, found) = frame(bytes, level: level, first: first, last: last), found == lastID else {
+            return nil
+        }
         return try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(frame.count)).decompress(frame)
     }
 
@@ -76,33 +78,41 @@ enum BlockFile {
     /// found without keeping its content: the frame is decoded a window at
     /// a time (a block can hold hundreds of megabytes of transactions).
     static func isSound(_ bytes: [UInt8], level: Int, first: Int64, last: Int64, lastID: UUID) -> Bool {
-        guard let frame = frame(bytes, level: level, first: first, last: last, lastID: lastID),
-            let decompressor = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(frame.count))
-        else { return false }
-        return (try? frame.withUnsafeBytes { try decompressor.check($0) }) != nil
+        soundLastID(bytes, level: level, first: first, last: last) == lastID
+    }
+
+    /// The last transaction ID the header of a block file names, when the
+    /// file would read as that block but for its last ID (which the caller
+    /// may not know yet: `strata verify` checks blocks while it reads the
+    /// log); nil when it would not read whatever that ID.
+    static func soundLastID(_ bytes: [UInt8], level: Int, first: Int64, last: Int64) -> UUID? {
+        guard let (frame, lastID) = frame(bytes, level: level, first: first, last: last),
+            let decompressor = try? ZstdDecompressor(maximumOutputSize: SnapshotFile.outputBound(frame.count)),
+            (try? frame.withUnsafeBytes { try decompressor.check($0) }) != nil
+        else { return nil }
+        return lastID
     }
 
     /// The zstd frame of a block file whose header names the block expected
-    /// and whose header and payload checksums hold; nil otherwise.
+    /// (its last ID aside, returned) and whose header and payload checksums
+    /// hold; nil otherwise.
     private static func frame(
         _ bytes: [UInt8],
         level: Int,
         first: Int64,
-        last: Int64,
-        lastID: UUID
-    ) -> ArraySlice<UInt8>? {
+        last: Int64
+    ) -> (ArraySlice<UInt8>, lastID: UUID)? {
         // A block of a newer version reads as absent too: it is rebuilt.
         guard let header = try? FileHeader.decode(bytes, kind: .block, size: { _ in headerSize }, supported: version),
             header.version == version,
             header.read(UInt32.self, at: 12) == UInt32(level),
             Int64(bitPattern: header.read(UInt64.self, at: 16)) == first,
             Int64(bitPattern: header.read(UInt64.self, at: 24)) == last,
-            header.uuid(at: 32) == lastID,
             header.read(UInt64.self, at: 48) == UInt64(bytes.count - headerSize)
         else { return nil }
         let payload = bytes[headerSize...]
         guard CRC32C.checksum(payload) == header.read(UInt32.self, at: 56) else { return nil }
-        return payload
+        return (payload, header.uuid(at: 32))
     }
 }
 

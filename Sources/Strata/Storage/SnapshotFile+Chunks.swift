@@ -568,13 +568,17 @@ extension SnapshotFile {
     /// Reads a records chunk: each record validated, then given to `body`
     /// as its packed bytes (with a `mapping`, rewritten with this
     /// process's name IDs), which `body` may copy but not keep (they are
-    /// valid only during the call).
+    /// valid only during the call). Without `validating`, only each
+    /// record's structure is checked, not its text nor its order
+    /// (``ByteReader/packedRecord(ranks:names:used:validating:)``): for a `body` that
+    /// only digests the bytes, to compare with valid records.
     static func forEachRecord(
         _ raw: [UInt8],
         count: Int,
         ranks: [Int32],
         names: [Key],
         mapping: [UInt32]?,
+        validating: Bool = true,
         used: inout [Bool],
         _ body: (RecordID, UnsafeRawBufferPointer) throws -> Void
     ) throws {
@@ -590,7 +594,7 @@ extension SnapshotFile {
         try raw.withUnsafeBytes { bytes in
             for _ in 0..<count {
                 let id = try reader.recordID()
-                let range = try reader.packedRecord(ranks: ranks, names: names, used: &used)
+                let range = try reader.packedRecord(ranks: ranks, names: names, used: &used, validating: validating)
                 if let mapping {
                     var packed = _PackedReader(raw, offset: range.lowerBound)
                     writer.bytes.removeAll(keepingCapacity: true)

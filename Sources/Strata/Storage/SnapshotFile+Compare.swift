@@ -67,7 +67,9 @@ extension SnapshotFile {
     }
 
     /// The snapshot in `bytes` summed (see ``Sums``), checked as a read
-    /// checks it; nil for a version 1 or 2 file (compared whole).
+    /// checks it but for its records' text and order (sums that differ from
+    /// a replay's send the file to `difference`, which checks them); nil
+    /// for a version 1 or 2 file (compared whole).
     /// - Throws: ``FormatError`` for damage, as ``difference(_:file:from:recordDigests:workers:ownThreads:)`` does.
     static func sums(_ bytes: [UInt8], file: String, workers: Int?) throws(FormatError) -> Sums? {
         let header = try header(bytes, file: file)
@@ -78,7 +80,17 @@ extension SnapshotFile {
         let layout = opened.layout
         // Entries are not compared here (no value): their chunks are
         // still read and checked, against an empty value.
-        let outcomes = try compareChunks(source, opened: opened, with: Database(), workers: workers, ownThreads: false)
+        // The records' text and order are not validated: sums that match
+        // a replay's are of its records' bytes, which are valid, and sums
+        // that do not send the file to `difference`, which validates.
+        let outcomes = try compareChunks(
+            source,
+            opened: opened,
+            with: Database(),
+            workers: workers,
+            ownThreads: false,
+            validating: false
+        )
         var digests = [UInt64](repeating: 0, count: layout.tables.count)
         var hasEntries = false
         for (chunk, outcome) in zip(layout.chunks, outcomes) {
@@ -113,7 +125,8 @@ extension SnapshotFile {
         opened: OpenedChunks,
         with value: Database,
         workers: Int?,
-        ownThreads: Bool
+        ownThreads: Bool,
+        validating: Bool = true
     ) throws(FormatError) -> [ChunkOutcome] {
         let layout = opened.layout
         let targets = layout.tables.map { value.tables[$0.name] }
@@ -147,6 +160,7 @@ extension SnapshotFile {
                                 ranks: opened.ranks,
                                 names: layout.names,
                                 mapping: opened.mapping,
+                                validating: validating,
                                 used: &used
                             ) { id, packed in
                                 digest &+= recordDigest(id, packed: packed)

@@ -80,6 +80,9 @@ struct FileCheck {
     /// `startSummingSnapshots()`).
     var snapshotSums: [Int64: Eventual<SnapshotSums.Outcome>] = [:]
     let summer = SnapshotSums()
+    /// Block files being read ahead of the replay, by name (see
+    /// `startReadingBlocks()`).
+    var blockReads: [String: Eventual<BlockRead>] = [:]
 
     init(path: String, fileSystem: any FileSystem) {
         self.path = path
@@ -117,6 +120,7 @@ struct FileCheck {
         }
         defer { reserved.map(FieldNames.release) }
         startSummingSnapshots()
+        startReadingBlocks()
         defer { summer.finish() }
         do {
             try checkFiles(manifest: manifest)
@@ -369,7 +373,12 @@ struct FileCheck {
         for (k, run) in runs.enumerated() {
             let decodedRun = ahead!.take()
             ahead = k + 1 < runs.count ? decoding(runs[k + 1]) : nil
-            for (index, decoded) in zip(run, decodedRun) {
+            for (position, (index, decoded)) in zip(run, decodedRun).enumerated() {
+                if position % Self.prefetchAhead == 0 {
+                    // The next few transactions' paths read together (see `Database._prefetch`).
+                    let next = decodedRun[position..<min(decodedRun.count, position + Self.prefetchAhead)]
+                    value?._prefetch(next.lazy.compactMap { try? $0.get() })
+                }
                 let frame = frames[index]
                 let transaction: Transaction
                 switch decoded {
@@ -441,6 +450,9 @@ struct FileCheck {
     private static let decodeBytes = 2 << 20
     private static let decodeFrames = 4_096
 
+    /// How many transactions' paths are read into cache together.
+    private static let prefetchAhead = 8
+
     /// Drops a replayed run on another thread, which frees what only it held.
     private static func release(_ run: consuming [Result<Transaction, any Error>]) {
         let parcel = Parcel(consume run)
@@ -502,53 +514,6 @@ struct FileCheck {
         }
         if summary.entries != entries {
             problem(file, "lists records that are not its segment's")
-        }
-    }
-
-    // MARK: Blocks
-
-    /// Blocks are a cache of the log: each is checked for its header and
-    /// checksums (and the zstd frame's), not decoded.
-    private mutating func checkBlocks() throws {
-        let names: [String]
-        do {
-            names = try fileSystem.contents(ofDirectory: blockDirectory)
-        } catch {
-            // A cache: what cannot be listed is rebuilt, not lost.
-            guard fileSystem.exists(blockDirectory) else { return }
-            report.notes.append(
-                "\(blockDirectory): the compaction blocks cannot be read (\(error)); a cache of the log"
-            )
-            return
-        }
-        for name in names {
-            let file = blockDirectory + "/" + name
-            guard let (level, first) = BlockFile.parse(name) else {
-                if name.hasSuffix(".tmp") { report.notes.append("\(file): a block being written, or cut short") }
-                continue
-            }
-            let last = first + RunIndex.blockSize(level) - 1
-            guard fileSystem.exists(file) else { continue }
-            report.blocks += 1
-            report.bytes += (try? fileSystem.openForReading(file)).flatMap { try? $0.size() } ?? 0
-            guard first >= 1, last <= Int64(ids.count) else {
-                report.notes.append("\(file): a block of a history since cut; the next open removes it")
-                continue
-            }
-            let lastID = ids[Int(last - 1)]
-            let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
-                defer { handle.close() }
-                return try? handle.read(at: 0, count: handle.size())
-            }
-            if !(bytes.map { BlockFile.isSound($0, level: level, first: first, last: last, lastID: lastID) } ?? false),
-                fileSystem.exists(file)
-            {
-                // A cache of the log, not the record: `compact` (or the next as-of needing it) rebuilds it.
-                report.notes.append(
-                    "\(file): a compaction block that does not check (a cache of the log: "
-                        + "`strata compact` rebuilds it)"
-                )
-            }
         }
     }
 }

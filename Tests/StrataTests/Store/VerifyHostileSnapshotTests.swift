@@ -1,0 +1,98 @@
+import DeterministicRandom
+import Foundation
+import Strata
+import Testing
+
+/// `Store.verify(at:)` sums a snapshot's records ahead of the replay
+/// checking their structure only (not their text nor their order), and
+/// compares the file in full, validating it, when the sums differ from the
+/// replay's. Its verdict on a hostile snapshot (every checksum resealed)
+/// must be what reading the file says: refused or unlike the log, a
+/// problem naming the file; read as the log's value, sound.
+@Suite("Verify against hostile snapshots")
+struct VerifyHostileSnapshotTests {
+    @Test("resealed mutations of a records chunk: verify's verdict is the full read's, never a crash")
+    func verdictIsTheReadsVerdict() async throws {
+        let path = temporaryStorePath("verify-hostile-snapshot")
+        defer { removeStore(path) }
+        // Many transactions before the snapshot, so that its sums are
+        // ready when the replay reaches it (usually: either way the verdict
+        // must be the same).
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 0..<300 {
+            try await store.transact(message: "t\(n)") { builder in
+                try builder.insert(
+                    [
+                        "title": .string("t\(n) ü \u{1F600}"), "n": .int(Int64(n)),
+                        "tags": .list([.string("a"), .map(["k": .null, "l": .string("x")])]),
+                        "ref": .reference(RecordReference(table: "songs", id: RecordID("s\(n)"))),
+                    ],
+                    id: n % 2 == 0 ? RecordID(Int64(n)) : RecordID("s\(n)"),
+                    into: "songs"
+                )
+            }
+        }
+        try await store.snapshot()
+        let original = store.current
+        try await store.close()
+        #expect(try Store.verify(at: path).isSound)
+
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        let raw = try layout.raw(of: records, in: bytes)
+        var random = SplitMix64(seed: 77)
+        var verdicts = (sound: 0, refused: 0, differs: 0)
+        for round in 0..<240 {
+            // Kind 5 writes 0x00 or 0x7F inside text; an 0xFF run (kind 3) is never UTF-8.
+            let mutated = SnapshotChunkTests.mutated(raw, kind: round % 6, random: &random)
+            try Data(try layout.resealing(bytes, chunk: records, raw: mutated)).write(to: URL(fileURLWithPath: file))
+            let report = try Store.verify(at: path)
+            let named = report.problems.contains { $0.file == file }
+            let reopened = try await Store.open(at: path, options: testOptions())
+            let refused = SnapshotChunkTests.skippedSnapshot(reopened.warnings)
+            let equal = refused ? false : try await reopened.database(inSnapshot: 300) == original
+            try await reopened.close()
+            if equal {
+                verdicts.sound += 1
+                #expect(report.isSound, "seed 77 round \(round): \(report.problems)")
+            } else {
+                if refused { verdicts.refused += 1 } else { verdicts.differs += 1 }
+                #expect(named, "seed 77 round \(round) (refused: \(refused)): \(report.problems)")
+            }
+        }
+        // Each verdict is reached: the mutations are not all of one kind.
+        #expect(verdicts.refused > 0 && verdicts.differs + verdicts.sound > 0, "\(verdicts)")
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        #expect(try Store.verify(at: path).isSound)
+    }
+
+    @Test("text that is not UTF-8, resealed, is named as the file's damage, at an offset")
+    func invalidTextIsDamage() async throws {
+        let path = temporaryStorePath("verify-hostile-text")
+        defer { removeStore(path) }
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 0..<200 {
+            try await store.transact(message: "t\(n)") { builder in
+                try builder.insert(
+                    ["a": .string("Gamma\(n)"), "b": .int(Int64(n))],
+                    id: RecordID(Int64(n)),
+                    into: "notes"
+                )
+            }
+        }
+        try await store.snapshot()
+        try await store.close()
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        var raw = try layout.raw(of: records, in: bytes)
+        let found = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
+        // A lone continuation byte where a letter was.
+        raw[found.lowerBound + 1] = 0x80
+        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        let report = try Store.verify(at: path)
+        #expect(report.problems.count == 1, "\(report.problems)")
+        let problem = try #require(report.problems.first)
+        #expect(problem.file == file && problem.offset != nil, "\(problem)")
+        #expect(problem.reason.contains("UTF-8"), "\(problem.reason)")
+    }
+}
