@@ -65,7 +65,8 @@ let package = Package(
         ),
         .target(name: "CChecksum"),
         .target(name: "CBenchmarkSink"),
-        .target(name: "CJemallocOptions"),
+        // Its hooks call jemalloc: the header comes through CJemalloc's pkg-config.
+        .target(name: "CJemallocOptions", dependencies: ["CJemalloc"]),
 
         // MARK: Support
         // Seeded generator shared by the bench workloads and the property tests.

@@ -18,14 +18,23 @@ const char *strata_jemalloc_options(void) { return malloc_conf; }
 // mode `madvise`), and jemalloc's own `thp:always` option, set in
 // `malloc_conf` above, would reach every program that links this target:
 // the test bundle links the command's module, and its debug run grew from
-// 6 GB to 24 GB with it. So the command marks the memory its arenas map
-// from then on, through their extent hooks: each new extent is madvised
-// after jemalloc's own hook maps it. Everything else stays jemalloc's.
-#include <jemalloc/jemalloc.h>
-#include <stdio.h>
+// 6 GB to 24 GB with it. So the command marks the memory its arenas map,
+// through their extent hooks: each new extent larger than a huge page is
+// madvised after jemalloc's own hook maps it. An arena's first mappings
+// (its metadata block, its first 2 MiB of data) are a huge page each at
+// most and stay in 4 KiB pages, so a short command (`strata log`) takes
+// no more memory than before; an arena grows its later mappings
+// geometrically, and those carry a large heap.
 #include <sys/mman.h>
 
-#ifdef MADV_HUGEPAGE
+#if defined(MADV_HUGEPAGE)
+#include <jemalloc/jemalloc.h>
+#endif
+
+#if defined(MADV_HUGEPAGE) && defined(JEMALLOC_VERSION_MAJOR) && JEMALLOC_VERSION_MAJOR >= 5
+#define STRATA_HUGE_PAGES 1
+#include <stdio.h>
+
 // jemalloc's default hooks (written once, before any arena uses the copy
 // below) and that copy with its `alloc` replaced.
 static extent_hooks_t *strata_default_hooks;
@@ -37,18 +46,21 @@ static void *strata_huge_page_alloc(extent_hooks_t *hooks, void *new_addr, size_
     void *address =
         strata_default_hooks->alloc(strata_default_hooks, new_addr, size, alignment, zero, commit, arena_index);
     // Advice only: a kernel without huge pages refuses it, and nothing changes.
-    if (address != NULL) (void)madvise(address, size, MADV_HUGEPAGE);
+    if (address != NULL && size > ((size_t)2 << 20)) (void)madvise(address, size, MADV_HUGEPAGE);
     return address;
 }
 #endif
 
 int strata_jemalloc_use_huge_pages(void) {
-#ifdef MADV_HUGEPAGE
+#ifdef STRATA_HUGE_PAGES
     unsigned arenas = 0;
     size_t length = sizeof(arenas);
-    // The automatic arenas (one per four cores' threads, by default); the
-    // one for very large allocations is made on demand, with the defaults.
+    // The automatic arenas: four per core by default, each made when
+    // written to here (an arena made later would take the default hooks).
+    // A thread takes the next arena not yet used, so a command's few
+    // threads use the first ones: beyond 16, threads go without.
     if (mallctl("opt.narenas", &arenas, &length, NULL, 0) != 0) return 0;
+    if (arenas > 16) arenas = 16;
     int changed = 0;
     for (unsigned i = 0; i < arenas; i++) {
         char name[64];

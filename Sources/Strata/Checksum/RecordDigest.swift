@@ -61,8 +61,8 @@ struct RecordDigest {
         var b = a ^ keys.lane
         var offset = 0
         while offset + 16 <= count {
-            a = Self.step(a, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self), keys.even)
-            b = Self.step(b, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self), keys.odd)
+            a = Self.step(a, word(bytes, offset), keys.even)
+            b = Self.step(b, word(bytes, offset + 8), keys.odd)
             offset += 16
         }
         // The last 0–15 bytes as two words, zero-padded (the length is in
@@ -71,18 +71,25 @@ struct RecordDigest {
         let rest = count - offset
         var (x, y): (UInt64, UInt64) = (0, 0)
         if rest >= 8 {
-            x = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            x = word(bytes, offset)
             if rest > 8 {
-                y = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) >> UInt64(8 * (16 - rest))
+                y = word(bytes, count - 8) >> UInt64(8 * (16 - rest))
             }
         } else if rest > 0, count >= 8 {
-            x = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self) >> UInt64(8 * (8 - rest))
+            x = word(bytes, count - 8) >> UInt64(8 * (8 - rest))
         } else {
             for i in 0..<rest { x |= UInt64(bytes[offset + i]) << UInt64(8 * i) }
         }
         a = Self.step(a, x, keys.even)
         b = Self.step(b, y, keys.odd)
         state = Self.step(a, b, keys.word)
+    }
+
+    /// The 8 bytes at `offset` as a little-endian word (the tail's shifts
+    /// count on the first byte being the lowest).
+    @inline(__always)
+    private func word(_ bytes: UnsafeRawBufferPointer, _ offset: Int) -> UInt64 {
+        UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 
     /// The digest of what was combined: every bit of the state spread over

@@ -20,10 +20,11 @@ extension ByteReader {
     /// varints and lengths within the input, nesting within the codec's
     /// limit, name IDs in the local table), not that its text is UTF-8 nor
     /// its fields and map keys in order: enough for the trusted readers to
-    /// stay within the record (to read it, or copy it with its names
-    /// rewritten), for a reader that only compares its bytes with valid
-    /// records' (`strata verify`'s sums of digests) and validates it when
-    /// they differ.
+    /// stay within its bytes (to copy them with the names rewritten), not
+    /// to make a ``Record`` of them (whose fields are in order). For a
+    /// reader that only compares the bytes with valid records' (`strata
+    /// verify`'s sums of digests) and validates the record when they
+    /// differ.
     ///
     /// - Parameter ranks: per local name ID, its rank in name order (so a
     ///   field order check is one integer comparison).

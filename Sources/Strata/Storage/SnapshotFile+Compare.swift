@@ -70,7 +70,9 @@ extension SnapshotFile {
     /// checks it but for its records' text and order (sums that differ from
     /// a replay's send the file to `difference`, which checks them); nil
     /// for a version 1 or 2 file (compared whole).
-    /// - Throws: ``FormatError`` for damage, as ``difference(_:file:from:recordDigests:workers:ownThreads:)`` does.
+    /// - Throws: ``FormatError`` for damage `difference` would find too,
+    ///   though not always the first it would name (that one may be in a
+    ///   record's text): a caller reports what `difference` throws.
     static func sums(_ bytes: [UInt8], file: String, workers: Int?) throws(FormatError) -> Sums? {
         let header = try header(bytes, file: file)
         guard header.version >= 3 else { return nil }

@@ -19,6 +19,9 @@ extension FileCheck {
         let file = snapshotDirectory + "/" + name
         // One at a time: each holds a snapshot's bytes and an older value.
         finishComparisons()
+        // Its sums are of no use from here: not started, they are skipped
+        // (the block files read after them need not wait for them).
+        summer.passed(basis)
         guard let value else {
             try checkAlone(file, basis: basis)
             return
@@ -27,7 +30,6 @@ extension FileCheck {
         if newerFile != nil { return }
         let basisID = basis == 0 ? UUID(uuid: UUID.zero) : ids.last
         // Sums not ready are not waited for: the file is compared here.
-        summer.passed(basis)
         if let summed = snapshotSums.removeValue(forKey: basis), let taken = summed.takeIfDone(),
             let outcome = taken.settled(against: value, recordDigests: recordDigests, basisID: basisID)
         {
@@ -200,9 +202,12 @@ extension SnapshotSums.Outcome {
     /// The outcome of the snapshot's comparison with `value` (the replay
     /// at its basis, its record digests summing to `recordDigests`, the
     /// log's transaction there `basisID`) when the sums settle it: the file
-    /// unreadable, damaged or of another history, or equal to the value.
-    /// Nil when the value must be compared with the file itself (a
-    /// difference to name, index entries, an older format, not summed).
+    /// unreadable, or equal to the value. Nil when the value must be
+    /// compared with the file itself: a difference to name, damage, a file
+    /// of another history, index entries, an older format, not summed. The
+    /// sums do not validate the records' text and order, which only sums
+    /// equal to the replay's vouch for: damage is named, and another
+    /// history told from a damaged file, by the comparison, which does.
     func settled(
         against value: Database,
         recordDigests: [Key: UInt64],
@@ -211,12 +216,12 @@ extension SnapshotSums.Outcome {
         switch self {
         case .pruned: return .pruned
         case .unreadable(let error): return .unreadable(error)
-        case .summed(let size, .failure(let error)): return .compared(size: size, .failure(error))
         case .summed(let size, .success(let sums?)):
-            let otherHistory = sums.basisID.map { $0 != basisID } ?? false
-            guard otherHistory || sums.match(value, recordDigests: recordDigests) else { return nil }
+            guard sums.basisID.map({ $0 == basisID }) ?? true, sums.match(value, recordDigests: recordDigests) else {
+                return nil
+            }
             return .compared(size: size, .success((difference: nil, basisID: sums.basisID)))
-        case .summed(_, .success(nil)), .skipped: return nil
+        case .summed(_, .failure), .summed(_, .success(nil)), .skipped: return nil
         }
     }
 }

@@ -122,12 +122,20 @@ final class FaultyFile: StorageFile {
 }
 
 /// The POSIX file system, counting the bytes read from each file and the
-/// log segment files open at once (the most seen).
+/// log segment files open at once (the most seen). A file `slowWholeReads`
+/// names takes `delay` seconds longer to read whole (a slow disk).
 final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
     let base = PosixFileSystem()
     let bytesRead = Mutex([String: Int]())
     let openSegments = Mutex(0)
     let mostOpenSegments = Mutex(0)
+    let slowWholeReads: @Sendable (String) -> Bool
+    let delay: Double
+
+    init(slowWholeReads: @escaping @Sendable (String) -> Bool = { _ in false }, delay: Double = 0) {
+        self.slowWholeReads = slowWholeReads
+        self.delay = delay
+    }
 
     func open(_ path: String, create: Bool) throws -> any StorageFile {
         let file = ReadCountingFile(try base.open(path, create: create), path: path, owner: self)
@@ -166,6 +174,9 @@ final class ReadCountingFile: StorageFile {
 
     func size() throws -> Int { try base.size() }
     func read(at offset: Int, count: Int) throws -> [UInt8] {
+        if offset == 0, owner.slowWholeReads(path), count == (try base.size()) {
+            Thread.sleep(forTimeInterval: owner.delay)
+        }
         let bytes = try base.read(at: offset, count: count)
         owner.bytesRead.withLock { $0[path, default: 0] += bytes.count }
         return bytes

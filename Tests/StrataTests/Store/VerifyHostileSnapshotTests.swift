@@ -95,4 +95,96 @@ struct VerifyHostileSnapshotTests {
         #expect(problem.file == file && problem.offset != nil, "\(problem)")
         #expect(problem.reason.contains("UTF-8"), "\(problem.reason)")
     }
+
+    /// The POSIX file system, its log segments slow to read whole when `slow`.
+    static func slowLog(_ slow: Bool) -> ReadCountingFileSystem {
+        ReadCountingFileSystem(slowWholeReads: { slow && $0.hasSuffix(".log") }, delay: 0.3)
+    }
+
+    /// A store of 300 one-record transactions, snapshotted at its end.
+    static func store300(_ path: String) async throws {
+        let store = try await Store.open(at: path, options: testOptions())
+        for n in 0..<300 {
+            try await store.transact(message: "t\(n)") { builder in
+                try builder.insert(
+                    ["a": .string("Gamma\(n)"), "b": .int(Int64(n))],
+                    id: RecordID(Int64(n)),
+                    into: "notes"
+                )
+            }
+        }
+        try await store.snapshot()
+        try await store.close()
+    }
+
+    @Test("a damaged snapshot naming another history is damage, not a note of another history, whatever the timing")
+    func damagedOtherHistory() async throws {
+        let path = temporaryStorePath("verify-hostile-other")
+        defer { removeStore(path) }
+        try await Self.store300(path)
+        var (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        // The basis transaction's ID in the header, then text that is not UTF-8.
+        for i in 40..<56 { bytes[i] ^= 0x5A }
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        var raw = try layout.raw(of: records, in: bytes)
+        let found = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
+        raw[found.lowerBound + 1] = 0x80
+        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        for run in 0..<6 {
+            // Half the runs with the log slow to read: the sums are ready when the replay reaches the snapshot.
+            let report = try Store.verify(at: path, fileSystem: Self.slowLog(run.isMultiple(of: 2)))
+            let problem = report.problems.first { $0.file == file }
+            #expect(problem?.reason.contains("UTF-8") == true, "run \(run): \(report.problems), \(report.notes)")
+        }
+        // What a read says: damaged.
+        let reopened = try await Store.open(at: path, options: testOptions())
+        #expect(SnapshotChunkTests.skippedSnapshot(reopened.warnings), "\(reopened.warnings)")
+        try await reopened.close()
+    }
+
+    @Test("of two kinds of damage in a snapshot, verify names the one a read meets first")
+    func firstDamageNamed() async throws {
+        let path = temporaryStorePath("verify-hostile-first")
+        defer { removeStore(path) }
+        try await Self.store300(path)
+        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        var raw = try layout.raw(of: records, in: bytes)
+        let text = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
+        raw[text.lowerBound + 1] = 0x80
+        // Later, a value tag no value has (after "Gamma250", field b's).
+        let later = try #require(raw.firstRange(of: Array("Gamma250".utf8)))
+        raw[later.upperBound + 1] = 0xEE
+        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        for run in 0..<4 {
+            let report = try Store.verify(at: path, fileSystem: Self.slowLog(run.isMultiple(of: 2)))
+            let reason = report.problems.first { $0.file == file }?.reason ?? "none"
+            #expect(reason.contains("UTF-8"), "run \(run): \(report.problems)")
+        }
+    }
+
+    @Test("snapshots past the log's end are not summed for nothing: the block files' check does not wait for them")
+    func pastTheLogNotSummed() async throws {
+        let path = temporaryStorePath("verify-hostile-past")
+        defer { removeStore(path) }
+        try await Self.store300(path)
+        let (file, bytes, _) = try SnapshotLayout.newest(in: path)
+        let directory = (file as NSString).deletingLastPathComponent
+        let past = [1_000, 2_000, 3_000, 4_000, 5_000, 6_000].map { basis in
+            directory + "/snapshot-" + String(repeating: "0", count: 20 - String(basis).count) + "\(basis).strata"
+        }
+        for name in past { try Data(bytes).write(to: URL(fileURLWithPath: name)) }
+        // A block file (sound or not, it is read after the sums queued before it).
+        let block = path + "/blocks/block-L1-00000000000000000001.strata"
+        if !FileManager.default.fileExists(atPath: block) {
+            try Data([1, 2, 3]).write(to: URL(fileURLWithPath: block))
+        }
+        // Each snapshot slow to read whole, so that the replay ends while the first ones are summed.
+        let counting = ReadCountingFileSystem(slowWholeReads: { $0.contains("/snapshots/") }, delay: 0.3)
+        let report = try Store.verify(at: path, fileSystem: counting)
+        #expect(report.problems.filter { $0.reason.contains("is beyond the log") }.count == past.count)
+        // Summing stops once the replay ends: at most the one summed then, and one started before.
+        let read = counting.bytesRead.withLock { reads in past.filter { reads[$0, default: 0] > 0 } }
+        #expect(read.count <= 2, "\(read)")
+    }
 }
