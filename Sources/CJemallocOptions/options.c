@@ -1,4 +1,11 @@
 #include "strata_jemalloc_options.h"
+#include <sys/mman.h>
+
+// jemalloc's declarations (of `malloc_conf` too) before the definitions
+// below; needed only for the huge pages' hooks.
+#if defined(MADV_HUGEPAGE)
+#include <jemalloc/jemalloc.h>
+#endif
 
 // jemalloc reads this global at its first allocation. A command lives
 // seconds: freed pages are kept for the next allocations instead of being
@@ -21,16 +28,12 @@ const char *strata_jemalloc_options(void) { return malloc_conf; }
 // 6 GB to 24 GB with it. So the command marks the memory its arenas map,
 // through their extent hooks: each new extent larger than a huge page is
 // madvised after jemalloc's own hook maps it. An arena's first mappings
-// (its metadata block, its first 2 MiB of data) are a huge page each at
-// most and stay in 4 KiB pages, so a short command (`strata log`) takes
-// no more memory than before; an arena grows its later mappings
-// geometrically, and those carry a large heap.
-#include <sys/mman.h>
-
-#if defined(MADV_HUGEPAGE)
-#include <jemalloc/jemalloc.h>
-#endif
-
+// (its first metadata block, its first 2 MiB of data) are a huge page
+// each at most and stay in 4 KiB pages, so a short command (`strata log`)
+// takes no more memory than before; an arena grows its later mappings
+// geometrically (metadata blocks past the first too), and those carry a
+// large heap. At most 16 arenas take the hooks (below); the arena jemalloc
+// keeps for very large allocations (8 MiB and up) keeps its defaults.
 #if defined(MADV_HUGEPAGE) && defined(JEMALLOC_VERSION_MAJOR) && JEMALLOC_VERSION_MAJOR >= 5
 #define STRATA_HUGE_PAGES 1
 #include <stdio.h>

@@ -3,7 +3,8 @@ import Foundation
 extension FileCheck {
     /// What a block file held when it was read ahead of the replay.
     enum BlockRead: Sendable {
-        /// Not read: the check ended first.
+        /// Not read: the log's replay, or the check, ended first (the
+        /// block is then read where it is checked).
         case skipped
         /// Read: the last transaction ID its header names, when it reads
         /// as its block but for that ID (nil: it does not, or it could not

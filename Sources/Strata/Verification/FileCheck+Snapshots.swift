@@ -221,6 +221,10 @@ extension SnapshotSums.Outcome {
                 return nil
             }
             return .compared(size: size, .success((difference: nil, basisID: sums.basisID)))
+        // A newer format is found by the header, before any record: the
+        // comparison would throw the same.
+        case .summed(let size, .failure(let error)) where error.isNewerVersion:
+            return .compared(size: size, .failure(error))
         case .summed(_, .failure), .summed(_, .success(nil)), .skipped: return nil
         }
     }

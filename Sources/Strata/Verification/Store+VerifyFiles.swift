@@ -154,7 +154,9 @@ struct FileCheck {
                 "the log was durable through t \(manifest.durableThrough) but reaches t \(reached)"
             )
         }
-        // The snapshots left are past the log: their sums are not needed.
+        // The snapshots left are past the log: their sums are not needed,
+        // and the block files not read yet are read where they are checked
+        // (one sum already running is waited for).
         summer.passed(.max)
         for (basis, name) in pendingSnapshots.sorted(by: { $0.key < $1.key }) {
             // Past the log: the history that produced it is missing.
