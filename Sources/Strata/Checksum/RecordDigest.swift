@@ -14,9 +14,8 @@
 /// word, and for a fixed word, of the state; the two lanes end combined the
 /// same way. So a record that differs from another in one word (or in its
 /// length, mixed in first) always has another state at the end, before the
-/// finalizer (murmur3's 64-bit mix
-/// with a key); no word can wipe out what came before it, as a product
-/// that may be zero would. Sums of digests are equal for equal multisets of
+/// finalizer (murmur3's 64-bit mix with a key); no word can wipe out what
+/// came before it, as a product that may be zero would. Sums of digests are equal for equal multisets of
 /// records; otherwise they differ except for a chance of about 2^-64. The
 /// keys are drawn from the system's random source in each process (also
 /// under `SWIFT_DETERMINISTIC_HASHING`, and 64 bits on every platform): a

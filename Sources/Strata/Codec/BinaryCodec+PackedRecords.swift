@@ -75,12 +75,12 @@ extension ByteReader {
         case .double, .date:
             _ = try skip(8)
         case .string:
-            if validating { try validatedString() } else { _ = try skip(try count()) }
+            try validatedString(checkingText: validating)
         case .bytes:
             _ = try skip(try count())
         case .reference:
             _ = try localName(count: names, used: &used)
-            if validating { try validatedRecordID() } else { try skipRecordID() }
+            try validatedRecordID(checkingText: validating)
         case .list:
             try enter(at: start)
             defer { depth -= 1 }
@@ -92,21 +92,9 @@ extension ByteReader {
             let count = try self.count(minimumSize: 2)
             var previousKey: Range<Int>?
             for _ in 0..<count {
-                previousKey = validating ? try mapKey(after: previousKey) : try skip(try self.count())
+                previousKey = validating ? try mapKey(after: previousKey) : try validatedString(checkingText: false)
                 try packedValue(names: names, validating: validating, used: &used)
             }
-        }
-    }
-
-    /// Moves past a record ID, checking its tag and length only.
-    private mutating func skipRecordID() throws {
-        let start = offset
-        let tag = try byte()
-        switch RecordIDTag(rawValue: tag) {
-        case .integer: _ = try varint()
-        case .string: _ = try skip(try count())
-        case .uuid: _ = try skip(16)
-        case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }
     }
 }

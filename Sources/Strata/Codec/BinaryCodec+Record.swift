@@ -192,11 +192,13 @@ extension ByteReader {
         return key
     }
 
-    /// Checks a length-prefixed UTF-8 string and returns the range of its bytes.
+    /// Checks a length-prefixed UTF-8 string and returns the range of its
+    /// bytes (without `checkingText`, its length only).
     @discardableResult
-    mutating func validatedString() throws -> Range<Int> {
+    mutating func validatedString(checkingText: Bool = true) throws -> Range<Int> {
         let start = offset
         let range = try skip(try count())
+        guard checkingText else { return range }
         // Most stored text is ASCII: checked a word at a time, without the
         // slice (and its retain) that the full UTF-8 check needs.
         let ascii = bytes.withUnsafeBytes { Self.isASCII(UnsafeRawBufferPointer(rebasing: $0[range])) }
@@ -231,12 +233,14 @@ extension ByteReader {
         return high & 0x8080_8080_8080_8080 == 0
     }
 
-    mutating func validatedRecordID() throws {
+    /// Moves past a record ID, checking its tag, its lengths and (with
+    /// `checkingText`) that a string ID is UTF-8.
+    mutating func validatedRecordID(checkingText: Bool = true) throws {
         let start = offset
         let tag = try byte()
         switch RecordIDTag(rawValue: tag) {
         case .integer: _ = try zigzag()
-        case .string: try validatedString()
+        case .string: try validatedString(checkingText: checkingText)
         case .uuid: _ = try skip(16)
         case nil: throw CodecError.invalidTag(offset: start, tag: tag, context: "record ID")
         }

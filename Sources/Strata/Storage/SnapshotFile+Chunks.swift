@@ -570,8 +570,8 @@ extension SnapshotFile {
     /// process's name IDs), which `body` may copy but not keep (they are
     /// valid only during the call). Without `validating`, only each
     /// record's structure is checked, not its text nor its order
-    /// (``ByteReader/packedRecord(ranks:names:used:validating:)``): for a `body` that
-    /// only digests the bytes, to compare with valid records.
+    /// (``ByteReader/packedRecord(ranks:names:used:validating:)``): for a
+    /// `body` that only digests the bytes, to compare with valid records.
     static func forEachRecord(
         _ raw: [UInt8],
         count: Int,

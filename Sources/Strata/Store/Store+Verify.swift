@@ -68,19 +68,7 @@ extension Store {
     /// Reads record `t` back and compares it with the history.
     private func verifyRecord(_ t: Int64, at position: TransactionLog.Position, in log: TransactionLog) throws {
         let segment = log.segments[position.segment].name
-        let payload = try StoreError.mappingFormat { try log.read(position) }
-        let transaction: Transaction
-        do {
-            transaction = try BinaryCodec.decodeTransaction(payload)
-        } catch {
-            if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
-            throw StoreError.undecodableRecord(
-                error,
-                segment: segment,
-                file: log.path(ofSegment: position.segment),
-                offset: position.offset
-            )
-        }
+        let transaction = try log.decodedRecord(at: position)
         guard transaction.summary == history.summary(t), transaction.basis == t - 1 else {
             log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(

@@ -134,21 +134,7 @@ struct TransactionHistory {
     private func read(_ t: Int64, log: TransactionLog) throws -> Transaction {
         let position = positions[Int(t - 1)]
         let segment = log.segments[position.segment].name
-        let payload = try StoreError.mappingFormat { try log.read(position) }
-        let transaction: Transaction
-        do {
-            transaction = try BinaryCodec.decodeTransaction(payload)
-        } catch {
-            // Damage drops the segment's summary, so that the next open
-            // reads the segment; a newer build's record is no damage.
-            if !StoreError.isNewerRecord(error) { log.forgetSummary(ofSegment: position.segment) }
-            throw StoreError.undecodableRecord(
-                error,
-                segment: segment,
-                file: log.path(ofSegment: position.segment),
-                offset: position.offset
-            )
-        }
+        let transaction = try log.decodedRecord(at: position)
         guard transaction.t == t else {
             log.forgetSummary(ofSegment: position.segment)
             throw StoreError.corruptLog(
@@ -264,6 +250,27 @@ struct TransactionCache {
 }
 
 extension TransactionLog {
+    /// The transaction the record at `position` holds, read back and
+    /// decoded.
+    /// - Throws: for a record that does not decode, `corruptLog` (and its
+    ///   segment's summary is dropped, so that the next open reads the
+    ///   segment), or `unsupportedVersion` for a newer build's record (no
+    ///   damage: the summary stays); the read's own errors.
+    func decodedRecord(at position: Position) throws -> Transaction {
+        let payload = try StoreError.mappingFormat { try read(position) }
+        do {
+            return try BinaryCodec.decodeTransaction(payload)
+        } catch {
+            if !StoreError.isNewerRecord(error) { forgetSummary(ofSegment: position.segment) }
+            throw StoreError.undecodableRecord(
+                error,
+                segment: segments[position.segment].name,
+                file: path(ofSegment: position.segment),
+                offset: position.offset
+            )
+        }
+    }
+
     /// Runs `read` of the record at `position`. In a read-only log, what
     /// its writer's truncate since the store opened leaves is
     /// ``StoreError/historyChanged(segment:offset:reason:)``: a record that

@@ -26,13 +26,7 @@ extension FileCheck {
             let last = first + RunIndex.blockSize(level) - 1
             blockReads[name] = Eventual(on: summer.queue) {
                 if summer.hasPassed(.max) { return .skipped }
-                let bytes = (try? fileSystem.openForReading(directory + "/" + name)).flatMap { handle in
-                    defer { handle.close() }
-                    return try? handle.read(at: 0, count: handle.size())
-                }
-                return .read(
-                    lastID: bytes.flatMap { BlockFile.soundLastID($0, level: level, first: first, last: last) }
-                )
+                return .read(lastID: Self.soundLastID(directory + "/" + name, level, first, last, fileSystem))
             }
         }
     }
@@ -67,18 +61,13 @@ extension FileCheck {
                 continue
             }
             let lastID = ids[Int(last - 1)]
-            let isSound: Bool
-            if case .read(let found)? = readAhead?.take() {
-                isSound = found == lastID
+            let found: UUID?
+            if case .read(let read)? = readAhead?.take() {
+                found = read
             } else {
-                let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
-                    defer { handle.close() }
-                    return try? handle.read(at: 0, count: handle.size())
-                }
-                isSound =
-                    bytes.map { BlockFile.isSound($0, level: level, first: first, last: last, lastID: lastID) } ?? false
+                found = Self.soundLastID(file, level, first, last, fileSystem)
             }
-            if !isSound, fileSystem.exists(file) {
+            if found != lastID, fileSystem.exists(file) {
                 // A cache of the log, not the record: `compact` (or the next as-of needing it) rebuilds it.
                 report.notes.append(
                     "\(file): a compaction block that does not check (a cache of the log: "
@@ -86,5 +75,23 @@ extension FileCheck {
                 )
             }
         }
+    }
+
+    /// The last transaction ID the block file at `file` names when it reads
+    /// as the block of `level` from `first` to `last` but for that ID
+    /// (``BlockFile/soundLastID(_:level:first:last:)``); nil when it does
+    /// not, or cannot be read.
+    private static func soundLastID(
+        _ file: String,
+        _ level: Int,
+        _ first: Int64,
+        _ last: Int64,
+        _ fileSystem: any FileSystem
+    ) -> UUID? {
+        let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
+            defer { handle.close() }
+            return try? handle.read(at: 0, count: handle.size())
+        }
+        return bytes.flatMap { BlockFile.soundLastID($0, level: level, first: first, last: last) }
     }
 }

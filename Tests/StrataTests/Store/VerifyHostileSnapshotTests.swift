@@ -70,25 +70,8 @@ struct VerifyHostileSnapshotTests {
     func invalidTextIsDamage() async throws {
         let path = temporaryStorePath("verify-hostile-text")
         defer { removeStore(path) }
-        let store = try await Store.open(at: path, options: testOptions())
-        for n in 0..<200 {
-            try await store.transact(message: "t\(n)") { builder in
-                try builder.insert(
-                    ["a": .string("Gamma\(n)"), "b": .int(Int64(n))],
-                    id: RecordID(Int64(n)),
-                    into: "notes"
-                )
-            }
-        }
-        try await store.snapshot()
-        try await store.close()
-        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
-        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
-        var raw = try layout.raw(of: records, in: bytes)
-        let found = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
-        // A lone continuation byte where a letter was.
-        raw[found.lowerBound + 1] = 0x80
-        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        try await Self.storeOfNotes(path, count: 200)
+        let file = try Self.resealNewest(at: path) { raw in try Self.breakText(&raw, of: "Gamma17") }
         let report = try Store.verify(at: path)
         #expect(report.problems.count == 1, "\(report.problems)")
         let problem = try #require(report.problems.first)
@@ -101,10 +84,11 @@ struct VerifyHostileSnapshotTests {
         ReadCountingFileSystem(slowWholeReads: { slow && $0.hasSuffix(".log") }, delay: 0.3)
     }
 
-    /// A store of 300 one-record transactions, snapshotted at its end.
-    static func store300(_ path: String) async throws {
+    /// A store of `count` one-record transactions (notes 0..<count, field
+    /// `a` "Gamma" and the number), snapshotted at its end.
+    static func storeOfNotes(_ path: String, count: Int = 300) async throws {
         let store = try await Store.open(at: path, options: testOptions())
-        for n in 0..<300 {
+        for n in 0..<count {
             try await store.transact(message: "t\(n)") { builder in
                 try builder.insert(
                     ["a": .string("Gamma\(n)"), "b": .int(Int64(n))],
@@ -117,19 +101,37 @@ struct VerifyHostileSnapshotTests {
         try await store.close()
     }
 
+    /// The newest snapshot of the store at `path` with its records chunk
+    /// changed by `edit` (with `otherHistory`, its basis transaction's ID
+    /// too), every checksum resealed; its file.
+    static func resealNewest(
+        at path: String,
+        otherHistory: Bool = false,
+        _ edit: (inout [UInt8]) throws -> Void
+    ) throws -> String {
+        var (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        if otherHistory { for i in 40..<56 { bytes[i] ^= 0x5A } }
+        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
+        var raw = try layout.raw(of: records, in: bytes)
+        try edit(&raw)
+        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        return file
+    }
+
+    /// A lone continuation byte where the second letter of `text` was.
+    static func breakText(_ raw: inout [UInt8], of text: String) throws {
+        let found = try #require(raw.firstRange(of: Array(text.utf8)))
+        raw[found.lowerBound + 1] = 0x80
+    }
+
     @Test("a damaged snapshot naming another history is damage, not a note of another history, whatever the timing")
     func damagedOtherHistory() async throws {
         let path = temporaryStorePath("verify-hostile-other")
         defer { removeStore(path) }
-        try await Self.store300(path)
-        var (file, bytes, layout) = try SnapshotLayout.newest(in: path)
+        try await Self.storeOfNotes(path)
         // The basis transaction's ID in the header, then text that is not UTF-8.
-        for i in 40..<56 { bytes[i] ^= 0x5A }
-        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
-        var raw = try layout.raw(of: records, in: bytes)
-        let found = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
-        raw[found.lowerBound + 1] = 0x80
-        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        let file = try Self.resealNewest(at: path, otherHistory: true) { raw in try Self.breakText(&raw, of: "Gamma17")
+        }
         for run in 0..<6 {
             // Half the runs with the log slow to read: the sums are ready when the replay reaches the snapshot.
             let report = try Store.verify(at: path, fileSystem: Self.slowLog(run.isMultiple(of: 2)))
@@ -146,16 +148,13 @@ struct VerifyHostileSnapshotTests {
     func firstDamageNamed() async throws {
         let path = temporaryStorePath("verify-hostile-first")
         defer { removeStore(path) }
-        try await Self.store300(path)
-        let (file, bytes, layout) = try SnapshotLayout.newest(in: path)
-        let records = try #require(layout.chunks.firstIndex { $0.fields[0] == 0 })
-        var raw = try layout.raw(of: records, in: bytes)
-        let text = try #require(raw.firstRange(of: Array("Gamma17".utf8)))
-        raw[text.lowerBound + 1] = 0x80
-        // Later, a value tag no value has (after "Gamma250", field b's).
-        let later = try #require(raw.firstRange(of: Array("Gamma250".utf8)))
-        raw[later.upperBound + 1] = 0xEE
-        try Data(try layout.resealing(bytes, chunk: records, raw: raw)).write(to: URL(fileURLWithPath: file))
+        try await Self.storeOfNotes(path)
+        let file = try Self.resealNewest(at: path) { raw in
+            try Self.breakText(&raw, of: "Gamma17")
+            // Later, a value tag no value has (after "Gamma250", field b's).
+            let later = try #require(raw.firstRange(of: Array("Gamma250".utf8)))
+            raw[later.upperBound + 1] = 0xEE
+        }
         for run in 0..<4 {
             let report = try Store.verify(at: path, fileSystem: Self.slowLog(run.isMultiple(of: 2)))
             let reason = report.problems.first { $0.file == file }?.reason ?? "none"
@@ -167,7 +166,7 @@ struct VerifyHostileSnapshotTests {
     func pastTheLogNotSummed() async throws {
         let path = temporaryStorePath("verify-hostile-past")
         defer { removeStore(path) }
-        try await Self.store300(path)
+        try await Self.storeOfNotes(path)
         let (file, bytes, _) = try SnapshotLayout.newest(in: path)
         let directory = (file as NSString).deletingLastPathComponent
         let past = [1_000, 2_000, 3_000, 4_000, 5_000, 6_000].map { basis in
