@@ -5,7 +5,7 @@
 //
 //   strata (executable) ──► StrataCommands ──┐
 //   bench (executable) ──────────────────────┤
-//   StrataPostgres (CLibPQ) ─────────────────┴──► Strata ──► PersistentCollections
+//   StrataPostgres (CLibPQ) ─────────────────┴──► Strata ──► PersistentCollections ──► CPrefetch (C)
 //                                                   │
 //                                                   └──► CZstd, CChecksum (C)
 //
@@ -64,6 +64,8 @@ let package = Package(
             providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
         ),
         .target(name: "CChecksum"),
+        // A prefetch instruction for the collections' node copies and frees.
+        .target(name: "CPrefetch"),
         .target(name: "CBenchmarkSink"),
         // Its hooks call jemalloc: the header comes through CJemalloc's pkg-config.
         .target(name: "CJemallocOptions", dependencies: ["CJemalloc"]),
@@ -73,7 +75,7 @@ let package = Package(
         .target(name: "DeterministicRandom"),
 
         // MARK: Libraries
-        .target(name: "PersistentCollections"),
+        .target(name: "PersistentCollections", dependencies: ["CPrefetch"]),
         .target(
             name: "Strata",
             dependencies: ["PersistentCollections", "CZstd", "CChecksum"]

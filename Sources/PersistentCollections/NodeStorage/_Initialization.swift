@@ -15,6 +15,8 @@ extension UnsafeMutablePointer {
         if _isPOD(Pointee.self) {
             initialize(from: source, count: count)
         } else {
+            // The retains below wait for their objects one at a time.
+            _prefetchReferents(of: UnsafeRawPointer(source), byteCount: count &* MemoryLayout<Pointee>.stride)
             for i in 0..<count { (self + i).initialize(to: source[i]) }
         }
     }
@@ -32,6 +34,7 @@ extension UnsafeMutablePointer where Pointee: AnyObject {
     @inlinable @inline(__always)
     func _deinitializeReferences(count: Int) {
         let raw = UnsafeRawPointer(self)
+        _prefetchReferents(of: raw, byteCount: count &* MemoryLayout<AnyObject>.stride)
         for i in 0..<count {
             raw.load(fromByteOffset: i &* MemoryLayout<AnyObject>.stride, as: Unmanaged<AnyObject>.self).release()
         }

@@ -1,3 +1,5 @@
+import CPrefetch
+
 // Node copies and frees retain or release every child, and each atomic
 // count update on a child not in cache waits for its own memory read
 // before the next begins. Reading the children first, with plain loads
@@ -29,3 +31,21 @@ func _prefetchObjects(_ references: UnsafeRawPointer, count: Int) {
 /// keeps the reads the condition tests. It does nothing.
 @usableFromInline @inline(never)
 func _prefetchNeverCalled() {}
+
+/// Prefetches, for each word of the `byteCount` bytes at `start` that may
+/// be the address of a heap object, the cache line it points at: before a
+/// copy retains, or a free releases, the references among elements whose
+/// layout generic code does not know (a map's items: a record ID beside a
+/// record's storage). A prefetch never faults, whatever the word holds;
+/// words below 4 GiB (integers, on 64-bit systems) or with bits above the
+/// 47 bits of a user address (a string's tags) are skipped, for the
+/// processor wastes a page walk and a fill buffer on each.
+@inlinable @inline(__always)
+func _prefetchReferents(of start: UnsafeRawPointer, byteCount: Int) {
+    let stride = MemoryLayout<UInt>.stride
+    let (lowest, span): (UInt, UInt) = stride == 8 ? (1 &<< 32, (1 &<< 47) &- (1 &<< 32)) : (4096, UInt.max &- 4096)
+    for offset in Swift.stride(from: 0, to: byteCount &- stride &+ 1, by: stride) {
+        let word = start.load(fromByteOffset: offset, as: UInt.self)
+        if word &- lowest < span { strata_prefetch(UnsafeRawPointer(bitPattern: word)) }
+    }
+}

@@ -91,6 +91,7 @@ final class _MapNode<Key: Hashable, Value>: ManagedBuffer<_MapNodeHeader, _MapNo
             // Through `_NestedRelease`: a value may hold maps nested in it
             // without bound, each freed inside the one before.
             let items = _itemBytes
+            _prefetchReferents(of: items, byteCount: count &* Self._itemStride)
             _NestedRelease.destroying {
                 Self._destroyItems(at: items, count: count)
             } orSettingAside: {
