@@ -33,6 +33,14 @@ package struct RecordWriter {
     /// else -1.
     private var recentCount = -1
     private var recentTables: [(name: Key, id: UInt32)] = []
+    /// The names of the last record's fields by the position they were
+    /// written in, and their UTF-8 bytes (``field(utf8:)``); of the last
+    /// few references' tables too (``reference(tableUTF8:id:)``). Lines of
+    /// one input mostly repeat them, and comparing a few bytes costs less
+    /// than making a name of them.
+    private var namesByPosition: [Key] = []
+    private var nameBytesByPosition: [[UInt8]] = []
+    private var recentTableBytes: [(utf8: [UInt8], name: Key)] = []
 
     /// An empty writer.
     package init() {}
@@ -40,6 +48,27 @@ package struct RecordWriter {
     /// Starts field `name`; its value is written next. O(1).
     package mutating func field(_ name: Key) {
         fields.append((name, values.bytes.count))
+    }
+
+    /// Starts the field whose name's UTF-8 bytes are `utf8`, as
+    /// ``field(_:)`` does; false, starting nothing, when they are not
+    /// UTF-8. O(length of the name).
+    package mutating func field(utf8: UnsafeBufferPointer<UInt8>) -> Bool {
+        let position = fields.count
+        if position < namesByPosition.count, Self.same(utf8, nameBytesByPosition[position]) {
+            field(namesByPosition[position])
+            return true
+        }
+        guard let name = Self.key(utf8) else { return false }
+        if position < namesByPosition.count {
+            namesByPosition[position] = name
+            nameBytesByPosition[position] = Array(utf8)
+        } else if position == namesByPosition.count && position < 64 {
+            namesByPosition.append(name)
+            nameBytesByPosition.append(Array(utf8))
+        }
+        field(name)
+        return true
     }
 
     /// Writes null. O(1).
@@ -92,6 +121,33 @@ package struct RecordWriter {
         values.varint(UInt64(tableID))
         values.recordID(id)
         return true
+    }
+
+    /// ``reference(table:id:)`` of the table whose name's UTF-8 bytes are
+    /// `tableUTF8`; nil, writing nothing, when they are not UTF-8.
+    /// O(length of the name) once the writer has met the table.
+    package mutating func reference(tableUTF8: UnsafeBufferPointer<UInt8>, id: RecordID) -> Bool? {
+        if let recent = recentTableBytes.first(where: { Self.same(tableUTF8, $0.utf8) }) {
+            return reference(table: recent.name, id: id)
+        }
+        guard let table = Self.key(tableUTF8) else { return nil }
+        guard reference(table: table, id: id) else { return false }
+        if recentTableBytes.count == 4 { recentTableBytes.removeFirst() }
+        recentTableBytes.append((Array(tableUTF8), table))
+        return true
+    }
+
+    /// The name whose UTF-8 bytes are `utf8`; nil when they are not UTF-8.
+    private static func key(_ utf8: UnsafeBufferPointer<UInt8>) -> Key? {
+        if utf8.allSatisfy({ $0 < 0x80 }) { return Key(String(decoding: utf8, as: UTF8.self)) }
+        return String(validating: utf8, as: UTF8.self).map { Key($0) }
+    }
+
+    private static func same(_ utf8: UnsafeBufferPointer<UInt8>, _ bytes: [UInt8]) -> Bool {
+        utf8.count == bytes.count
+            && bytes.withUnsafeBufferPointer {
+                utf8.isEmpty || memcmp(utf8.baseAddress!, $0.baseAddress!, utf8.count) == 0
+            }
     }
 
     /// Starts a list: its items are the values written until

@@ -73,9 +73,7 @@ extension JSONReader {
                     else { return nil }
                     lineTable = table
                 } else {
-                    guard let key = Self.key(name) else { return nil }
-                    writer.field(key)
-                    guard fieldValue(&writer, depth: 0) else { return nil }
+                    guard writer.field(utf8: name), fieldValue(&writer, depth: 0) else { return nil }
                 }
                 guard let more = next(closing: UInt8(ascii: "}")) else { return nil }
                 if !more { break members }
@@ -142,7 +140,9 @@ extension JSONReader {
         skipSpace()
         guard let first = quoted(), separator() else { return false }
         if Self.same(first, "$ref") {
-            guard let (table, id) = referenceBody(), writer.reference(table: table, id: id) else { return false }
+            guard let (table, id) = referenceBody(), writer.reference(tableUTF8: table, id: id) == true else {
+                return false
+            }
             return closing()
         }
         // `$date`, `$seconds` or both, each once; the seconds are the exact
@@ -189,18 +189,18 @@ extension JSONReader {
     }
 
     /// `{"table": name, "id": id}`, each once, in either order.
-    private mutating func referenceBody() -> (Key, RecordID)? {
+    private mutating func referenceBody() -> (table: UnsafeBufferPointer<UInt8>, id: RecordID)? {
         skipSpace()
         guard peek == UInt8(ascii: "{") else { return nil }
         index += 1
-        var table: Key?
+        var table: UnsafeBufferPointer<UInt8>?
         var id: RecordID?
         for position in 0..<2 {
             skipSpace()
             guard let name = quoted(), separator() else { return nil }
             if Self.same(name, "table"), table == nil {
-                guard let text = quoted(), let key = Self.key(text) else { return nil }
-                table = key
+                guard let text = quoted() else { return nil }
+                table = text
             } else if Self.same(name, "id"), id == nil {
                 guard let recordID = plainRecordID() else { return nil }
                 id = recordID
@@ -234,6 +234,19 @@ extension JSONReader {
         guard peek == UInt8(ascii: "\"") else { return nil }
         let start = index + 1
         var end = start
+        // Eight bytes at a time up to the first that needs a look (see
+        // `needsLook`), which the loop below then reads.
+        if let base = bytes.baseAddress {
+            while end &+ 8 <= bytes.count {
+                let word = UInt64(littleEndian: UnsafeRawPointer(base + end).loadUnaligned(as: UInt64.self))
+                let flagged = Self.needsLook(word)
+                if flagged != 0 {
+                    end &+= flagged.trailingZeroBitCount &>> 3
+                    break
+                }
+                end &+= 8
+            }
+        }
         while end < bytes.count {
             let unit = bytes[end]
             if unit == UInt8(ascii: "\"") {
@@ -244,6 +257,22 @@ extension JSONReader {
             end += 1
         }
         return nil
+    }
+
+    /// The high bit of each byte of `word` (eight bytes of text, the first
+    /// in the low bits) that is a quote, a backslash or a control character
+    /// (below 0x20), and possibly of bytes after such a byte: the lowest bit
+    /// set, if any, marks the first such byte exactly. (A byte's test
+    /// subtracts from it; a borrow out of a byte that passes can only flag
+    /// the bytes above it.)
+    package static func needsLook(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let quotes = word ^ (ones &* UInt64(UInt8(ascii: "\"")))
+        let backslashes = word ^ (ones &* UInt64(UInt8(ascii: "\\")))
+        let zeroQuote = (quotes &- ones) & ~quotes
+        let zeroBackslash = (backslashes &- ones) & ~backslashes
+        let control = (word &- ones &* 0x20) & ~word
+        return (zeroQuote | zeroBackslash | control) & (ones &* 0x80)
     }
 
     /// After a member or an item: true past a `,` (another follows), false

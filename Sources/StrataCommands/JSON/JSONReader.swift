@@ -235,6 +235,7 @@ package struct JSONReader {
             }
             return .int(number)
         }
+        if let exact = Self.shortDouble(text) { return .double(exact) }
         let string = String(decoding: text, as: UTF8.self)
         guard let double = Double(string), double.isFinite else {
             throw Failure(
