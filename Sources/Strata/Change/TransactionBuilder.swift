@@ -67,17 +67,23 @@ public struct TransactionBuilder: Sendable {
         // (a third of an import's commit waited on them one by one).
         let existing = database[table: table].records
         let stored = given.count < 64 ? given.map { existing[$0.id] } : existing.values(forKeys: given.lazy.map(\.id))
-        var batch = PersistentMap<RecordID, Change>.Builder()
+        var entries: [(RecordID, Change)] = []
+        entries.reserveCapacity(given.count)
         for ((id, record), existing) in zip(given, stored) {
             try record.checkNesting(table: table, id: id)
-            let change: Change? = existing.map { Change.between($0, record) } ?? .insert(record)
-            if let change {
-                batch[id] = change
-            } else {
-                batch[id] = nil
+            if let change = existing.map({ Change.between($0, record) }) ?? .insert(record) {
+                entries.append((id, change))
             }
         }
-        let built = batch.build()
+        // Built at once, each node at its final size, when every record
+        // changes something and no ID repeats (a repeat refuses the build);
+        // otherwise one change at a time, so that the last record given for
+        // an ID is the one kept, and none when that one equals the stored
+        // record (an entry such a record drops could hide a repeat).
+        let built =
+            entries.count == given.count
+            ? PersistentMap(checkingUniqueKeysWithValues: entries) ?? Self.lastChanges(given, stored)
+            : Self.lastChanges(given, stored)
         guard !built.isEmpty else { return }
         let next = try apply(
             database,
@@ -91,6 +97,20 @@ public struct TransactionBuilder: Sendable {
         }
         changes[table] = tableChanges.isEmpty ? nil : tableChanges
         database = next
+    }
+
+    /// The change each record of `given` makes to the one `stored` beside
+    /// it, or undoes (nil) for a record given again: the last record given
+    /// for an ID wins. O(k log16 k).
+    private static func lastChanges(
+        _ given: [(id: RecordID, record: Record)],
+        _ stored: [Record?]
+    ) -> PersistentMap<RecordID, Change> {
+        var batch = PersistentMap<RecordID, Change>.Builder()
+        for ((id, record), existing) in zip(given, stored) {
+            batch[id] = existing.map { Change.between($0, record) } ?? .insert(record)
+        }
+        return batch.build()
     }
 
     /// Applies `patch` to record `id`. O(log16 n + edits).

@@ -188,14 +188,18 @@ struct StoreReadOnlyTests {
         }
         try base.createIndex("byK", on: "t", fields: ["k"])
         let start = base.database
-        for round in 0..<20 {
-            let batch: [(id: RecordID, record: Record)] = (0..<random.int(below: 200)).map { _ in
-                let n = random.int(below: 400)
+        for round in 0..<40 {
+            // Odd rounds: distinct IDs, every record a change (built at once).
+            let distinct = round % 2 == 1
+            var ids = Array(0..<400)
+            ids.shuffle(using: &random)
+            let batch: [(id: RecordID, record: Record)] = (0..<random.int(below: 200)).map { position in
+                let n = distinct ? ids[position] : random.int(below: 400)
                 return (
                     RecordID(n),
-                    random.chance(20)
+                    random.chance(20) && !distinct
                         ? start.record(RecordID(n), in: "t") ?? ["n": 1]
-                        : ["n": .int(Int64(random.int(below: 5))), "k": .int(Int64(random.int(below: 3)))]
+                        : ["n": .int(Int64(random.int(below: 5)) + 1_000), "k": .int(Int64(random.int(below: 3)))]
                 )
             }
             var bulk = TransactionBuilder(on: start)
