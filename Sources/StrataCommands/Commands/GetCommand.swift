@@ -73,6 +73,16 @@ struct HistoryCommand: AsyncParsableCommand {
         let console = Console()
         let log = try await common.openLog(console)
         let versions = try await common.failing { try log.versions(of: id.id, in: Key(table)) }
+        // As `get` of a record the value lacks: a typo in a table or an ID
+        // fails a script instead of reading as an empty history.
+        guard !versions.isEmpty else {
+            let searched = log.count == 0 ? "the history is empty" : "t 1–\(log.count)"
+            throw CommandFailure(
+                .failed,
+                "\(common.path): no transaction made record \(Text.recordID(id.id)) in table "
+                    + "\(Text.safe(table)) (\(searched))"
+            )
+        }
         if common.json {
             console.json(
                 .array(
@@ -87,10 +97,6 @@ struct HistoryCommand: AsyncParsableCommand {
                     }
                 )
             )
-            return
-        }
-        if versions.isEmpty {
-            console.line("record \(Text.recordID(id.id)) of \(Text.safe(table)) has no history")
             return
         }
         for (index, version) in versions.enumerated() {

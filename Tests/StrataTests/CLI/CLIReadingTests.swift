@@ -214,6 +214,19 @@ struct CLIReadingTests {
         let text = try await StrataRunner.run(["history", path, "songs", "40"])
         #expect(text.output.contains("(deleted)"), "\(text)")
         #expect(text.output.hasPrefix("t \(CLIFixtures.removal)"), "\(text)")
+        // A record no transaction made (a typo in the ID or the table)
+        // fails as `get` does, with and without --json.
+        for arguments in [["songs", "99999"], ["sogns", "40"]] {
+            let missing = try await StrataRunner.run(["history", path] + arguments)
+            #expect(missing.status == 1, "\(arguments): \(missing)")
+            #expect(missing.output.isEmpty, "\(arguments): \(missing)")
+            #expect(missing.error.contains("no transaction made record"), "\(arguments): \(missing)")
+        }
+        // With --json, the error as an object, as every command writes one.
+        let missing = try await StrataRunner.run(["history", path, "songs", "99999", "--json"])
+        #expect(missing.status == 1, "\(missing)")
+        let error = try missing.object()
+        #expect((error["error"] as? String)?.contains("no transaction made record 99999") == true, "\(missing)")
     }
 
     @Test("diff: the combined change between two values, in either direction; none for one value")
