@@ -67,8 +67,7 @@ let package = Package(
         // A prefetch instruction for the collections' node copies and frees.
         .target(name: "CPrefetch"),
         .target(name: "CBenchmarkSink"),
-        // Its hooks call jemalloc: the header comes through CJemalloc's pkg-config.
-        .target(name: "CJemallocOptions", dependencies: ["CJemalloc"]),
+        .target(name: "CJemallocOptions"),
 
         // MARK: Support
         // Seeded generator shared by the bench workloads and the property tests.

@@ -16,10 +16,6 @@ import CJemallocOptions
 // STRATA_SANITIZED).
 _ = mallctl
 _ = strata_jemalloc_options()
-// Huge pages for this process alone (the test bundle links this module
-// but never runs this code): a tenth of `strata verify`'s time at a million
-// records went to page faults (options.c).
-_ = strata_jemalloc_use_huge_pages()
 #endif
 
 // A reader that goes away (`strata export | head`) is an EPIPE for the
