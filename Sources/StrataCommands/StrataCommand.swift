@@ -215,7 +215,7 @@ struct TransactionReference: ExpressibleByArgument, CustomStringConvertible {
     init?(argument: String) {
         if let t = Self.digits(argument) ?? Self.grouped(argument) {
             kind = .t(t)
-        } else if let id = UUID(uuidString: argument) {
+        } else if let id = JSONReader.uuid(argument) {
             kind = .id(id)
         } else {
             return nil
@@ -272,13 +272,15 @@ struct RecordIDArgument: ExpressibleByArgument {
     }
 
     init?(argument: String) {
-        if argument.hasPrefix("str:") {
-            id = RecordID(String(argument.dropFirst(4)))
-        } else if argument.hasPrefix("int:") {
-            guard let number = Int64(argument.dropFirst(4)) else { return nil }
+        // Prefixes matched on bytes: as characters, `str:` and a combining
+        // mark after it (an ID starting with one) are one character.
+        if let rest = Self.dropping("str:", from: argument) {
+            id = RecordID(rest)
+        } else if let rest = Self.dropping("int:", from: argument) {
+            guard let number = Int64(rest) else { return nil }
             id = RecordID(number)
-        } else if argument.hasPrefix("uuid:") {
-            guard let uuid = UUID(uuidString: String(argument.dropFirst(5))) else { return nil }
+        } else if let rest = Self.dropping("uuid:", from: argument) {
+            guard let uuid = JSONReader.uuid(rest) else { return nil }
             id = RecordID(uuid)
         } else if Self.isInteger(argument) {
             // Digits beyond a 64-bit integer: no ID of either kind was
@@ -286,11 +288,17 @@ struct RecordIDArgument: ExpressibleByArgument {
             // other than `-` makes a string ID (`+15551234`), as on import.
             guard let number = Int64(argument) else { return nil }
             id = RecordID(number)
-        } else if let uuid = UUID(uuidString: argument) {
+        } else if let uuid = JSONReader.uuid(argument) {
             id = RecordID(uuid)
         } else {
             id = RecordID(argument)
         }
+    }
+
+    /// `argument` without its first bytes when they are `prefix`'s.
+    private static func dropping(_ prefix: String, from argument: String) -> String? {
+        guard argument.utf8.starts(with: prefix.utf8) else { return nil }
+        return String(decoding: argument.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
     }
 }
 

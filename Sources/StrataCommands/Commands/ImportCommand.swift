@@ -225,6 +225,15 @@ final class BatchSource: @unchecked Sendable {
         let batch: LineReader.Batch
         do {
             batch = try lines.next(size)
+        } catch let error as LineReader.LineTooLong {
+            return .failure(
+                Failure(
+                    line: error.line,
+                    reason: "no line break within its first \(Text.bytes(error.limit)) (import reads JSON lines, "
+                        + "one record a line; export --format json writes one document, which import does not read)",
+                    lines: "\(lines.nextLine)–\(error.line)"
+                )
+            )
         } catch {
             return .failure(
                 Failure(line: lines.nextLine, reason: "the input cannot be read: \(error)", lines: "\(lines.nextLine)–")
@@ -258,6 +267,12 @@ package struct LineReader {
         var description: String { String(cString: strerror(code)) }
     }
 
+    /// A line longer than a reader holds: no line break within `limit` bytes.
+    package struct LineTooLong: Error {
+        package var line: Int
+        package var limit: Int
+    }
+
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     /// Where the unread lines start in `buffer`.
@@ -268,13 +283,19 @@ package struct LineReader {
 
     /// Bytes of lines after which a batch ends early.
     private let batchBytes: Int
+    /// The longest line read: input without line breaks (a JSON document,
+    /// /dev/zero) is refused there instead of filling the memory.
+    private let lineLimit: Int
 
     /// Lines of `descriptor` (not closed here). A batch ends early once its
     /// lines hold `batchBytes`: a batch is one transaction, and a store
-    /// refuses one over 1 GiB (large records).
-    package init(_ descriptor: Int32, batchBytes: Int = 256 << 20) {
+    /// refuses one over 1 GiB (large records); a line longer than
+    /// `lineLimit` (1 GiB: no record of a store is larger) throws
+    /// ``LineTooLong``.
+    package init(_ descriptor: Int32, batchBytes: Int = 256 << 20, lineLimit: Int = 1 << 30) {
         self.descriptor = descriptor
         self.batchBytes = batchBytes
+        self.lineLimit = lineLimit
     }
 
     /// Up to `count` lines (fewer at the end of the input, when a pipe has
@@ -289,11 +310,13 @@ package struct LineReader {
         while lines.count < count {
             if let first = lines.first, scan - first.lowerBound >= batchBytes { break }
             if let newline = buffer[Swift.max(scan, searched)...].firstIndex(of: 0x0A) {
+                if newline - scan > lineLimit { throw LineTooLong(line: nextLine + lines.count, limit: lineLimit) }
                 lines.append(scan..<newline)
                 scan = newline + 1
                 continue
             }
             searched = buffer.count
+            if buffer.count - scan > lineLimit { throw LineTooLong(line: nextLine + lines.count, limit: lineLimit) }
             if ended {
                 if scan < buffer.count { lines.append(scan..<buffer.count) }
                 scan = buffer.count

@@ -120,10 +120,11 @@ package struct RecordLineParser: Sendable {
         do {
             members = try JSONReader.object(text)
         } catch {
-            throw Failure(line: number, reason: "not a JSON object: \(error)" + Self.hint(text))
+            throw Failure(line: number, reason: "not a record's JSON object: \(error)" + Self.hint(text))
         }
         var fields: [(Key, Value)] = []
         fields.reserveCapacity(members.count)
+        var names: Set<Key> = []
         var id: RecordID?
         var lineTable = table
         for (name, value) in members {
@@ -145,6 +146,10 @@ package struct RecordLineParser: Sendable {
                 }
                 lineTable = Key(text)
             } else {
+                // JSON readers differ on which value of a repeated name counts.
+                guard names.insert(name).inserted else {
+                    throw Failure(line: number, reason: "two members named \"\(Text.safe(name.string))\": which value?")
+                }
                 fields.append((name, value))
             }
         }

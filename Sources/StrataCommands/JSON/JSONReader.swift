@@ -66,12 +66,56 @@ package struct JSONReader {
         case .int(let number): return RecordID(number)
         case .string(let text): return RecordID(text)
         case .map(let map):
-            guard map.count == 1, case .string(let text)? = map["$uuid"], let uuid = UUID(uuidString: text) else {
+            guard map.count == 1, case .string(let text)? = map["$uuid"], let uuid = uuid(text) else {
                 return nil
             }
             return RecordID(uuid)
         default: return nil
         }
+    }
+
+    /// The UUID `text` spells in the form UUIDs are written in: 32 hex
+    /// digits, either case, in groups of 8-4-4-4-12 joined by hyphens. Nil
+    /// for anything else, which `UUID(uuidString:)` may read in part or as
+    /// another UUID (a sign or `0x` before a group).
+    package static func uuid(_ text: String) -> UUID? {
+        var count = 0
+        for byte in text.utf8 {
+            let isHyphen = byte == UInt8(ascii: "-")
+            guard (count == 8 || count == 13 || count == 18 || count == 23) == isHyphen,
+                isHyphen || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                    || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "f"))
+            else { return nil }
+            count += 1
+        }
+        return count == 36 ? UUID(uuidString: text) : nil
+    }
+
+    /// The bytes base64 `text` spells: groups of four characters of the
+    /// standard alphabet, the last group ending in at most two `=`. Nil for
+    /// anything else (Foundation's reader takes some such text and makes up
+    /// bytes for it).
+    static func base64(_ text: String) -> [UInt8]? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count % 4 == 0 else { return nil }
+        let padding = utf8.reversed().prefix { $0 == UInt8(ascii: "=") }.count
+        guard padding <= 2 else { return nil }
+        for byte in utf8.dropLast(padding) {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"):
+                continue
+            default: return nil
+            }
+        }
+        return Data(base64Encoded: text).map { Array($0) }
+    }
+
+    /// A number's text for a message: whole when short, else its start and
+    /// its length (a number of a million digits is not repeated back).
+    static func shown(_ number: UnsafeBufferPointer<UInt8>) -> String {
+        guard number.count > 40 else { return String(decoding: number, as: UTF8.self) }
+        return String(decoding: number.prefix(24), as: UTF8.self) + "… (\(number.count) characters)"
     }
 
     // MARK: Values
@@ -160,6 +204,7 @@ package struct JSONReader {
         defer { depth -= 1 }
         index += 1
         var members: [(Key, Value)] = []
+        var seen: Set<Key> = []
         skipSpace()
         if peek == UInt8(ascii: "}") {
             index += 1
@@ -168,7 +213,13 @@ package struct JSONReader {
         while true {
             skipSpace()
             guard peek == UInt8(ascii: "\"") else { throw failure("expected a member name in quotes") }
+            let nameOffset = index
             let name = try string()
+            // A name given twice: JSON readers differ on which value counts.
+            // (A record's own members are checked where its line is known.)
+            if depth > 0, Self.repeats(Key(name), in: members, seen: &seen) {
+                throw Failure(offset: nameOffset, reason: "two members named \"\(Text.safe(name))\": which value?")
+            }
             skipSpace()
             guard peek == UInt8(ascii: ":") else { throw failure("expected : after a member name") }
             index += 1
@@ -229,7 +280,7 @@ package struct JSONReader {
             guard let number = Self.integer(text) else {
                 throw Failure(
                     offset: start,
-                    reason: "\(String(decoding: text, as: UTF8.self)) does not fit a 64-bit integer "
+                    reason: "\(Self.shown(text)) does not fit a 64-bit integer "
                         + "(write it as a string, or as a double with a point to accept rounding)"
                 )
             }
@@ -240,14 +291,14 @@ package struct JSONReader {
         guard let double = Double(string), double.isFinite else {
             throw Failure(
                 offset: start,
-                reason: "\(string) is not a finite double (write {\"$double\": \"inf\"} for infinity)"
+                reason: "\(Self.shown(text)) is not a finite double (write {\"$double\": \"inf\"} for infinity)"
             )
         }
         // Below the smallest double: read, it would be 0 (a rounding too
         // far to accept unasked, as one past the largest is refused).
         let mantissa = text.prefix { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }
         if double == 0, mantissa.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
-            throw Failure(offset: start, reason: "\(string) is below the smallest double: it would read as 0")
+            throw Failure(offset: start, reason: "\(Self.shown(text)) is below the smallest double: it would read as 0")
         }
         return .double(double)
     }
@@ -375,10 +426,10 @@ package struct JSONReader {
         }
         switch (first.0.string, members.count) {
         case ("$bytes", 1):
-            guard case .string(let text) = first.1, let data = Data(base64Encoded: text) else {
+            guard case .string(let text) = first.1, let bytes = Self.base64(text) else {
                 throw failure("$bytes must be a base64 string")
             }
-            return .bytes(Array(data))
+            return .bytes(bytes)
         case ("$date", 1), ("$seconds", 1), ("$date", 2), ("$seconds", 2):
             // `$date`, `$seconds` or both, each once.
             if members.count == 2 {
@@ -445,7 +496,15 @@ package struct JSONReader {
         return .map(Self.map(members))
     }
 
-    /// A map of the members; a name given twice keeps its last value.
+    /// Whether `name` is among `members`' names: compared one by one up to
+    /// 16 members, then through `seen`, which holds them all from there.
+    private static func repeats(_ name: Key, in members: [(Key, Value)], seen: inout Set<Key>) -> Bool {
+        if members.count < 16 { return members.contains { $0.0 == name } }
+        if seen.isEmpty { seen = Set(members.lazy.map(\.0)) }
+        return !seen.insert(name).inserted
+    }
+
+    /// A map of the members (whose names ``members(wrapper:)`` checked are distinct).
     private static func map(_ members: [(Key, Value)]) -> PersistentMap<Key, Value> {
         var map = PersistentMap<Key, Value>()
         for (name, value) in members { map[name] = value }

@@ -30,6 +30,33 @@ struct CLIArgumentTests {
         #expect(signed.status == 2, "\(signed)")
     }
 
+    @Test("str:, int: and uuid: are read as bytes (before a combining mark too); a UUID only in its written form")
+    func prefixes() async throws {
+        let path = temporaryStorePath("cli-args-prefixes")
+        defer { removeStore(path) }
+        let mark = "\u{301}x"
+        let lines = [
+            #"{"$id":"\#(mark)","name":"mark"}"#, #"{"$id":"+621E1F8-C36C-495A-93FC-0C247A3E6E5F","name":"signed"}"#,
+            #"{"$id":{"$uuid":"0621E1F8-C36C-495A-93FC-0C247A3E6E5F"},"name":"uuid"}"#,
+        ]
+        let imported = try await StrataRunner.run(
+            ["import", path, "-", "--table", "c", "--create"],
+            input: lines.joined(separator: "\n")
+        )
+        #expect(imported.status == 0, "\(imported)")
+        for (argument, name) in [
+            ("str:" + mark, "mark"), (mark, "mark"), ("+621E1F8-C36C-495A-93FC-0C247A3E6E5F", "signed"),
+            ("str:+621E1F8-C36C-495A-93FC-0C247A3E6E5F", "signed"), ("0621e1f8-c36c-495a-93fc-0c247a3e6e5f", "uuid"),
+            ("uuid:0621E1F8-C36C-495A-93FC-0C247A3E6E5F", "uuid"),
+        ] {
+            let got = try await StrataRunner.run(["get", path, "c", argument, "--json"])
+            #expect(got.status == 0 && got.output.contains(#""\#(name)""#), "\(argument): \(got)")
+        }
+        // `uuid:` with no UUID in its written form is a usage error.
+        let malformed = try await StrataRunner.run(["get", path, "c", "uuid:+621E1F8-C36C-495A-93FC-0C247A3E6E5F"])
+        #expect(malformed.status == 2, "\(malformed)")
+    }
+
     @Test("a negative T is refused as a value of its option, naming it, not read as an option")
     func negativeT() async throws {
         let path = temporaryStorePath("cli-args-negative")

@@ -8,7 +8,12 @@ import Testing
 struct LineReaderTests {
     /// The lines of `text` read from a file in batches of at most `count`
     /// lines and `batchBytes` bytes.
-    static func batches(_ text: [UInt8], count: Int, batchBytes: Int) throws -> [LineReader.Batch] {
+    static func batches(
+        _ text: [UInt8],
+        count: Int,
+        batchBytes: Int,
+        lineLimit: Int = 1 << 30
+    ) throws -> [LineReader.Batch] {
         let path = temporaryStorePath("line-reader") + ".jsonl"
         defer { unlink(path) }
         let descriptor = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o600)
@@ -18,7 +23,7 @@ struct LineReaderTests {
         let input = open(path, O_RDONLY)
         try #require(input >= 0)
         defer { close(input) }
-        var reader = LineReader(input, batchBytes: batchBytes)
+        var reader = LineReader(input, batchBytes: batchBytes, lineLimit: lineLimit)
         var batches: [LineReader.Batch] = []
         while true {
             let batch = try reader.next(count)
@@ -59,6 +64,22 @@ struct LineReaderTests {
             let batches = try Self.batches(text, count: 2, batchBytes: 256 << 20)
             #expect(Self.lines(batches) == [Array("first".utf8), long, Array("last".utf8)])
             #expect(batches.map(\.firstLine) == [1, 3])
+        }
+    }
+
+    @Test("input without a line break past the limit is refused at its line, not read into memory whole")
+    func lineLimit() throws {
+        let long = [UInt8](repeating: UInt8(ascii: "a"), count: 9 << 20)
+        for ending: [UInt8] in [[0x0A], []] {
+            let text = Array("first\nsecond\n".utf8) + long + ending + Array("after\n".utf8)
+            #expect {
+                _ = try Self.batches(text, count: 10, batchBytes: 256 << 20, lineLimit: 8 << 20)
+            } throws: { error in
+                (error as? LineReader.LineTooLong)?.line == 3 && (error as? LineReader.LineTooLong)?.limit == 8 << 20
+            }
+            // At the limit exactly (and under it), the line is read.
+            let exact = try Self.batches(text, count: 10, batchBytes: 256 << 20, lineLimit: long.count + 5 + 1)
+            #expect(Self.lines(exact).count == (ending.isEmpty ? 3 : 4))
         }
     }
 }
