@@ -94,9 +94,9 @@ public enum StoreError: Error, Sendable, CustomStringConvertible {
         case let .transactionTooLarge(bytes, limit):
             return "transaction of \(bytes) encoded bytes exceeds the log record limit of \(limit)"
         case let .historyChanged(segment, offset, reason):
-            return "log segment \(segment) at offset \(offset) no longer reads as when this read-only store opened "
-                + "(\(reason)): its writer cut the history since (a truncate), or the file was damaged; "
-                + "reopen the store to read the history as it is now"
+            return "log segment \(segment) at offset \(offset) does not read back as when this read-only store "
+                + "opened (\(reason)): the file is damaged, or its writer cut the history since (a truncate); "
+                + "reopen the store to read the history as it is now (a verify tells damage from a cut)"
         }
     }
 }

@@ -30,17 +30,61 @@ extension Store {
     ) throws -> VerificationReport {
         let fileSystem = ReadOnlyFileSystem(base: fileSystem)
         _ = try StoreDirectory.check(path, fileSystem: fileSystem, create: false)
-        var check = FileCheck(path: path, fileSystem: fileSystem)
-        try check.run()
-        // The replayed value is freed on another thread: node by node, it
-        // took 0.6 s of a 1M-record store's 4.2 s check, which the caller
-        // (a command about to exit) need not wait for. Not the stores'
-        // upkeep thread, whose work it would hold up.
-        if let value = check.value.take() {
-            let parcel = Parcel(consume value)
-            DispatchQueue.global(qos: .utility).async { parcel.drop() }
+        var attempt = 1
+        while true {
+            let layout = FileCheck.layout(of: path, fileSystem: fileSystem)
+            var check = FileCheck(path: path, fileSystem: fileSystem)
+            try check.run()
+            // The replayed value is freed on another thread: node by node, it
+            // took 0.6 s of a 1M-record store's 4.2 s check, which the caller
+            // (a command about to exit) need not wait for. Not the stores'
+            // upkeep thread, whose work it would hold up.
+            if let value = check.value.take() {
+                let parcel = Parcel(consume value)
+                DispatchQueue.global(qos: .utility).async { parcel.drop() }
+            }
+            // A writer that cut its history (a truncate, a revert's cut) or
+            // removed files (compaction) while the check read them leaves
+            // files that disagree with one another for a moment: what looks
+            // like damage then is checked again, up to `verifyAttempts` in all.
+            if check.report.isSound || attempt == Self.verifyAttempts
+                || FileCheck.layout(of: path, fileSystem: fileSystem) == layout
+            {
+                if !check.report.isSound && attempt > 1 {
+                    check.report.notes.append(
+                        "the store's files changed during \(attempt - 1) earlier check\(attempt > 2 ? "s" : ""), "
+                            + "checked again"
+                    )
+                }
+                return check.report
+            }
+            attempt += 1
         }
-        return check.report
+    }
+
+    /// How many times ``verify(at:fileSystem:)`` checks a store whose files
+    /// a writer changed under the check (each time it found damage).
+    static let verifyAttempts = 3
+}
+
+extension FileCheck {
+    /// What changes when a writer cuts the history or removes files: the
+    /// manifest's bytes and the names in the log and snapshot directories
+    /// (appends, which only lengthen the last segment, do not count).
+    struct Layout: Equatable {
+        var manifest: [UInt8]?
+        var names: [[String]]
+    }
+
+    static func layout(of path: String, fileSystem: any FileSystem) -> Layout {
+        let manifest = try? {
+            let file = try fileSystem.openForReading(path + "/" + StoreManifest.fileName)
+            return try file.read(at: 0, count: file.size())
+        }()
+        let names = ["/log", "/snapshots", "/" + Store.blockDirectoryName].map {
+            ((try? fileSystem.contents(ofDirectory: path + $0)) ?? []).sorted()
+        }
+        return Layout(manifest: manifest, names: names)
     }
 }
 
