@@ -67,23 +67,13 @@ public struct TransactionBuilder: Sendable {
         // (a third of an import's commit waited on them one by one).
         let existing = database[table: table].records
         let stored = given.count < 64 ? given.map { existing[$0.id] } : existing.values(forKeys: given.lazy.map(\.id))
-        var entries: [(RecordID, Change)] = []
-        entries.reserveCapacity(given.count)
+        var made: [Change?] = []
+        made.reserveCapacity(given.count)
         for ((id, record), existing) in zip(given, stored) {
             try record.checkNesting(table: table, id: id)
-            if let change = existing.map({ Change.between($0, record) }) ?? .insert(record) {
-                entries.append((id, change))
-            }
+            made.append(existing.map { Change.between($0, record) } ?? .insert(record))
         }
-        // Built at once, each node at its final size, when every record
-        // changes something and no ID repeats (a repeat refuses the build);
-        // otherwise one change at a time, so that the last record given for
-        // an ID is the one kept, and none when that one equals the stored
-        // record (an entry such a record drops could hide a repeat).
-        let built =
-            entries.count == given.count
-            ? PersistentMap(checkingUniqueKeysWithValues: entries) ?? Self.lastChanges(given, stored)
-            : Self.lastChanges(given, stored)
+        let built = Self.changeMap(given.lazy.map(\.id), made)
         guard !built.isEmpty else { return }
         let next = try apply(
             database,
@@ -99,17 +89,24 @@ public struct TransactionBuilder: Sendable {
         database = next
     }
 
-    /// The change each record of `given` makes to the one `stored` beside
-    /// it, or undoes (nil) for a record given again: the last record given
-    /// for an ID wins. O(k log16 k).
-    private static func lastChanges(
-        _ given: [(id: RecordID, record: Record)],
-        _ stored: [Record?]
+    /// The map of `changes`, the change (nil: none) each record of a batch
+    /// makes, by the records' `ids`: the last record given for an ID wins,
+    /// and makes no change when it equals the stored one. Built at once,
+    /// each node at its final size, when every record changes something and
+    /// no ID repeats (a repeat refuses the build); one change at a time
+    /// otherwise (an entry an unchanged record drops could hide a repeat).
+    /// O(k log16 k).
+    private static func changeMap(
+        _ ids: some Collection<RecordID>,
+        _ changes: [Change?]
     ) -> PersistentMap<RecordID, Change> {
-        var batch = PersistentMap<RecordID, Change>.Builder()
-        for ((id, record), existing) in zip(given, stored) {
-            batch[id] = existing.map { Change.between($0, record) } ?? .insert(record)
+        if changes.allSatisfy({ $0 != nil }),
+            let built = PersistentMap(checkingUniqueKeysWithValues: zip(ids, changes.lazy.map { $0.unsafelyUnwrapped }))
+        {
+            return built
         }
+        var batch = PersistentMap<RecordID, Change>.Builder()
+        for (id, change) in zip(ids, changes) { batch[id] = change }
         return batch.build()
     }
 

@@ -28,6 +28,17 @@ public struct Key: Sendable {
         self.string = string
     }
 
+    /// The key whose UTF-8 bytes are `utf8`; nil when they are not UTF-8
+    /// (readers of other formats name fields from their bytes). O(n).
+    package init?(utf8: UnsafeBufferPointer<UInt8>) {
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            self.init(String(decoding: utf8, as: UTF8.self))
+        } else {
+            guard let string = String(validating: utf8, as: UTF8.self) else { return nil }
+            self.init(string)
+        }
+    }
+
     /// The number of UTF-8 bytes. O(1) for native strings.
     public var utf8Count: Int { string.utf8.count }
 

@@ -59,7 +59,7 @@ package struct RecordWriter {
             field(namesByPosition[position])
             return true
         }
-        guard let name = Self.key(utf8) else { return false }
+        guard let name = Key(utf8: utf8) else { return false }
         if position < namesByPosition.count {
             namesByPosition[position] = name
             nameBytesByPosition[position] = Array(utf8)
@@ -130,17 +130,11 @@ package struct RecordWriter {
         if let recent = recentTableBytes.first(where: { Self.same(tableUTF8, $0.utf8) }) {
             return reference(table: recent.name, id: id)
         }
-        guard let table = Self.key(tableUTF8) else { return nil }
+        guard let table = Key(utf8: tableUTF8) else { return nil }
         guard reference(table: table, id: id) else { return false }
         if recentTableBytes.count == 4 { recentTableBytes.removeFirst() }
         recentTableBytes.append((Array(tableUTF8), table))
         return true
-    }
-
-    /// The name whose UTF-8 bytes are `utf8`; nil when they are not UTF-8.
-    private static func key(_ utf8: UnsafeBufferPointer<UInt8>) -> Key? {
-        if utf8.allSatisfy({ $0 < 0x80 }) { return Key(String(decoding: utf8, as: UTF8.self)) }
-        return String(validating: utf8, as: UTF8.self).map { Key($0) }
     }
 
     private static func same(_ utf8: UnsafeBufferPointer<UInt8>, _ bytes: [UInt8]) -> Bool {

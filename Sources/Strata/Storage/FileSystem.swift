@@ -76,6 +76,13 @@ extension FileSystem {
     /// Opens for reading and writing: a file system that has no read-only mode.
     public func openForReading(_ path: String) throws -> any StorageFile { try open(path, create: false) }
 
+    /// The whole of file `path`, opened for reading and closed again.
+    func readWholeFile(_ path: String) throws -> [UInt8] {
+        let handle = try openForReading(path)
+        defer { handle.close() }
+        return try handle.read(at: 0, count: handle.size())
+    }
+
     /// Unknown: a file system that cannot tell files apart is not checked.
     public func identity(of path: String) -> FileIdentity? { nil }
 

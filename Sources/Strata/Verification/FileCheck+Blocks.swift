@@ -88,10 +88,8 @@ extension FileCheck {
         _ last: Int64,
         _ fileSystem: any FileSystem
     ) -> UUID? {
-        let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
-            defer { handle.close() }
-            return try? handle.read(at: 0, count: handle.size())
+        (try? fileSystem.readWholeFile(file)).flatMap {
+            BlockFile.soundLastID($0, level: level, first: first, last: last)
         }
-        return bytes.flatMap { BlockFile.soundLastID($0, level: level, first: first, last: last) }
     }
 }

@@ -310,9 +310,7 @@ struct SnapshotComparison: Sendable {
 
     static func read(_ file: String, fileSystem: any FileSystem) -> Read {
         do {
-            let handle = try fileSystem.openForReading(file)
-            defer { handle.close() }
-            return .read(try handle.read(at: 0, count: try handle.size()))
+            return .read(try fileSystem.readWholeFile(file))
         } catch let error as FileSystemError where error.code == ENOENT {
             return .pruned
         } catch {

@@ -30,9 +30,9 @@ extension Store {
     ) throws -> VerificationReport {
         let fileSystem = ReadOnlyFileSystem(base: fileSystem)
         _ = try StoreDirectory.check(path, fileSystem: fileSystem, create: false)
+        var layout = FileCheck.layout(of: path, fileSystem: fileSystem)
         var attempt = 1
         while true {
-            let layout = FileCheck.layout(of: path, fileSystem: fileSystem)
             var check = FileCheck(path: path, fileSystem: fileSystem)
             try check.run()
             // The replayed value is freed on another thread: node by node, it
@@ -47,9 +47,13 @@ extension Store {
             // removed files (compaction) while the check read them leaves
             // files that disagree with one another for a moment: what looks
             // like damage then is checked again, up to `verifyAttempts` in all.
-            if check.report.isSound || attempt == Self.verifyAttempts
-                || FileCheck.layout(of: path, fileSystem: fileSystem) == layout
-            {
+            var changed = false
+            if !check.report.isSound && attempt < Self.verifyAttempts {
+                let now = FileCheck.layout(of: path, fileSystem: fileSystem)
+                changed = now != layout
+                layout = now
+            }
+            guard changed else {
                 if !check.report.isSound && attempt > 1 {
                     check.report.notes.append(
                         "the store's files changed during \(attempt - 1) earlier check\(attempt > 2 ? "s" : ""), "
@@ -77,10 +81,7 @@ extension FileCheck {
     }
 
     static func layout(of path: String, fileSystem: any FileSystem) -> Layout {
-        let manifest = try? {
-            let file = try fileSystem.openForReading(path + "/" + StoreManifest.fileName)
-            return try file.read(at: 0, count: file.size())
-        }()
+        let manifest = try? fileSystem.readWholeFile(path + "/" + StoreManifest.fileName)
         let names = ["/log", "/snapshots", "/" + Store.blockDirectoryName].map {
             ((try? fileSystem.contents(ofDirectory: path + $0)) ?? []).sorted()
         }
@@ -290,9 +291,7 @@ struct FileCheck {
             let file = logDirectory + "/" + name
             let bytes: [UInt8]
             do {
-                let handle = try fileSystem.openForReading(file)
-                defer { handle.close() }
-                bytes = try handle.read(at: 0, count: try handle.size())
+                bytes = try fileSystem.readWholeFile(file)
             } catch let error as FileSystemError {
                 problem(file, "cannot be read: \(error)")
                 value = nil
@@ -537,10 +536,7 @@ struct FileCheck {
     ) {
         let file = logDirectory + "/" + name
         // Removed or rewritten meanwhile (a writer at work) is no damage.
-        guard let handle = try? fileSystem.openForReading(file),
-            let bytes = try? handle.read(at: 0, count: handle.size())
-        else { return }
-        handle.close()
+        guard let bytes = try? fileSystem.readWholeFile(file) else { return }
         report.summaries += 1
         report.bytes += bytes.count
         let summary: SegmentSummary

@@ -69,7 +69,7 @@ extension JSONReader {
                     id = recordID
                 } else if Self.same(name, "$table") {
                     guard format.table == nil, lineTable == nil, let text = quoted(),
-                        let table = Self.key(text)
+                        let table = Key(utf8: text)
                     else { return nil }
                     lineTable = table
                 } else {
@@ -316,11 +316,5 @@ extension JSONReader {
         text.count == bytes.count
             && (text.isEmpty
                 || bytes.withUnsafeBufferPointer { memcmp(text.baseAddress!, $0.baseAddress!, text.count) == 0 })
-    }
-
-    /// The key whose UTF-8 bytes are `text`; nil when they are not UTF-8.
-    private static func key(_ text: UnsafeBufferPointer<UInt8>) -> Key? {
-        if text.allSatisfy({ $0 < 0x80 }) { return Key(String(decoding: text, as: UTF8.self)) }
-        return String(validating: text, as: UTF8.self).map { Key($0) }
     }
 }

@@ -359,10 +359,7 @@ extension Store {
             let last = first + RunIndex.blockSize(level) - 1
             guard first >= 1, last <= current.basis else { continue }
             let file = directory + "/" + name
-            let bytes = (try? fileSystem.openForReading(file)).flatMap { handle in
-                defer { handle.close() }
-                return try? handle.read(at: 0, count: handle.size())
-            }
+            let bytes = try? fileSystem.readWholeFile(file)
             let lastID = history.summary(last).id
             if !(bytes.map { BlockFile.isSound($0, level: level, first: first, last: last, lastID: lastID) } ?? false) {
                 try? fileSystem.remove(file)
