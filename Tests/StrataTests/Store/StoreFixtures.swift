@@ -39,8 +39,29 @@ func replayHistory(_ store: Store) async throws -> Database {
     return value
 }
 
+/// A test file system that does what the POSIX one does, but for the
+/// operations it implements itself: every other one goes to `base`.
+/// (`openForReading` is left to the protocol's default, which calls
+/// `open`, so that a double's `open` sees reads too.)
+protocol ForwardingFileSystem: FileSystem {
+    var base: PosixFileSystem { get }
+}
+
+extension ForwardingFileSystem {
+    func open(_ path: String, create: Bool) throws -> any StorageFile { try base.open(path, create: create) }
+    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
+    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
+    func remove(_ path: String) throws { try base.remove(path) }
+    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
+    func exists(_ path: String) -> Bool { base.exists(path) }
+    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
+    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
+    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
+}
+
 /// The POSIX file system, with writes or syncs failing on demand (ENOSPC, EIO).
-final class FaultyFileSystem: FileSystem, @unchecked Sendable {
+final class FaultyFileSystem: ForwardingFileSystem, @unchecked Sendable {
     struct Faults {
         var failWrites = false
         var failSyncs = false
@@ -63,20 +84,12 @@ final class FaultyFileSystem: FileSystem, @unchecked Sendable {
     func open(_ path: String, create: Bool) throws -> any StorageFile {
         FaultyFile(try base.open(path, create: create), path: path, owner: self)
     }
-    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-    func remove(_ path: String) throws { try base.remove(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
     func syncDirectory(_ path: String) throws {
         if faults.withLock({ $0.failSyncs }) {
             throw FileSystemError(operation: "sync directory", path: path, code: EIO)
         }
         try base.syncDirectory(path)
     }
-    func exists(_ path: String) -> Bool { base.exists(path) }
-    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
 
 final class FaultyFile: StorageFile {
@@ -124,7 +137,7 @@ final class FaultyFile: StorageFile {
 /// The POSIX file system, counting the bytes read from each file and the
 /// log segment files open at once (the most seen). A file `slowWholeReads`
 /// names takes `delay` seconds longer to read whole (a slow disk).
-final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
+final class ReadCountingFileSystem: ForwardingFileSystem, @unchecked Sendable {
     let base = PosixFileSystem()
     let bytesRead = Mutex([String: Int]())
     let openSegments = Mutex(0)
@@ -148,15 +161,6 @@ final class ReadCountingFileSystem: FileSystem, @unchecked Sendable {
         }
         return file
     }
-    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-    func remove(_ path: String) throws { try base.remove(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-    func exists(_ path: String) -> Bool { base.exists(path) }
-    func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }
 
 final class ReadCountingFile: StorageFile {

@@ -330,7 +330,7 @@ final class ReviewFlag: Sendable {
 /// The POSIX file system, where the first snapshot temporary file to be
 /// created (or the first file `holds` picks) waits until ``release()``: a
 /// snapshot write held in flight.
-final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
+final class SnapshotGateFileSystem: ForwardingFileSystem, @unchecked Sendable {
     let base = PosixFileSystem()
     private let state = Mutex((armed: true, held: false, released: false))
     private let gate = DispatchSemaphore(value: 0)
@@ -372,13 +372,5 @@ final class SnapshotGateFileSystem: FileSystem, @unchecked Sendable {
         }
         return try base.open(path, create: create)
     }
-    func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-    func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-    func remove(_ path: String) throws { try base.remove(path) }
-    func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-    func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-    func exists(_ path: String) -> Bool { base.exists(path) }
     func identity(of path: String) -> FileIdentity? { reportsIdentities ? base.identity(of: path) : nil }
-    func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-    func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
 }

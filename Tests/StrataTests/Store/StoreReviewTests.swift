@@ -62,7 +62,7 @@ struct StoreReviewTests {
     /// The POSIX file system, where the file `vanishing` names is removed
     /// just before it is opened the `opening`th time: a snapshot its writer
     /// pruned between a reader's listing (or header read) and its read.
-    final class VanishingFileSystem: FileSystem, @unchecked Sendable {
+    final class VanishingFileSystem: ForwardingFileSystem, @unchecked Sendable {
         let base = PosixFileSystem()
         let vanishing: String
         private let opensLeft: Mutex<Int>
@@ -82,15 +82,6 @@ struct StoreReviewTests {
             if vanishes { try base.remove(path) }
             return try base.open(path, create: create)
         }
-        func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-        func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-        func remove(_ path: String) throws { try base.remove(path) }
-        func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-        func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-        func exists(_ path: String) -> Bool { base.exists(path) }
-        func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-        func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-        func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
     }
 
     /// Found by a review: every writable open now prunes snapshots, and a

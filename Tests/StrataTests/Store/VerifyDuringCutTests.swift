@@ -11,7 +11,7 @@ import Testing
 struct VerifyDuringCutTests {
     /// Serves the manifest as it was before the cut (a copy at `stale`) to
     /// the first `staleReads` opens of it, the real files to every other.
-    final class StaleManifestFileSystem: FileSystem, @unchecked Sendable {
+    final class StaleManifestFileSystem: ForwardingFileSystem, @unchecked Sendable {
         let base = PosixFileSystem()
         let manifest: String
         let stale: String
@@ -32,16 +32,6 @@ struct VerifyDuringCutTests {
             }
             return try base.openForReading(read <= staleReads ? stale : path)
         }
-        func open(_ path: String, create: Bool) throws -> any StorageFile { try base.open(path, create: create) }
-        func contents(ofDirectory path: String) throws -> [String] { try base.contents(ofDirectory: path) }
-        func createDirectory(_ path: String) throws { try base.createDirectory(path) }
-        func remove(_ path: String) throws { try base.remove(path) }
-        func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
-        func syncDirectory(_ path: String) throws { try base.syncDirectory(path) }
-        func exists(_ path: String) -> Bool { base.exists(path) }
-        func identity(of path: String) -> FileIdentity? { base.identity(of: path) }
-        func lock(_ path: String) throws -> any StorageFile { try base.lock(path) }
-        func lockDirectory(_ path: String) throws -> (any StorageFile)? { try base.lockDirectory(path) }
     }
 
     @Test("a manifest read before a truncate and a log read after it: checked again, sound; damage stays damage")
